@@ -1,0 +1,285 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/rs/zerolog"
+)
+
+type opKind uint8
+
+const (
+	opReserve opKind = iota + 1
+	opCommit
+	opRelease
+	opStatus
+	opCompact // snapshot now; passivate if nothing else used the actor
+	opPanic   // tests only: crash the actor
+	opStop    // passivate now, as after the idle timeout
+)
+
+// request is the one message type callers send to an account actor.
+type request struct {
+	op    opKind
+	n     int
+	id    uint64
+	at    int64
+	reply chan response // capacity 1: the actor never blocks on it
+}
+
+type response struct {
+	first   uint64
+	granted int
+	status  Status
+	err     error
+}
+
+// rollback undoes a grant whose journal write failed: the caller was told
+// nothing was granted.
+type rollback struct {
+	first uint64
+	count int
+}
+
+// accountActor serializes everything that touches one account's ledger.
+type accountActor struct {
+	eng     *Engine
+	account string
+	log     zerolog.Logger
+
+	led       *ledger
+	loadErr   error
+	seq       uint64 // last journal event appended
+	snapSeq   uint64 // journal events up to here are folded into a snapshot
+	sinceSnap int    // events appended since the last snapshot
+	served    int    // requests served by this incarnation
+	appended  bool   // this incarnation wrote to the journal
+	stopping  bool
+}
+
+func (a *accountActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *request:
+		defer a.failed(m)
+		a.handle(c, m)
+	case *rollback:
+		a.rollback(c, m)
+	case *actor.Started:
+		a.start(c)
+	case *actor.ReceiveTimeout:
+		a.passivate(c)
+	case *actor.Restarting:
+		// The next incarnation reloads from the store: let it see every
+		// event this one appended.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := a.eng.journal.Flush(ctx); err != nil {
+			a.log.Error().Err(err).Msg("flush before restart failed")
+		}
+		cancel()
+	case *actor.Stopping:
+		a.stop(c)
+	case *actor.Stopped:
+		a.eng.reg.remove(a.account, c.Self())
+		if a.eng.onStopped != nil {
+			a.eng.onStopped(a.account)
+		}
+	}
+}
+
+// failed answers a request whose handling panicked, then lets the panic go
+// on to the supervisor, which restarts the actor from its stored state.
+func (a *accountActor) failed(m *request) {
+	if r := recover(); r != nil {
+		a.log.Error().Interface("panic", r).Msg("account actor failed; restarting")
+		select {
+		case m.reply <- response{err: fmt.Errorf("actors: account %q: %w", a.account, ErrActorFailed)}:
+		default:
+		}
+		panic(r)
+	}
+}
+
+func (a *accountActor) start(c actor.Context) {
+	c.SetReceiveTimeout(a.eng.cfg.IdleTimeout)
+	cfg := &a.eng.cfg
+	led := newLedger(cfg.Limit, cfg.Window, cfg.Lease)
+	st, err := a.eng.store.Load(a.account)
+	if err != nil {
+		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
+		a.log.Error().Err(err).Msg("cannot load account state")
+		a.passivate(c) // the next request tries loading again
+		return
+	}
+	led.restore(st.Snapshot)
+	a.seq, a.snapSeq = st.Snapshot.Seq, st.Snapshot.Seq
+	for _, e := range st.Events {
+		led.apply(e)
+		a.seq = max(a.seq, e.Seq)
+	}
+	a.sinceSnap = len(st.Events)
+	// Reservation IDs carry the engine time, so they never repeat even when
+	// the account's stored state expired away in between.
+	led.nextID = max(led.nextID, uint64(a.eng.clock.Now())<<10)
+	a.led = led
+}
+
+func (a *accountActor) handle(c actor.Context, m *request) {
+	if a.loadErr != nil {
+		m.reply <- response{err: a.loadErr}
+		return
+	}
+	a.served++
+	now := a.eng.clock.Now()
+	switch m.op {
+	case opReserve:
+		first, granted := a.led.reserve(now, m.n)
+		st := a.status(now)
+		if granted == 0 {
+			m.reply <- response{status: st}
+			return
+		}
+		ev := persistence.Event{Kind: persistence.EventReserve, ID: first, Count: uint32(granted), At: now, Deadline: now + a.led.lease}
+		reply, self, root, account := m.reply, c.Self(), a.eng.system.Root, a.account
+		a.append(now, ev, func(err error) {
+			if err != nil {
+				// Queue the rollback before answering, so that whatever the
+				// caller asks next already sees the slots free again.
+				root.Send(self, &rollback{first: first, count: granted})
+				reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
+				return
+			}
+			reply <- response{first: first, granted: granted, status: st}
+		})
+	case opCommit:
+		t, ok := a.led.commit(now, m.id, m.at)
+		if !ok {
+			m.reply <- response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)}
+			return
+		}
+		a.append(now, persistence.Event{Kind: persistence.EventCommit, ID: m.id, At: t}, nil)
+		m.reply <- response{status: a.status(now)}
+	case opRelease:
+		if !a.led.release(now, m.id) {
+			m.reply <- response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)}
+			return
+		}
+		a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: m.id}, nil)
+		m.reply <- response{status: a.status(now)}
+	case opStatus:
+		a.led.expire(now)
+		m.reply <- response{status: a.status(now)}
+	case opCompact:
+		a.served--
+		a.led.expire(now)
+		if a.seq > a.snapSeq {
+			w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now)}
+			a.attachSnapshot(&w, now)
+			a.appended = true
+			a.eng.journal.Append(w, now, nil)
+		}
+		m.reply <- response{status: a.status(now)}
+		if a.served == 0 {
+			a.passivate(c)
+		}
+	case opPanic:
+		panic("actors: test-induced failure")
+	case opStop:
+		m.reply <- response{status: a.status(now)}
+		a.passivate(c)
+	}
+}
+
+// rollback releases the slots of a grant that was never acknowledged.
+func (a *accountActor) rollback(c actor.Context, m *rollback) {
+	if a.led == nil {
+		return
+	}
+	now := a.eng.clock.Now()
+	for id := m.first; id < m.first+uint64(m.count); id++ {
+		if a.led.release(now, id) {
+			a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: id}, nil)
+		}
+	}
+}
+
+func (a *accountActor) status(now int64) Status {
+	return Status{
+		Account:  a.account,
+		Used:     a.led.used(now),
+		Pending:  len(a.led.pending),
+		Limit:    a.led.win.Limit(),
+		NextFree: time.UnixMilli(a.led.freeAt(now, 1)),
+		At:       time.UnixMilli(now),
+	}
+}
+
+// expiry is the instant from which the account's stored state may be
+// deleted: its window holds nothing from then on, plus the TTL margin.
+func (a *accountActor) expiry(now int64) int64 {
+	return max(a.led.expiresAt(), now) + a.eng.cfg.TTLMargin.Milliseconds()
+}
+
+// append journals ev; done (may be nil) learns when it is durable.
+func (a *accountActor) append(now int64, ev persistence.Event, done func(error)) {
+	a.seq++
+	ev.Seq = a.seq
+	w := persistence.AccountWrite{Account: a.account, Events: []persistence.Event{ev}, ExpiresAt: a.expiry(now)}
+	a.sinceSnap++
+	a.appended = true
+	if a.sinceSnap >= a.eng.cfg.SnapshotEvery {
+		a.attachSnapshot(&w, now)
+	}
+	a.eng.journal.Append(w, now, done)
+}
+
+func (a *accountActor) attachSnapshot(w *persistence.AccountWrite, now int64) {
+	s := a.led.snapshot(now, a.seq)
+	w.Snapshot = &s
+	w.DropFrom = a.snapSeq + 1
+	a.snapSeq = a.seq
+	a.sinceSnap = 0
+}
+
+// passivate stops the actor once the messages already queued are served.
+func (a *accountActor) passivate(c actor.Context) {
+	if a.stopping {
+		return
+	}
+	a.stopping = true
+	a.eng.reg.beginPassivate(a.account, c.Self())
+	c.Poison(c.Self())
+}
+
+// stop snapshots the state durably before the actor goes, so the next
+// incarnation (which may be spawned the moment this one is gone) starts
+// from everything this one did.
+func (a *accountActor) stop(c actor.Context) {
+	a.stopping = true
+	a.eng.reg.beginPassivate(a.account, c.Self())
+	if a.led == nil || a.loadErr != nil {
+		return
+	}
+	now := a.eng.clock.Now()
+	a.led.expire(now)
+	if a.seq > a.snapSeq {
+		w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now)}
+		a.attachSnapshot(&w, now)
+		done := make(chan error, 1)
+		a.eng.journal.Append(w, now, func(err error) { done <- err })
+		if err := <-done; err != nil {
+			a.log.Error().Err(err).Msg("snapshot at passivation failed; the journal still holds the events")
+		}
+		return
+	}
+	if a.appended {
+		// Writes of this incarnation may still be queued: they must land
+		// before the next incarnation loads.
+		if err := a.eng.journal.Flush(context.Background()); err != nil {
+			a.log.Error().Err(err).Msg("journal flush at passivation failed")
+		}
+	}
+}

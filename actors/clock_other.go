@@ -1,0 +1,5 @@
+//go:build !linux
+
+package actors
+
+var elapsed = fallbackElapsed

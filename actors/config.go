@@ -1,0 +1,74 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config tunes the engine. Start from DefaultConfig.
+type Config struct {
+	// Limit is the number of pins allowed per account in any Window.
+	Limit int
+	// Window is the length of the rolling window, at least a millisecond.
+	Window time.Duration
+	// Lease is how long a reservation may stay neither committed nor
+	// released. After it, the reservation counts as a pin made at the end of
+	// its lease. Keep every Pinterest call well under it.
+	Lease time.Duration
+	// IdleTimeout is how long an account actor stays in memory without a
+	// request before it snapshots its state and stops.
+	IdleTimeout time.Duration
+	// SnapshotEvery is how many journal events an account accumulates before
+	// its state is snapshotted and those events are deleted.
+	SnapshotEvery int
+	// TTLMargin is added to the instant an account's window has fully
+	// expired before its stored state may be deleted. The store's TTL
+	// follows the wall clock, so the margin absorbs the wall clock running
+	// ahead of the engine's clock.
+	TTLMargin time.Duration
+	// MaxJournalBatch is the most account writes one store transaction
+	// carries (persistence.DefaultMaxBatch if 0).
+	MaxJournalBatch int
+	// Clock, when not nil, replaces the engine clock (tests, simulations).
+	// When nil the engine runs a RunningClock started at the later of the
+	// wall clock and the newest instant in the store.
+	Clock Clock
+	// Recover, when true, makes New start the background replay of the
+	// accounts left with journal events (see Engine.Recover).
+	Recover bool
+}
+
+// DefaultConfig returns the production settings: 100 pins per 12 hours,
+// 5-minute leases, actors idle for 10 minutes are passivated.
+func DefaultConfig() Config {
+	return Config{
+		Limit:         DefaultLimit,
+		Window:        DefaultWindow,
+		Lease:         5 * time.Minute,
+		IdleTimeout:   10 * time.Minute,
+		SnapshotEvery: 100,
+		TTLMargin:     24 * time.Hour,
+		Recover:       true,
+	}
+}
+
+// Validate reports the first setting that is out of range, naming it.
+func (c Config) Validate() error {
+	switch {
+	case c.Limit < 1 || c.Limit > 1<<16:
+		return fmt.Errorf("actors: Config.Limit %d out of range [1, 65536]", c.Limit)
+	case c.Window < time.Millisecond:
+		return fmt.Errorf("actors: Config.Window %v shorter than 1ms", c.Window)
+	case c.Lease < time.Millisecond:
+		return fmt.Errorf("actors: Config.Lease %v shorter than 1ms", c.Lease)
+	case c.IdleTimeout < time.Millisecond:
+		return fmt.Errorf("actors: Config.IdleTimeout %v shorter than 1ms", c.IdleTimeout)
+	case c.SnapshotEvery < 1:
+		return fmt.Errorf("actors: Config.SnapshotEvery %d must be at least 1", c.SnapshotEvery)
+	case c.TTLMargin < 0:
+		return fmt.Errorf("actors: Config.TTLMargin %v is negative", c.TTLMargin)
+	case c.MaxJournalBatch < 0:
+		return fmt.Errorf("actors: Config.MaxJournalBatch %d is negative", c.MaxJournalBatch)
+	}
+	return nil
+}

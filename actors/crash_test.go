@@ -1,0 +1,231 @@
+package actors
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/rs/zerolog"
+)
+
+// The crash test re-executes this test binary as a child that grants under
+// load over a durable Badger store and reports every acknowledged grant on
+// stdout; the parent kills it with SIGKILL at a random moment, then checks
+// from the store that every grant it saw acknowledged is there and that no
+// account is over its limit.
+
+const (
+	crashChildEnv  = "PINBOT_CRASH_CHILD_DIR"
+	crashAccounts  = 40
+	crashWorkers   = 16
+	crashCycles    = 24
+	crashLineLimit = 1500
+)
+
+func crashAccount(i int) string { return fmt.Sprintf("crash-%02d", i) }
+
+// TestCrashChild is the child's body; it does nothing in a normal run.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashChildEnv)
+	if dir == "" {
+		t.Skip("only runs as the crash test's child process")
+	}
+	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		os.Exit(3)
+	}
+	cfg := DefaultConfig()
+	cfg.SnapshotEvery = 16 // snapshots and journal truncation happen often
+	cfg.Recover = true
+	eng, err := New(cfg, store, zerolog.Nop())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
+		os.Exit(3)
+	}
+	var mu sync.Mutex
+	out := os.Stdout
+	fmt.Fprintln(out, "READY")
+	var wg sync.WaitGroup
+	for w := 0; w < crashWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(w)))
+			ctx := context.Background()
+			denied := 0
+			for {
+				acc := crashAccount(r.IntN(crashAccounts))
+				g, err := eng.Reserve(ctx, acc, 1+r.IntN(3))
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "reserve: %v\n", err)
+					os.Exit(4)
+				}
+				if g.Granted == 0 {
+					// Accounts fill up over the cycles: keep reporting
+					// progress so the parent's kill moment still comes.
+					if denied++; denied%50 == 0 {
+						mu.Lock()
+						fmt.Fprintln(out, "Z")
+						mu.Unlock()
+					}
+					continue
+				}
+				mu.Lock()
+				fmt.Fprintf(out, "G %s %d %d\n", acc, g.First, g.Granted)
+				mu.Unlock()
+				// Resolve some: commits keep the slot, releases happen only
+				// after the parent learned of them (it subtracts them).
+				for _, res := range g.Reservations() {
+					switch r.IntN(3) {
+					case 0:
+						_, _ = eng.Commit(ctx, res, eng.Now())
+					case 1:
+						mu.Lock()
+						fmt.Fprintf(out, "R %s %d\n", acc, res.ID)
+						mu.Unlock()
+						_, _ = eng.Release(ctx, res)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+type crashLedger struct {
+	acked    map[string]int // slots acknowledged, per account
+	released map[string]int // releases announced (they may or may not have landed)
+}
+
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns child processes")
+	}
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	total := crashLedger{acked: map[string]int{}, released: map[string]int{}}
+	for cycle := 0; cycle < crashCycles; cycle++ {
+		// Kill after a random number of acknowledged grants; sometimes at
+		// once, while the child is still starting and replaying.
+		killAfter := r.IntN(crashLineLimit)
+		if cycle%6 == 0 {
+			killAfter = 0
+		}
+		runCrashChild(t, exe, dir, killAfter, &total)
+		checkCrashState(t, dir, cycle, &total)
+	}
+	var grants int
+	for _, n := range total.acked {
+		grants += n
+	}
+	t.Logf("%d kill cycles, %d slots acknowledged", crashCycles, grants)
+	if grants == 0 {
+		t.Fatal("the children acknowledged nothing: the test tested nothing")
+	}
+}
+
+func runCrashChild(t *testing.T, exe, dir string, killAfter int, total *crashLedger) {
+	t.Helper()
+	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	lines := 0
+	killed := false
+	kill := func() {
+		if !killed {
+			killed = true
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 1 && f[0] == "READY":
+			if killAfter == 0 {
+				kill()
+			}
+		case len(f) == 4 && f[0] == "G":
+			n, _ := strconv.Atoi(f[3])
+			total.acked[f[1]] += n
+		case len(f) == 3 && f[0] == "R":
+			total.released[f[1]]++
+		case len(f) == 1 && f[0] == "Z":
+		default:
+			continue
+		}
+		lines++
+		if lines >= killAfter && killAfter > 0 {
+			kill()
+		}
+	}
+	kill()
+	_, _ = io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die by SIGKILL: %v\nstderr:\n%s", err, stderr.String())
+	}
+}
+
+// checkCrashState opens the store left by the killed child and checks each
+// account: every acknowledged slot not announced as released is counted,
+// and no account is over its limit.
+func checkCrashState(t *testing.T, dir string, cycle int, total *crashLedger) {
+	t.Helper()
+	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("cycle %d: reopen after SIGKILL: %v", cycle, err)
+	}
+	defer store.Close()
+	cfg := DefaultConfig()
+	cfg.Recover = false
+	eng, err := New(cfg, store, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	ctx := context.Background()
+	for i := 0; i < crashAccounts; i++ {
+		acc := crashAccount(i)
+		st, err := eng.Status(ctx, acc)
+		if err != nil {
+			t.Fatalf("cycle %d: %s: %v", cycle, acc, err)
+		}
+		if st.Used > st.Limit {
+			t.Fatalf("cycle %d: %s uses %d slots, over the limit %d", cycle, acc, st.Used, st.Limit)
+		}
+		if floor := total.acked[acc] - total.released[acc]; st.Used < floor {
+			t.Fatalf("cycle %d: %s: %d slots stored, but %d acknowledged and %d released: a grant was lost",
+				cycle, acc, st.Used, total.acked[acc], total.released[acc])
+		}
+		if st.Used > total.acked[acc] {
+			t.Fatalf("cycle %d: %s: %d slots stored, more than the %d ever acknowledged", cycle, acc, st.Used, total.acked[acc])
+		}
+	}
+}

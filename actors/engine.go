@@ -1,0 +1,315 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/rs/zerolog"
+)
+
+// Status is an account's standing at one instant.
+type Status struct {
+	Account string
+	// Used is the number of slots in use: pins that still count plus
+	// reservations not yet resolved.
+	Used int
+	// Pending is how many of Used are unresolved reservations.
+	Pending int
+	// Limit is the number of pins allowed per window.
+	Limit int
+	// NextFree is when the next slot frees: At when one is free now.
+	// Pending reservations are assumed to become pins at the end of their
+	// lease, so a slot may in fact free earlier, never later.
+	NextFree time.Time
+	// At is the engine time the status was taken.
+	At time.Time
+}
+
+// Free returns how many slots are free.
+func (s Status) Free() int { return max(s.Limit-s.Used, 0) }
+
+// Reservation names one granted slot.
+type Reservation struct {
+	Account string
+	ID      uint64
+}
+
+// Grant is the answer to Reserve.
+type Grant struct {
+	// Status is the account's standing right after the grant.
+	Status
+	// First is the ID of the first reservation granted; the grant covers
+	// IDs First to First+Granted-1.
+	First uint64
+	// Granted is how many slots were granted, from 0 to the number asked.
+	Granted int
+}
+
+// Reservations lists the granted slots.
+func (g Grant) Reservations() []Reservation {
+	rs := make([]Reservation, g.Granted)
+	for i := range rs {
+		rs[i] = Reservation{Account: g.Account, ID: g.First + uint64(i)}
+	}
+	return rs
+}
+
+// Engine is the rate-limit engine: one actor per account serializes every
+// check and change of that account's window, and a group-committing journal
+// makes every grant durable before it is acknowledged.
+//
+// Engine is safe for simultaneous use by multiple goroutines.
+type Engine struct {
+	cfg     Config
+	clock   Clock
+	store   persistence.Store
+	journal *persistence.Journal
+	system  *actor.ActorSystem
+	reg     registry
+	log     zerolog.Logger
+
+	closed        atomic.Bool
+	closeOnce     sync.Once
+	closeErr      error
+	cancelRecover context.CancelFunc
+	recoverDone   chan struct{}
+
+	// onStopped, when set (tests), is called after an account actor stopped.
+	onStopped func(account string)
+}
+
+// New starts an engine over store, which the caller opened and closes after
+// Close. At start it compares the clock with the newest instant the store
+// refers to: a clock that is behind (a wall clock set back while stopped) is
+// logged and the engine clock starts at the stored instant instead, so no
+// slot frees early.
+func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log = log.With().Str("component", "engine").Logger()
+	hw, err := store.HighWater()
+	if err != nil {
+		return nil, fmt.Errorf("actors: reading the stored high-water mark: %w", err)
+	}
+	var clock Clock
+	if cfg.Clock != nil {
+		clock = cfg.Clock
+	} else {
+		clock = NewRunningClock(time.Now().UnixMilli())
+	}
+	if now := clock.Now(); hw > now {
+		log.Warn().Time("clock", time.UnixMilli(now)).Time("stored", time.UnixMilli(hw)).
+			Msg("clock is behind the newest stored instant; starting the engine clock from the stored instant")
+		clock = &offsetClock{base: clock, offset: hw - now}
+	}
+	e := &Engine{
+		cfg:         cfg,
+		clock:       clock,
+		store:       store,
+		journal:     persistence.NewJournal(store, cfg.MaxJournalBatch, log),
+		log:         log,
+		recoverDone: make(chan struct{}),
+	}
+	actorLog := log.With().Str("component", "protoactor").Logger()
+	e.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(zerolog.NewSlogHandler(actorLog))
+	}))
+	e.reg.init(e)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancelRecover = cancel
+	if cfg.Recover {
+		go func() {
+			defer close(e.recoverDone)
+			if err := e.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
+				e.log.Error().Err(err).Msg("background recovery stopped")
+			}
+		}()
+	} else {
+		close(e.recoverDone)
+	}
+	return e, nil
+}
+
+// offsetClock runs a fixed offset ahead of its base.
+type offsetClock struct {
+	base   Clock
+	offset int64
+}
+
+func (c *offsetClock) Now() int64 { return c.base.Now() + c.offset }
+
+// Now returns the engine time.
+func (e *Engine) Now() time.Time { return time.UnixMilli(e.clock.Now()) }
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+func (e *Engine) spawn(account string) (*actor.PID, error) {
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &accountActor{eng: e, account: account, log: e.log.With().Str("account", account).Logger()}
+	})
+	pid, err := e.system.Root.SpawnNamed(props, "account/"+account)
+	if err != nil {
+		return nil, fmt.Errorf("actors: account %q: spawn: %w", account, err)
+	}
+	return pid, nil
+}
+
+// call sends req to account's actor and waits for its answer or ctx.
+func (e *Engine) call(ctx context.Context, account string, req *request) (response, error) {
+	if e.closed.Load() {
+		return response{}, ErrClosed
+	}
+	if !persistence.ValidAccount(account) {
+		return response{}, fmt.Errorf("%w: %q", ErrInvalidAccount, account)
+	}
+	req.reply = make(chan response, 1)
+	if err := e.reg.send(ctx, account, req); err != nil {
+		return response{}, err
+	}
+	select {
+	case r := <-req.reply:
+		return r, r.err
+	case <-ctx.Done():
+		return response{}, ctx.Err()
+	}
+}
+
+// Reserve grants up to n (1 to MaxBatch) slots of account at once and
+// returns them with the account's status. Fewer are granted when fewer are
+// free, none when the account is at its limit: that is not an error.
+// A grant is returned only once its journal entry is durable; if the journal
+// cannot write, Reserve returns an error wrapping ErrUnavailable and grants
+// nothing. Every granted slot must be resolved with Commit (the pin was
+// made) or Release (it definitely was not) within the lease; an unresolved
+// slot counts as a pin made at the end of its lease. If ctx ends before the
+// answer, the slots possibly granted stay counted until their lease ends.
+func (e *Engine) Reserve(ctx context.Context, account string, n int) (Grant, error) {
+	if n < 1 || n > MaxBatch {
+		return Grant{}, fmt.Errorf("%w: %d not in [1, %d]", ErrInvalidCount, n, MaxBatch)
+	}
+	r, err := e.call(ctx, account, &request{op: opReserve, n: n})
+	if err != nil {
+		return Grant{Status: r.status}, err
+	}
+	return Grant{Status: r.status, First: r.first, Granted: r.granted}, nil
+}
+
+// Commit records that reservation r became a pin at time at (engine time,
+// no earlier than the moment Pinterest answered), and returns the account's
+// status. The recorded time is kept between the reservation and now.
+func (e *Engine) Commit(ctx context.Context, r Reservation, at time.Time) (Status, error) {
+	resp, err := e.call(ctx, r.Account, &request{op: opCommit, id: r.ID, at: at.UnixMilli()})
+	return resp.status, err
+}
+
+// Release frees reservation r, whose pin definitely did not happen.
+// When in doubt (a timeout, a 5xx), Commit instead: undercounting is the
+// one thing the engine must never do.
+func (e *Engine) Release(ctx context.Context, r Reservation) (Status, error) {
+	resp, err := e.call(ctx, r.Account, &request{op: opRelease, id: r.ID})
+	return resp.status, err
+}
+
+// Status returns account's standing without reserving anything.
+func (e *Engine) Status(ctx context.Context, account string) (Status, error) {
+	resp, err := e.call(ctx, account, &request{op: opStatus})
+	return resp.status, err
+}
+
+// StatusMany returns the standing of each account, in order, asking all
+// their actors at once. An account that fails has only its Account set in
+// the result, and its error joins the returned error.
+func (e *Engine) StatusMany(ctx context.Context, accounts []string) ([]Status, error) {
+	out := make([]Status, len(accounts))
+	errs := make([]error, len(accounts))
+	var wg sync.WaitGroup
+	for i, acc := range accounts {
+		out[i].Account = acc
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := e.call(ctx, acc, &request{op: opStatus})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out[i] = resp.status
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// Resident returns how many account actors are in memory.
+func (e *Engine) Resident() int { return e.reg.resident() }
+
+// Recover replays, one at a time, every stored account whose journal holds
+// events not yet folded into a snapshot (left by a crash), writing a fresh
+// snapshot, and logs each account whose state is unreadable. Requests are
+// served meanwhile. New runs it in the background when Config.Recover is set.
+func (e *Engine) Recover(ctx context.Context) error {
+	var replayed, broken int
+	start := time.Now()
+	err := e.store.Accounts(func(account string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := e.store.Load(account)
+		if err != nil {
+			broken++
+			e.log.Error().Err(err).Str("account", account).Msg("stored state unreadable")
+			return nil
+		}
+		if len(st.Events) == 0 {
+			return nil
+		}
+		if _, err := e.call(ctx, account, &request{op: opCompact}); err != nil {
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				return err
+			}
+			broken++
+			e.log.Error().Err(err).Str("account", account).Msg("replay failed")
+			return nil
+		}
+		replayed++
+		return nil
+	})
+	e.log.Info().Int("replayed", replayed).Int("unreadable", broken).Dur("took", time.Since(start)).Msg("recovery pass done")
+	return err
+}
+
+// Close stops accepting requests, passivates every account actor (each
+// writes its snapshot durably), flushes the journal and stops the actor
+// system. It does not close the store. If ctx ends first, Close returns its
+// error after stopping what it can; the journal still holds every event.
+func (e *Engine) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() {
+		e.closed.Store(true)
+		e.cancelRecover()
+		<-e.recoverDone
+		for _, done := range e.reg.stopAll() {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				e.closeErr = fmt.Errorf("actors: close: %w", ctx.Err())
+			}
+			if e.closeErr != nil {
+				break
+			}
+		}
+		if err := e.journal.Close(); err != nil && e.closeErr == nil {
+			e.closeErr = err
+		}
+		e.system.Shutdown()
+	})
+	return e.closeErr
+}

@@ -1,0 +1,494 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/rs/zerolog"
+)
+
+type engineFixture struct {
+	t     *testing.T
+	clock *ManualClock
+	mem   *persistence.MemStore
+	store *persistence.FaultStore
+	eng   *Engine
+	ctx   context.Context
+	stops chan string
+}
+
+func testConfig(clock Clock) Config {
+	cfg := DefaultConfig()
+	cfg.Clock = clock
+	cfg.Recover = false
+	return cfg
+}
+
+func newFixture(t *testing.T, mutate ...func(*Config)) *engineFixture {
+	t.Helper()
+	f := &engineFixture{t: t, clock: NewManualClock(monday), ctx: context.Background()}
+	f.mem = persistence.NewMemStore(f.clock.Now)
+	f.store = persistence.NewFaultStore(f.mem)
+	f.start(mutate...)
+	return f
+}
+
+// start (re)starts the engine over the fixture's store.
+func (f *engineFixture) start(mutate ...func(*Config)) {
+	f.t.Helper()
+	cfg := testConfig(f.clock)
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	eng, err := New(cfg, f.store, zerolog.Nop())
+	if err != nil {
+		f.t.Fatalf("New: %v", err)
+	}
+	stops := make(chan string, 1024)
+	f.stops = stops
+	eng.onStopped = func(a string) { stops <- a }
+	f.eng = eng
+	f.t.Cleanup(func() { _ = eng.Close(context.Background()) })
+}
+
+func (f *engineFixture) restart(mutate ...func(*Config)) {
+	f.t.Helper()
+	if err := f.eng.Close(f.ctx); err != nil {
+		f.t.Fatalf("Close: %v", err)
+	}
+	f.start(mutate...)
+}
+
+func (f *engineFixture) reserve(account string, n int) Grant {
+	f.t.Helper()
+	g, err := f.eng.Reserve(f.ctx, account, n)
+	if err != nil {
+		f.t.Fatalf("Reserve(%s, %d): %v", account, n, err)
+	}
+	return g
+}
+
+// fill makes account use n slots with pins committed at the clock's time.
+func (f *engineFixture) fill(account string, n int) {
+	f.t.Helper()
+	for n > 0 {
+		g := f.reserve(account, min(n, MaxBatch))
+		if g.Granted == 0 {
+			f.t.Fatalf("fill: account %s full with %d left", account, n)
+		}
+		for _, r := range g.Reservations() {
+			if _, err := f.eng.Commit(f.ctx, r, f.eng.Now()); err != nil {
+				f.t.Fatalf("Commit: %v", err)
+			}
+		}
+		n -= g.Granted
+	}
+}
+
+func (f *engineFixture) status(account string) Status {
+	f.t.Helper()
+	st, err := f.eng.Status(f.ctx, account)
+	if err != nil {
+		f.t.Fatalf("Status(%s): %v", account, err)
+	}
+	return st
+}
+
+func TestEngineReserveCommitRelease(t *testing.T) {
+	f := newFixture(t)
+	g := f.reserve("acct", 3)
+	if g.Granted != 3 || g.Used != 3 || g.Pending != 3 || g.Limit != 100 {
+		t.Fatalf("grant = %+v", g)
+	}
+	rs := g.Reservations()
+	st, err := f.eng.Commit(f.ctx, rs[0], f.eng.Now())
+	if err != nil || st.Used != 3 || st.Pending != 2 {
+		t.Fatalf("Commit = %+v, %v", st, err)
+	}
+	st, err = f.eng.Release(f.ctx, rs[1])
+	if err != nil || st.Used != 2 || st.Pending != 1 {
+		t.Fatalf("Release = %+v, %v", st, err)
+	}
+	if _, err := f.eng.Release(f.ctx, rs[1]); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("second Release: %v, want ErrUnknownReservation", err)
+	}
+	if _, err := f.eng.Commit(f.ctx, Reservation{Account: "acct", ID: 12345}, f.eng.Now()); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("Commit of unknown: %v", err)
+	}
+	// The lease runs out: the last one becomes a pin at the deadline.
+	f.clock.Advance(5 * time.Minute)
+	st = f.status("acct")
+	if st.Used != 2 || st.Pending != 0 {
+		t.Fatalf("after lease: %+v", st)
+	}
+	if _, err := f.eng.Commit(f.ctx, rs[2], f.eng.Now()); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("Commit after lease: %v", err)
+	}
+	// 12h after the committed pin, one slot; after the deadline's 12h, both.
+	f.clock.Set(monday.Add(12 * time.Hour))
+	if st := f.status("acct"); st.Used != 1 {
+		t.Fatalf("at +12h used %d want 1", st.Used)
+	}
+	f.clock.Set(monday.Add(12*time.Hour + 5*time.Minute))
+	if st := f.status("acct"); st.Used != 0 {
+		t.Fatalf("at +12h05 used %d want 0", st.Used)
+	}
+}
+
+func TestEngineBadInput(t *testing.T) {
+	f := newFixture(t)
+	for _, n := range []int{0, -1, MaxBatch + 1} {
+		if _, err := f.eng.Reserve(f.ctx, "a", n); !errors.Is(err, ErrInvalidCount) {
+			t.Errorf("Reserve(n=%d): %v want ErrInvalidCount", n, err)
+		}
+	}
+	for _, acc := range []string{"", "a\x00b", string(make([]byte, 200))} {
+		if _, err := f.eng.Reserve(f.ctx, acc, 1); !errors.Is(err, ErrInvalidAccount) {
+			t.Errorf("Reserve(%q): %v want ErrInvalidAccount", acc, err)
+		}
+	}
+}
+
+func TestEngineLimitAndNextFree(t *testing.T) {
+	f := newFixture(t)
+	f.fill("acct", 95)
+	f.clock.Advance(time.Hour)
+	g := f.reserve("acct", 10)
+	if g.Granted != 5 || g.Used != 100 {
+		t.Fatalf("at 95/100 Reserve(10) = %+v, want 5 granted", g)
+	}
+	if want := monday.Add(12 * time.Hour); !g.NextFree.Equal(want) {
+		t.Fatalf("NextFree = %v want %v", g.NextFree.UTC(), want)
+	}
+	g = f.reserve("acct", 1)
+	if g.Granted != 0 || g.Free() != 0 {
+		t.Fatalf("at the limit: %+v", g)
+	}
+}
+
+func TestEngineConcurrentReserve(t *testing.T) {
+	f := newFixture(t)
+	f.fill("acct", 95)
+	var granted atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			g, err := f.eng.Reserve(f.ctx, "acct", 1+i%3)
+			if err != nil {
+				t.Errorf("Reserve: %v", err)
+				return
+			}
+			granted.Add(int64(g.Granted))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if got := granted.Load(); got != 5 {
+		t.Fatalf("50 concurrent reservers got %d slots, want exactly 5", got)
+	}
+	if st := f.status("acct"); st.Used != 100 {
+		t.Fatalf("used %d want 100", st.Used)
+	}
+}
+
+func TestEngineRestartKeepsState(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.SnapshotEvery = 7 })
+	f.fill("a", 40)
+	g := f.reserve("a", 4) // left pending across the restart
+	f.fill("b", 3)
+	before := f.status("a")
+	f.restart(func(c *Config) { c.SnapshotEvery = 7 })
+	after := f.status("a")
+	if after.Used != before.Used || after.Pending != before.Pending || !after.NextFree.Equal(before.NextFree) {
+		t.Fatalf("after restart %+v, before %+v", after, before)
+	}
+	// The pending reservations survive and can be resolved.
+	for _, r := range g.Reservations() {
+		if _, err := f.eng.Commit(f.ctx, r, f.eng.Now()); err != nil {
+			t.Fatalf("Commit after restart: %v", err)
+		}
+	}
+	if st := f.status("b"); st.Used != 3 {
+		t.Fatalf("b used %d want 3", st.Used)
+	}
+	// New reservation IDs never repeat old ones.
+	if g2 := f.reserve("a", 1); g2.First <= g.First+3 {
+		t.Fatalf("new ID %d not after old %d", g2.First, g.First+3)
+	}
+}
+
+// TestEngineReplayWithoutSnapshot checks that the journal alone (the state
+// a crash leaves) replays to the live state.
+func TestEngineReplayWithoutSnapshot(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.SnapshotEvery = 1000 })
+	f.fill("a", 30)
+	g := f.reserve("a", 3)
+	if _, err := f.eng.Release(f.ctx, g.Reservations()[0]); err != nil {
+		t.Fatal(err)
+	}
+	live := f.status("a")
+	if err := f.eng.journal.Flush(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A second engine over the same store, as after a crash: the first
+	// never wrote its shutdown snapshot.
+	loaded, err := f.mem.Load("a")
+	if err != nil || loaded.Snapshot.Seq != 0 || len(loaded.Events) == 0 {
+		t.Fatalf("expected journal only, got snapshot seq %d, %d events, %v", loaded.Snapshot.Seq, len(loaded.Events), err)
+	}
+	eng2, err := New(testConfig(f.clock), f.mem, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng2.Close(f.ctx)
+	got, err := eng2.Status(f.ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Used != live.Used || got.Pending != live.Pending || !got.NextFree.Equal(live.NextFree) {
+		t.Fatalf("replayed %+v, live %+v", got, live)
+	}
+}
+
+func TestEnginePassivation(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 12)
+	g := f.reserve("a", 2)
+	if f.eng.Resident() != 1 {
+		t.Fatalf("resident = %d", f.eng.Resident())
+	}
+	if _, err := f.eng.call(f.ctx, "a", &request{op: opStop}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-f.stops; got != "a" {
+		t.Fatalf("stopped %q", got)
+	}
+	if f.eng.Resident() != 0 {
+		t.Fatalf("resident after passivation = %d", f.eng.Resident())
+	}
+	// The snapshot is written: the journal is folded into it.
+	if l, err := f.mem.Load("a"); err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 12 || len(l.Snapshot.Pending) != 2 {
+		t.Fatalf("stored after passivation: %+v, %v", l, err)
+	}
+	st := f.status("a")
+	if st.Used != 14 || st.Pending != 2 {
+		t.Fatalf("reactivated: %+v", st)
+	}
+	if _, err := f.eng.Commit(f.ctx, g.Reservations()[1], f.eng.Now()); err != nil {
+		t.Fatalf("Commit after reactivation: %v", err)
+	}
+}
+
+func TestEngineIdleTimeoutPassivates(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.IdleTimeout = 5 * time.Millisecond })
+	f.fill("a", 3)
+	// The actor stops by itself once idle: wait for the event, not a time.
+	if got := <-f.stops; got != "a" {
+		t.Fatalf("stopped %q", got)
+	}
+	if st := f.status("a"); st.Used != 3 {
+		t.Fatalf("after idle passivation used %d", st.Used)
+	}
+}
+
+func TestEngineSupervisionRestartKeepsState(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 20)
+	_, err := f.eng.call(f.ctx, "a", &request{op: opPanic})
+	if !errors.Is(err, ErrActorFailed) {
+		t.Fatalf("panic request: %v", err)
+	}
+	if st := f.status("a"); st.Used != 20 {
+		t.Fatalf("after restart used %d want 20", st.Used)
+	}
+	f.fill("a", 1)
+	if st := f.status("a"); st.Used != 21 {
+		t.Fatalf("used %d want 21", st.Used)
+	}
+}
+
+func TestEngineFailClosed(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 10)
+	enospc := fmt.Errorf("disk: %w", syscall.ENOSPC)
+	f.store.FailWrites(enospc)
+	g, err := f.eng.Reserve(f.ctx, "a", 5)
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, syscall.ENOSPC) || g.Granted != 0 {
+		t.Fatalf("Reserve with failing store = %+v, %v; want ErrUnavailable, nothing granted", g, err)
+	}
+	// Reads go on; the failed grant is rolled back.
+	st := f.status("a")
+	if st.Used != 10 || st.Pending != 0 {
+		t.Fatalf("status while failing: %+v", st)
+	}
+	// Another account, never loaded before, fails closed too.
+	if _, err := f.eng.Reserve(f.ctx, "b", 1); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Reserve b: %v", err)
+	}
+	f.store.FailWrites(nil)
+	g = f.reserve("a", 5)
+	if g.Granted != 5 || g.Used != 15 {
+		t.Fatalf("after recovery: %+v", g)
+	}
+}
+
+// A write that lands but reports failure: the caller is told nothing was
+// granted, so no pin follows, and the slots are given back.
+func TestEngineAmbiguousWriteRollsBack(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 2)
+	f.store.FailWritesAfterApply(errors.New("fsync: input/output error"))
+	if g, err := f.eng.Reserve(f.ctx, "a", 3); !errors.Is(err, ErrUnavailable) || g.Granted != 0 {
+		t.Fatalf("Reserve = %+v, %v", g, err)
+	}
+	if st := f.status("a"); st.Used != 2 || st.Pending != 0 {
+		t.Fatalf("after failed grant: %+v", st)
+	}
+	f.store.FailWritesAfterApply(nil)
+	f.restart()
+	if st := f.status("a"); st.Used != 2 || st.Pending != 0 {
+		t.Fatalf("after restart: %+v", st)
+	}
+}
+
+func TestEngineUnreadableAccount(t *testing.T) {
+	f := newFixture(t)
+	f.fill("good", 2)
+	f.fill("bad", 2)
+	if _, err := f.eng.call(f.ctx, "bad", &request{op: opStop}); err != nil {
+		t.Fatal(err)
+	}
+	<-f.stops
+	f.store.FailLoad("bad", fmt.Errorf("%w: bad checksum", persistence.ErrCorrupt))
+	_, err := f.eng.Reserve(f.ctx, "bad", 1)
+	if !errors.Is(err, ErrAccountState) || !errors.Is(err, persistence.ErrCorrupt) {
+		t.Fatalf("Reserve on corrupt account: %v", err)
+	}
+	if want := `"bad"`; !contains(err.Error(), want) {
+		t.Fatalf("error %q does not name the account", err)
+	}
+	if st := f.status("good"); st.Used != 2 {
+		t.Fatalf("good account: %+v", st)
+	}
+	f.store.FailLoad("bad", nil)
+	// The broken incarnation stops by itself; the next request reloads.
+	<-f.stops
+	if st := f.status("bad"); st.Used != 2 {
+		t.Fatalf("bad account after repair: %+v", st)
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEngineClockBehindStore(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 1)
+	pinned := f.eng.Now()
+	f.restart()
+	// The wall clock is set back a day while the bot is down.
+	f.clock.Advance(-24 * time.Hour)
+	f.restart()
+	if now := f.eng.Now(); now.Before(pinned) {
+		t.Fatalf("engine clock %v before stored pin %v", now, pinned)
+	}
+	st := f.status("a")
+	if st.Used != 1 || !st.NextFree.Equal(st.At) {
+		t.Fatalf("status %+v", st)
+	}
+	// The pin still frees exactly 12h after it, on the engine clock.
+	f.clock.Advance(12*time.Hour - time.Second)
+	if st := f.status("a"); st.Used != 1 {
+		t.Fatalf("pin freed early: %+v", st)
+	}
+}
+
+func TestEngineTTLCleanup(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.TTLMargin = time.Hour })
+	f.fill("a", 2)
+	f.restart(func(c *Config) { c.TTLMargin = time.Hour })
+	// Still stored until the window plus margin has passed...
+	f.clock.Set(monday.Add(13*time.Hour - time.Second))
+	if l, err := f.mem.Load("a"); err != nil || len(l.Snapshot.Committed) != 2 {
+		t.Fatalf("state gone before expiry: %+v %v", l, err)
+	}
+	// ...and gone after.
+	f.clock.Set(monday.Add(13*time.Hour + time.Second))
+	if l, err := f.mem.Load("a"); err != nil || len(l.Snapshot.Committed) != 0 || len(l.Events) != 0 {
+		t.Fatalf("state kept after expiry: %+v %v", l, err)
+	}
+}
+
+func TestEngineStatusMany(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 3)
+	f.fill("b", 7)
+	sts, err := f.eng.StatusMany(f.ctx, []string{"a", "b", "c", ""})
+	if !errors.Is(err, ErrInvalidAccount) {
+		t.Fatalf("err = %v", err)
+	}
+	if sts[0].Used != 3 || sts[1].Used != 7 || sts[2].Used != 0 || sts[2].Limit != 100 || sts[3].Account != "" {
+		t.Fatalf("statuses %+v", sts)
+	}
+}
+
+func TestEngineClose(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 1)
+	if err := f.eng.Close(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Reserve(f.ctx, "a", 1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Reserve after Close: %v", err)
+	}
+	if l, err := f.mem.Load("a"); err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 1 {
+		t.Fatalf("after Close stored %+v, %v", l, err)
+	}
+}
+
+func TestEngineRecoverCompactsJournal(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.SnapshotEvery = 1000 })
+	f.fill("a", 5)
+	f.fill("b", 5)
+	if err := f.eng.journal.Flush(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	eng2, err := New(testConfig(f.clock), f.mem, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng2.Close(f.ctx)
+	stops := make(chan string, 10)
+	eng2.onStopped = func(a string) { stops <- a }
+	if err := eng2.Recover(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-stops
+	<-stops
+	for _, acc := range []string{"a", "b"} {
+		l, err := f.mem.Load(acc)
+		if err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 5 {
+			t.Fatalf("%s after Recover: %+v %v", acc, l, err)
+		}
+	}
+	if eng2.Resident() != 0 {
+		t.Fatalf("recovery left %d actors resident", eng2.Resident())
+	}
+}

@@ -1,0 +1,27 @@
+package actors
+
+import "errors"
+
+// Errors returned by the Engine. They are wrapped with the account they
+// concern; test with errors.Is.
+var (
+	// ErrClosed is returned once Close has begun.
+	ErrClosed = errors.New("actors: engine closed")
+	// ErrUnavailable means the journal could not make a grant durable (disk
+	// full, store error, store closed): nothing was granted. Reads still work.
+	ErrUnavailable = errors.New("actors: journal unavailable, nothing granted")
+	// ErrAccountState means an account's stored state could not be loaded
+	// (unreadable or corrupt). Other accounts are unaffected.
+	ErrAccountState = errors.New("actors: account state unreadable")
+	// ErrUnknownReservation is returned by Commit and Release for a
+	// reservation that is not pending: never granted, already resolved, or
+	// turned into a pin when its lease ran out.
+	ErrUnknownReservation = errors.New("actors: reservation not pending")
+	// ErrInvalidAccount is returned for an account ID the store cannot hold.
+	ErrInvalidAccount = errors.New("actors: invalid account id")
+	// ErrInvalidCount is returned by Reserve for n outside [1, MaxBatch].
+	ErrInvalidCount = errors.New("actors: reserve count out of range")
+	// ErrActorFailed is returned to a request whose handling crashed the
+	// account actor; supervision restarts the actor from its stored state.
+	ErrActorFailed = errors.New("actors: account actor failed")
+)

@@ -1,0 +1,232 @@
+package actors
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// MaxBatch is the most slots one Reserve may ask for: a /pin batch holds at
+// most 10 messages.
+const MaxBatch = 10
+
+// ledger is the whole rate-limit state of one account: the window of pins
+// made, the reservations granted and not yet resolved, and the journal
+// position. Every pending reservation counts as a used slot, so a pin whose
+// outcome is not known yet can never let the window overflow.
+//
+// A ledger never reads a clock and is not safe for simultaneous use; the
+// account actor owns it.
+type ledger struct {
+	win     Window
+	pending []persistence.Pending // ascending by ID
+	nextID  uint64                // next reservation ID; IDs start at 1
+	lease   int64                 // ms a reservation may stay unresolved
+}
+
+func newLedger(limit int, width, lease time.Duration) *ledger {
+	l := &ledger{nextID: 1, lease: lease.Milliseconds()}
+	l.win.init(limit, width)
+	return l
+}
+
+// expire turns every reservation whose lease ran out by now into a pin made
+// at its deadline: its outcome is unknown, so it is counted for as long as a
+// pin made at the latest possible moment would be.
+func (l *ledger) expire(now int64) {
+	keep := l.pending[:0]
+	for _, p := range l.pending {
+		if p.Deadline <= now {
+			l.win.Record(p.Deadline)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	clear(l.pending[len(keep):])
+	l.pending = keep
+}
+
+// used returns the slots in use at now: pins that count plus pending
+// reservations. Call expire(now) first.
+func (l *ledger) used(now int64) int { return l.win.Count(now) + len(l.pending) }
+
+// reserve grants up to n slots at now and returns the first reservation ID
+// and how many were granted (IDs first..first+granted-1).
+func (l *ledger) reserve(now int64, n int) (first uint64, granted int) {
+	l.expire(now)
+	free := l.win.Limit() - l.used(now)
+	granted = min(n, free)
+	if granted <= 0 {
+		return 0, 0
+	}
+	first = l.nextID
+	l.addPending(first, granted, now, now+l.lease)
+	return first, granted
+}
+
+func (l *ledger) addPending(first uint64, count int, at, deadline int64) {
+	for i := 0; i < count; i++ {
+		l.pending = append(l.pending, persistence.Pending{ID: first + uint64(i), ReservedAt: at, Deadline: deadline})
+	}
+	if next := first + uint64(count); next > l.nextID {
+		l.nextID = next
+	}
+}
+
+func (l *ledger) find(id uint64) int {
+	i, ok := slices.BinarySearchFunc(l.pending, id, func(p persistence.Pending, id uint64) int {
+		switch {
+		case p.ID < id:
+			return -1
+		case p.ID > id:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// commit turns reservation id into a pin. The pin time is at, kept within
+// [reservation time, now]: the pin cannot predate its reservation nor follow
+// the report of it. It returns the recorded time, or false when id is not
+// pending (unknown, resolved already, or expired into a pin).
+func (l *ledger) commit(now int64, id uint64, at int64) (int64, bool) {
+	l.expire(now)
+	i := l.find(id)
+	if i < 0 {
+		return 0, false
+	}
+	p := l.pending[i]
+	l.pending = slices.Delete(l.pending, i, i+1)
+	t := min(max(at, p.ReservedAt), max(now, p.ReservedAt))
+	l.win.Record(t)
+	return t, true
+}
+
+// release frees reservation id, whose pin definitely did not happen.
+func (l *ledger) release(now int64, id uint64) bool {
+	l.expire(now)
+	i := l.find(id)
+	if i < 0 {
+		return false
+	}
+	l.pending = slices.Delete(l.pending, i, i+1)
+	return true
+}
+
+// freeAt returns the earliest instant at which k slots are free if nothing
+// new is reserved, counting each pending reservation as a pin made at its
+// deadline (the latest it can be counted from). Call expire(now) first.
+func (l *ledger) freeAt(now int64, k int) int64 {
+	limit := l.win.Limit()
+	if k > limit {
+		return Never
+	}
+	used := l.used(now)
+	need := k - (limit - used)
+	if need <= 0 {
+		return now
+	}
+	if len(l.pending) == 0 {
+		return l.win.FreeAt(now, k)
+	}
+	// Merge live pins (ascending) with pending deadlines (ascending by
+	// deadline) and take the need-th oldest.
+	first := l.win.firstLive(now)
+	deadlines := make([]int64, 0, len(l.pending))
+	for _, p := range l.pending {
+		deadlines = append(deadlines, p.Deadline)
+	}
+	slices.Sort(deadlines)
+	i, j := first, 0
+	var t int64
+	for c := 0; c < need; c++ {
+		if j >= len(deadlines) || (i < l.win.n && l.win.at(i) <= deadlines[j]) {
+			t = l.win.at(i)
+			i++
+		} else {
+			t = deadlines[j]
+			j++
+		}
+	}
+	return t + l.win.width
+}
+
+// newest returns the latest instant any part of the state refers to.
+func (l *ledger) newest() int64 {
+	t := l.win.Newest()
+	for _, p := range l.pending {
+		t = max(t, p.Deadline)
+	}
+	return t
+}
+
+// expiresAt is the instant from which the state holds nothing that counts.
+func (l *ledger) expiresAt() int64 {
+	n := l.newest()
+	if n == 0 {
+		return 0
+	}
+	return n + l.win.width
+}
+
+// apply replays one journal event. Replay reads no clock: expiry happens
+// at the next operation, exactly as it would have without the restart.
+func (l *ledger) apply(e persistence.Event) {
+	switch e.Kind {
+	case persistence.EventReserve:
+		l.addPending(e.ID, int(e.Count), e.At, e.Deadline)
+	case persistence.EventCommit:
+		if i := l.find(e.ID); i >= 0 {
+			l.pending = slices.Delete(l.pending, i, i+1)
+		}
+		// Record even when the reservation is unknown (its event may have
+		// expired away): a pin that happened is never dropped.
+		l.win.Record(e.At)
+		if e.ID >= l.nextID {
+			l.nextID = e.ID + 1
+		}
+	case persistence.EventRelease:
+		if i := l.find(e.ID); i >= 0 {
+			l.pending = slices.Delete(l.pending, i, i+1)
+		}
+		if e.ID >= l.nextID {
+			l.nextID = e.ID + 1
+		}
+	}
+}
+
+// restore loads a snapshot.
+func (l *ledger) restore(s persistence.Snapshot) {
+	for _, t := range s.Committed {
+		l.win.Record(t)
+	}
+	l.pending = append(l.pending[:0], s.Pending...)
+	slices.SortFunc(l.pending, func(a, b persistence.Pending) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	l.nextID = max(s.NextID, 1)
+	for _, p := range l.pending {
+		l.nextID = max(l.nextID, p.ID+1)
+	}
+}
+
+// snapshot captures the state, dropping pins that no longer count at now.
+func (l *ledger) snapshot(now int64, seq uint64) persistence.Snapshot {
+	return persistence.Snapshot{
+		Seq:       seq,
+		NextID:    l.nextID,
+		Committed: l.win.Times(nil, now),
+		Pending:   slices.Clone(l.pending),
+	}
+}

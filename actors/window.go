@@ -1,0 +1,172 @@
+package actors
+
+import (
+	"math"
+	"time"
+)
+
+// Default limits: Pinterest allows 100 pins per account in any rolling 12 hours.
+const (
+	DefaultLimit  = 100
+	DefaultWindow = 12 * time.Hour
+)
+
+// Never is the instant returned when something cannot happen at any time.
+const Never = int64(math.MaxInt64)
+
+// Window is the sliding-window log of one account: a ring buffer holding the
+// times (Unix milliseconds) of its newest pins, oldest first.
+//
+// A pin recorded at T counts at every instant now with T > now-width, that is
+// until (not including) T+width: with a 12-hour window a pin at 12:00 Monday
+// still counts at 23:59:59.999 and no longer at 00:00 Tuesday. A new pin is
+// allowed while fewer than limit pins count.
+//
+// Window never reads a clock: every method takes now. It keeps at most limit
+// entries, which is all the log can ever need, since a window that holds limit
+// pins allows none. The zero value is not usable; call NewWindow. A Window is
+// not safe for simultaneous use: the account actor that owns it serializes
+// every call.
+type Window struct {
+	width int64   // window length, ms
+	limit int     // pins allowed per window
+	ts    []int64 // ring storage, grown on demand up to limit entries
+	head  int     // index of the oldest entry
+	n     int     // number of entries
+}
+
+// NewWindow returns an empty window allowing limit pins per width.
+// limit must be positive and width at least a millisecond.
+func NewWindow(limit int, width time.Duration) *Window {
+	w := &Window{}
+	w.init(limit, width)
+	return w
+}
+
+func (w *Window) init(limit int, width time.Duration) {
+	w.width = width.Milliseconds()
+	w.limit = limit
+	w.ts = nil
+	w.head, w.n = 0, 0
+}
+
+// Limit is the number of pins the window allows.
+func (w *Window) Limit() int { return w.limit }
+
+// Width is the window length.
+func (w *Window) Width() time.Duration { return time.Duration(w.width) * time.Millisecond }
+
+// at returns the i-th oldest entry.
+func (w *Window) at(i int) int64 {
+	j := w.head + i
+	if j >= len(w.ts) {
+		j -= len(w.ts)
+	}
+	return w.ts[j]
+}
+
+// firstLive returns the index (0 = oldest) of the first entry that still
+// counts at now; entries from there on all count, since they are ascending.
+func (w *Window) firstLive(now int64) int {
+	cutoff := now - w.width
+	lo, hi := 0, w.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if w.at(mid) > cutoff {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// Count returns how many recorded pins count at now.
+func (w *Window) Count(now int64) int { return w.n - w.firstLive(now) }
+
+// Allow reports whether one more pin may be recorded at now.
+func (w *Window) Allow(now int64) bool { return w.Count(now) < w.limit }
+
+// Record adds a pin at t. Entries stay ascending whatever order they arrive
+// in. When the ring is full the oldest entry is dropped; callers record only
+// what Allow permitted, so that entry no longer counts.
+func (w *Window) Record(t int64) {
+	if w.n == len(w.ts) && w.n < w.limit {
+		w.grow()
+	}
+	if w.n == len(w.ts) {
+		if t <= w.at(0) {
+			return // t is itself the oldest: it is the one to drop
+		}
+		w.head++
+		if w.head == len(w.ts) {
+			w.head = 0
+		}
+		w.n--
+	}
+	// Insert after the last entry <= t (almost always at the tail).
+	i := w.n
+	for i > 0 && w.at(i-1) > t {
+		i--
+	}
+	for k := w.n; k > i; k-- {
+		w.set(k, w.at(k-1))
+	}
+	w.set(i, t)
+	w.n++
+}
+
+// grow enlarges the ring (it starts empty: most accounts pin rarely, and an
+// idle account should cost little memory), keeping the entries in order.
+func (w *Window) grow() {
+	size := min(max(2*len(w.ts), 4), w.limit)
+	ts := make([]int64, size)
+	for i := 0; i < w.n; i++ {
+		ts[i] = w.at(i)
+	}
+	w.ts, w.head = ts, 0
+}
+
+func (w *Window) set(i int, t int64) {
+	j := w.head + i
+	if j >= len(w.ts) {
+		j -= len(w.ts)
+	}
+	w.ts[j] = t
+}
+
+// FreeAt returns the earliest instant, not before now, at which at least k
+// slots are free, assuming no new pins are recorded. It returns now when k
+// slots are free already and Never when k exceeds the limit.
+func (w *Window) FreeAt(now int64, k int) int64 {
+	if k > w.limit {
+		return Never
+	}
+	first := w.firstLive(now)
+	used := w.n - first
+	need := k - (w.limit - used)
+	if need <= 0 {
+		return now
+	}
+	// The need-th oldest live pin must stop counting.
+	return w.at(first+need-1) + w.width
+}
+
+// NextFree returns the instant the next slot is free: now if one is free.
+func (w *Window) NextFree(now int64) int64 { return w.FreeAt(now, 1) }
+
+// Times appends the recorded pins that count at now to dst, oldest first.
+func (w *Window) Times(dst []int64, now int64) []int64 {
+	for i := w.firstLive(now); i < w.n; i++ {
+		dst = append(dst, w.at(i))
+	}
+	return dst
+}
+
+// Newest returns the newest recorded pin, or 0 when there is none.
+func (w *Window) Newest() int64 {
+	if w.n == 0 {
+		return 0
+	}
+	return w.at(w.n - 1)
+}

@@ -1,0 +1,182 @@
+package actors
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Monday 12:00 UTC, the spec's example.
+var monday = time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// windowStep is one line of a step table: optionally record a pin at rec,
+// then check what the window says at now.
+type windowStep struct {
+	rec      time.Time // zero: record nothing
+	now      time.Time
+	count    int
+	allow    bool
+	nextFree time.Time
+}
+
+func runWindow(t *testing.T, w *Window, steps []windowStep) {
+	t.Helper()
+	for i, s := range steps {
+		if !s.rec.IsZero() {
+			w.Record(ms(s.rec))
+		}
+		now := ms(s.now)
+		if got := w.Count(now); got != s.count {
+			t.Errorf("step %d: Count(%v) = %d want %d", i, s.now.Format(time.DateTime), got, s.count)
+		}
+		if got := w.Allow(now); got != s.allow {
+			t.Errorf("step %d: Allow(%v) = %v want %v", i, s.now.Format(time.DateTime), got, s.allow)
+		}
+		if got := w.NextFree(now); got != ms(s.nextFree) {
+			t.Errorf("step %d: NextFree(%v) = %v want %v", i, s.now.Format(time.DateTime), time.UnixMilli(got).UTC(), s.nextFree)
+		}
+	}
+}
+
+func TestWindowSpecExample(t *testing.T) {
+	// Limit 1 so that "counts" and "blocks" are the same question.
+	w := NewWindow(1, 12*time.Hour)
+	tuesday := monday.Add(12 * time.Hour) // 00:00 Tuesday
+	runWindow(t, w, []windowStep{
+		{rec: monday, now: monday, count: 1, allow: false, nextFree: tuesday},
+		{now: monday.Add(6 * time.Hour), count: 1, allow: false, nextFree: tuesday},
+		{now: tuesday.Add(-time.Millisecond), count: 1, allow: false, nextFree: tuesday},
+		{now: tuesday, count: 0, allow: true, nextFree: tuesday},
+		{now: tuesday.Add(time.Minute), count: 0, allow: true, nextFree: tuesday.Add(time.Minute)},
+	})
+}
+
+func TestWindowBoundary(t *testing.T) {
+	w := NewWindow(2, 12*time.Hour)
+	t0 := monday
+	t1 := t0.Add(time.Millisecond)
+	end0 := t0.Add(12 * time.Hour)
+	runWindow(t, w, []windowStep{
+		{rec: t0, now: t0, count: 1, allow: true, nextFree: t0},
+		{rec: t1, now: t1, count: 2, allow: false, nextFree: end0},
+		// One millisecond before t0 expires both count.
+		{now: end0.Add(-time.Millisecond), count: 2, allow: false, nextFree: end0},
+		// At exactly t0+12h the first is out, the second still in.
+		{now: end0, count: 1, allow: true, nextFree: end0},
+		{now: end0.Add(time.Millisecond), count: 0, allow: true, nextFree: end0.Add(time.Millisecond)},
+	})
+}
+
+func TestWindowRollingExpiry(t *testing.T) {
+	const limit = 100
+	w := NewWindow(limit, 12*time.Hour)
+	// A full window: pin i at monday + i minutes.
+	for i := 0; i < limit; i++ {
+		w.Record(ms(monday.Add(time.Duration(i) * time.Minute)))
+	}
+	full := monday.Add(2 * time.Hour)
+	var steps []windowStep
+	steps = append(steps, windowStep{now: full, count: limit, allow: false, nextFree: monday.Add(12 * time.Hour)})
+	// Capacity comes back one pin at a time, each exactly 12h after it.
+	for i := 0; i < limit; i++ {
+		at := monday.Add(12*time.Hour + time.Duration(i)*time.Minute)
+		steps = append(steps,
+			windowStep{now: at.Add(-time.Millisecond), count: limit - i, allow: i > 0, nextFree: nextFreeAt(i, at)},
+			windowStep{now: at, count: limit - i - 1, allow: true, nextFree: at},
+		)
+	}
+	runWindow(t, w, steps)
+}
+
+func nextFreeAt(expired int, at time.Time) time.Time {
+	if expired > 0 {
+		return at.Add(-time.Millisecond)
+	}
+	return at
+}
+
+func TestWindowFreeAtK(t *testing.T) {
+	w := NewWindow(5, time.Hour)
+	for i := 0; i < 5; i++ {
+		w.Record(ms(monday.Add(time.Duration(i) * time.Minute)))
+	}
+	now := ms(monday.Add(10 * time.Minute))
+	for k := 1; k <= 5; k++ {
+		want := ms(monday.Add(time.Hour + time.Duration(k-1)*time.Minute))
+		if got := w.FreeAt(now, k); got != want {
+			t.Errorf("FreeAt(k=%d) = %v want %v", k, time.UnixMilli(got).UTC(), time.UnixMilli(want).UTC())
+		}
+	}
+	if got := w.FreeAt(now, 6); got != Never {
+		t.Errorf("FreeAt(k=6) = %d want Never", got)
+	}
+	// After two expire, two are free now; a third needs the third pin to go.
+	later := ms(monday.Add(time.Hour + time.Minute))
+	if got := w.FreeAt(later, 2); got != later {
+		t.Errorf("FreeAt(later, 2) = %d want now %d", got, later)
+	}
+	if got, want := w.FreeAt(later, 3), ms(monday.Add(time.Hour+2*time.Minute)); got != want {
+		t.Errorf("FreeAt(later, 3) = %d want %d", got, want)
+	}
+}
+
+func TestWindowOutOfOrderAndEviction(t *testing.T) {
+	w := NewWindow(3, time.Hour)
+	base := ms(monday)
+	for _, d := range []int64{30, 10, 20} {
+		w.Record(base + d)
+	}
+	if got := fmt.Sprint(w.Times(nil, base)); got != fmt.Sprint([]int64{base + 10, base + 20, base + 30}) {
+		t.Fatalf("Times = %s, want ascending", got)
+	}
+	// Full ring: a newer pin evicts the oldest; an older one is dropped.
+	w.Record(base + 40)
+	w.Record(base + 5)
+	if got, want := fmt.Sprint(w.Times(nil, base)), fmt.Sprint([]int64{base + 20, base + 30, base + 40}); got != want {
+		t.Fatalf("Times = %s want %s", got, want)
+	}
+	if w.Newest() != base+40 {
+		t.Fatalf("Newest = %d want %d", w.Newest(), base+40)
+	}
+}
+
+func ExampleWindow() {
+	w := NewWindow(100, 12*time.Hour)
+	pin := time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
+	for i := 0; i < 100; i++ {
+		w.Record(pin.UnixMilli())
+	}
+	now := pin.Add(time.Hour).UnixMilli()
+	fmt.Println(w.Count(now), w.Allow(now))
+	fmt.Println(time.UnixMilli(w.NextFree(now)).UTC().Format(time.DateTime))
+	// Output:
+	// 100 false
+	// 2026-11-17 00:00:00
+}
+
+func BenchmarkWindowAllow(b *testing.B) {
+	w := NewWindow(DefaultLimit, DefaultWindow)
+	base := ms(monday)
+	for i := 0; i < DefaultLimit; i++ {
+		w.Record(base + int64(i)*60_000)
+	}
+	now := base + 6*3600_000
+	b.ReportAllocs()
+	b.ResetTimer()
+	ok := false
+	for i := 0; i < b.N; i++ {
+		ok = w.Allow(now + int64(i&1023))
+	}
+	_ = ok
+}
+
+func BenchmarkWindowRecord(b *testing.B) {
+	w := NewWindow(DefaultLimit, DefaultWindow)
+	base := ms(monday)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.Record(base + int64(i))
+	}
+}

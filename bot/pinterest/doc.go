@@ -1,0 +1,65 @@
+// Package pinterest is a client for the parts of Pinterest's API v5 that
+// the bot needs: OAuth 2.0 authorization with rotating refresh tokens,
+// creating image pins, listing boards and reading the user account.
+//
+// # Usage
+//
+// One Client serves every account. Each account is a Session built from
+// its stored token and a TokenSaver that persists the token whenever
+// Pinterest rotates it:
+//
+//	c, err := pinterest.New(pinterest.Config{
+//		ClientID:     id,
+//		ClientSecret: secret,
+//		RedirectURL:  "https://bot.example/oauth/callback",
+//		Logger:       log,
+//	})
+//	// Authorization: send the user to c.AuthCodeURL(state), then
+//	tok, err := c.Exchange(ctx, codeFromRedirect)
+//	// store tok, then
+//	s, err := pinterest.NewSession(tok, func(ctx context.Context, t *oauth2.Token) error {
+//		return store.SaveToken(ctx, accountID, t)
+//	})
+//	pin, err := c.CreatePin(ctx, s, pinterest.PinRequest{BoardID: b, ImageURL: u})
+//	switch {
+//	case errors.Is(err, pinterest.ErrOutcomeUnknown):
+//		// The pin may exist: count it, do not retry.
+//	case errors.Is(err, pinterest.ErrSpamBlocked), errors.Is(err, pinterest.ErrRateLimited):
+//		var rl *pinterest.RateLimitError
+//		errors.As(err, &rl) // wait until rl.ResetAt
+//	case errors.Is(err, pinterest.ErrImageRejected):
+//		// This pin fails; go on with the next.
+//	case errors.Is(err, pinterest.ErrReauthRequired):
+//		// Ask the user to authorize again.
+//	}
+//
+// # Tokens
+//
+// Pinterest's continuous refresh tokens rotate: each refresh returns a new
+// refresh token and kills the old one at once. The Client refreshes one
+// Session at a time, hands the new token to the TokenSaver, and uses it
+// only after the save succeeded. Access tokens are refreshed ahead of their
+// expiry (Config.ExpirySkew, on the Config.Now clock) and after a 401.
+//
+// A refresh whose answer is lost (a timeout, a dropped connection) may
+// still have rotated the token at Pinterest; the next refresh then fails
+// with ErrReauthRequired, and only a new authorization helps.
+//
+// # Retries
+//
+// POST /pins is never retried, because Pinterest has no idempotency key;
+// only a 401, which Pinterest answers before acting, leads to one repeat
+// after a refresh. GET requests are repeated once after a 5xx answer or a
+// transport error. A 429 is never retried here: the caller decides when to
+// come back.
+//
+// # Logging
+//
+// Every response is logged at debug level with its x-pinterest-rid, and
+// failures at warn level, through the zerolog logger in Config, tagged
+// component=pinterest. Tokens, authorization codes, the client secret and
+// request headers are never logged.
+//
+// The pinteresttest package is a stand-in server speaking the same wire
+// protocol, for tests and local runs.
+package pinterest

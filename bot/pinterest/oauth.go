@@ -1,0 +1,201 @@
+package pinterest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// AuthCodeURL returns the address of Pinterest's authorization page that
+// asks the user to grant Config.Scopes (sent comma-separated, as Pinterest
+// expects) and sends them back to Config.RedirectURL with a code and state.
+// state must be unguessable and checked by the caller on the way back.
+func (c *Client) AuthCodeURL(state string) string {
+	return c.oauth.AuthCodeURL(state, oauth2.SetAuthURLParam("scope", strings.Join(c.cfg.Scopes, ",")))
+}
+
+// Exchange trades the authorization code from the redirect for the
+// account's first token, using HTTP Basic client authentication. The
+// caller persists the token and builds a Session from it. An invalid or
+// already used code fails with ErrReauthRequired.
+func (c *Client) Exchange(ctx context.Context, code string) (*oauth2.Token, error) {
+	if code == "" {
+		return nil, errors.New("pinterest: exchange code: code is empty")
+	}
+	var opts []oauth2.AuthCodeOption
+	if c.cfg.ContinuousRefresh {
+		opts = append(opts, oauth2.SetAuthURLParam("continuous_refresh", "true"))
+	}
+	tctx, cancel := c.tokenContext(ctx)
+	defer cancel()
+	tok, err := c.oauth.Exchange(tctx, code, opts...)
+	if err != nil {
+		return nil, c.tokenError(ctx, "exchange code", err)
+	}
+	return c.stamp(tok), nil
+}
+
+// refresh trades refreshToken for a new token. Pinterest rotates refresh
+// tokens, so refreshToken is dead once this has reached Pinterest, whatever
+// the outcome seen here.
+func (c *Client) refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error) {
+	tctx, cancel := c.tokenContext(ctx)
+	defer cancel()
+	tok, err := c.oauth.TokenSource(tctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
+	if err != nil {
+		return nil, c.tokenError(ctx, "refresh token", err)
+	}
+	return c.stamp(tok), nil
+}
+
+// tokenContext bounds a token request by RequestTimeout and routes it
+// through the Client's logging HTTP client.
+func (c *Client) tokenContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	return context.WithValue(tctx, oauth2.HTTPClient, c.http), cancel
+}
+
+// stamp sets tok.Expiry from expires_in on the Client's clock, so that
+// expiry decisions use one clock.
+func (c *Client) stamp(tok *oauth2.Token) *oauth2.Token {
+	if tok.ExpiresIn > 0 {
+		tok.Expiry = c.cfg.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
+	}
+	return tok
+}
+
+// tokenError classifies a failure of the token endpoint. Pinterest answers
+// an unknown, expired, revoked or reused grant with 400 and code 283 ("The
+// authorization grant is invalid"); an RFC 6749 error=invalid_grant is
+// accepted too. The raw body is never put into the error.
+func (c *Client) tokenError(ctx context.Context, op string, err error) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		c.log.Warn().Str("op", op).Err(err).Msg("pinterest token request failed")
+		if ctx.Err() != nil {
+			return fmt.Errorf("pinterest: %s: %w", op, err)
+		}
+		return fmt.Errorf("%w: pinterest: %s: %w", ErrUnavailable, op, err)
+	}
+	ae := &APIError{Op: op}
+	header := http.Header{}
+	if re.Response != nil {
+		ae.Status = re.Response.StatusCode
+		header = re.Response.Header
+		ae.RequestID = header.Get(ridHeader)
+	}
+	eb := parseErrorBody(re.Body)
+	ae.Code, ae.Message = eb.code, eb.message
+	if ae.Message == "" {
+		ae.Message = truncate(re.ErrorDescription, maxMessageBytes)
+	}
+	oauthErr := re.ErrorCode
+	if oauthErr == "" {
+		oauthErr = eb.oauthError
+	}
+	switch {
+	case ae.Status == http.StatusTooManyRequests:
+		return c.rateLimited(ae, header)
+	case isInvalidGrant(ae.Status, ae.Code, oauthErr):
+		ae.kind = ErrReauthRequired
+	case ae.Status >= 500:
+		ae.kind = ErrUnavailable
+	}
+	c.log.Warn().Str("op", op).Int("status", ae.Status).Int("code", ae.Code).
+		Str("rid", ae.RequestID).Msg("pinterest token request rejected")
+	return ae
+}
+
+// accessToken returns an access token for a request on s, refreshing the
+// grant when needed. rejected, when not "", is an access token Pinterest
+// has just answered 401 to: if another goroutine has already replaced it
+// that token is returned, else the grant is refreshed even though the
+// token has not expired by the clock.
+func (c *Client) accessToken(ctx context.Context, s *Session, rejected string) (string, error) {
+	if tok, ok := c.usable(s, rejected); ok {
+		return tok, nil
+	}
+	select {
+	case s.refreshing <- struct{}{}:
+	case <-ctx.Done():
+		return "", fmt.Errorf("pinterest: waiting for token refresh: %w", ctx.Err())
+	}
+	defer func() { <-s.refreshing }()
+
+	s.mu.Lock()
+	reauth, pending, cur := s.reauth, s.pending, s.tok
+	s.mu.Unlock()
+	if reauth {
+		return "", ErrReauthRequired
+	}
+	if pending != nil {
+		if err := c.persist(ctx, s, pending); err != nil {
+			return "", err
+		}
+		cur = pending
+	}
+	if c.valid(cur, rejected) {
+		return cur.AccessToken, nil
+	}
+	if cur.RefreshToken == "" {
+		return "", fmt.Errorf("pinterest: access token expired and no refresh token: %w", ErrReauthRequired)
+	}
+	next, err := c.refresh(ctx, cur.RefreshToken)
+	if err != nil {
+		if errors.Is(err, ErrReauthRequired) {
+			s.mu.Lock()
+			s.reauth = true
+			s.mu.Unlock()
+		}
+		return "", err
+	}
+	s.mu.Lock()
+	s.pending = next
+	s.mu.Unlock()
+	if err := c.persist(ctx, s, next); err != nil {
+		return "", err
+	}
+	return next.AccessToken, nil
+}
+
+// persist saves tok through s's TokenSaver and, once that succeeded, makes
+// it the session's current token. The caller holds s.refreshing.
+func (c *Client) persist(ctx context.Context, s *Session, tok *oauth2.Token) error {
+	if err := s.save(ctx, copyToken(tok)); err != nil {
+		// The saver's error is returned, not logged: its text is the
+		// caller's and might carry anything.
+		c.log.Warn().Msg("pinterest rotated token not saved; it will be offered again")
+		return fmt.Errorf("pinterest: saving rotated token: %w", err)
+	}
+	s.mu.Lock()
+	s.tok = tok
+	s.pending = nil
+	s.mu.Unlock()
+	c.log.Info().Msg("pinterest token rotated and saved")
+	return nil
+}
+
+// usable returns s's current access token when it may be used without
+// taking the refresh slot.
+func (c *Client) usable(s *Session, rejected string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reauth || s.pending != nil || !c.valid(s.tok, rejected) {
+		return "", false
+	}
+	return s.tok.AccessToken, true
+}
+
+// valid reports whether t's access token is present, is not rejected, and
+// does not expire within ExpirySkew of now. A zero Expiry never expires.
+func (c *Client) valid(t *oauth2.Token, rejected string) bool {
+	if t.AccessToken == "" || t.AccessToken == rejected {
+		return false
+	}
+	return t.Expiry.IsZero() || c.cfg.Now().Add(c.cfg.ExpirySkew).Before(t.Expiry)
+}

@@ -1,0 +1,166 @@
+package pinteresttest
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Fault changes how the Server answers the next matching requests. Faults
+// are matched in the order they were injected; the first one that matches
+// a request applies to it, and only one fault applies to a request.
+type Fault struct {
+	// Method matches the request method; "" matches any.
+	Method string
+	// Path matches the URL path exactly, such as PathPins; "" matches any.
+	Path string
+	// Times is how many matching requests the fault applies to; 0 means
+	// one, a negative value every matching request until ClearFaults.
+	Times int
+
+	// Status, when not 0, is the status answered, with a JSON body
+	// {"code": Code, "message": Message} in Pinterest's error format.
+	Status  int
+	Code    int
+	Message string
+	// Header is added to the answer, whatever its status.
+	Header http.Header
+
+	// Delay holds the answer back this long (real time), or until the
+	// client gives up or the Server closes.
+	Delay time.Duration
+	// Hang holds the answer back until the client gives up or the Server
+	// closes: the request is never answered.
+	Hang bool
+	// Arrived, when not nil, receives a value once the request has arrived
+	// and been recorded, before any Delay or Hang. The send gives up when
+	// the client does.
+	Arrived chan<- struct{}
+	// AfterEffect runs the endpoint first, with all its effects (a pin is
+	// recorded, a token rotated), then answers with Status as if it had
+	// failed: the ambiguous outcome.
+	AfterEffect bool
+	// StuckBookmark makes GET /v5/boards answer with the request's own
+	// bookmark (or, for a first page, a fresh one) as the next bookmark,
+	// so that a client following bookmarks would loop.
+	StuckBookmark bool
+}
+
+// Pinterest error codes the Server uses.
+const (
+	// CodeInvalidParameters is Pinterest's code for a malformed request.
+	CodeInvalidParameters = 1
+	// CodeAuthenticationFailed answers a missing, unknown or expired
+	// access token.
+	CodeAuthenticationFailed = 2
+	// CodeInsufficientScope answers a token lacking a needed scope.
+	CodeInsufficientScope = 3
+	// CodeRateLimited is Pinterest's documented code for an exceeded rate
+	// limit.
+	CodeRateLimited = 8
+	// CodeNotPermitted answers access to another user's board.
+	CodeNotPermitted = 29
+	// CodeImageFetchFailed and CodeImageInvalid answer an image Pinterest
+	// could not fetch and an invalid image. Assumption: these codes are
+	// not in Pinterest's published API description.
+	CodeImageFetchFailed = 233
+	CodeImageInvalid     = 235
+	// CodeInvalidGrant answers an unknown, used or expired authorization
+	// code or refresh token.
+	CodeInvalidGrant = 283
+)
+
+// SpamMessage is the message of the SpamBlocked fault, modelled on what
+// Pinterest says when its spam defences block an action.
+const SpamMessage = "Sorry! You've hit a block we have in place to combat spam. Please try again later."
+
+// RateLimited returns a fault answering one request to path with 429,
+// CodeRateLimited and x-ratelimit-limit, x-ratelimit-remaining and, when
+// reset is not "", x-ratelimit-reset set to reset verbatim (so that tests
+// can send garbage).
+func RateLimited(path, reset string) Fault {
+	h := http.Header{}
+	h.Set("X-Ratelimit-Limit", "100")
+	h.Set("X-Ratelimit-Remaining", "0")
+	if reset != "" {
+		h.Set("X-Ratelimit-Reset", reset)
+	}
+	return Fault{
+		Path:    path,
+		Status:  http.StatusTooManyRequests,
+		Code:    CodeRateLimited,
+		Message: "This request exceeded a rate limit. This can happen if the client exceeds one of the published rate limits within a short time window.",
+		Header:  h,
+	}
+}
+
+// SpamBlocked returns a fault answering one request to path with the 429 of
+// Pinterest's spam defences: CodeRateLimited with SpamMessage. Assumption:
+// Pinterest documents no distinct code for spam blocks.
+func SpamBlocked(path string) Fault {
+	f := RateLimited(path, "")
+	f.Message = SpamMessage
+	return f
+}
+
+// RetryAfter returns a copy of f that also sends Retry-After: seconds.
+func RetryAfter(f Fault, seconds int) Fault {
+	h := f.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Retry-After", strconv.Itoa(seconds))
+	f.Header = h
+	return f
+}
+
+// ServerError returns a fault answering one request to path with status,
+// normally a 5xx.
+func ServerError(path string, status int) Fault {
+	return Fault{Path: path, Status: status, Message: http.StatusText(status)}
+}
+
+// ExpiredToken returns a fault answering one request to path with the 401
+// Pinterest gives an expired access token.
+func ExpiredToken(path string) Fault {
+	return Fault{
+		Path:    path,
+		Status:  http.StatusUnauthorized,
+		Code:    CodeAuthenticationFailed,
+		Message: "Authentication failed.",
+	}
+}
+
+// Hang returns a fault that never answers one request to path.
+func Hang(path string) Fault { return Fault{Path: path, Hang: true} }
+
+// Delay returns a fault that answers one request to path normally after d.
+func Delay(path string, d time.Duration) Fault { return Fault{Path: path, Delay: d} }
+
+// CreatedButFailed returns a fault that creates the pin of one POST
+// /v5/pins and then answers status as if it had failed.
+func CreatedButFailed(status int) Fault {
+	return Fault{
+		Method:      http.MethodPost,
+		Path:        PathPins,
+		Status:      status,
+		Message:     http.StatusText(status),
+		AfterEffect: true,
+	}
+}
+
+// StuckBookmark returns a fault under which GET /v5/boards keeps answering
+// the same bookmark, for every request until ClearFaults.
+func StuckBookmark() Fault {
+	return Fault{Method: http.MethodGet, Path: PathBoards, Times: -1, StuckBookmark: true}
+}
+
+// activeFault is an injected fault with its remaining count.
+type activeFault struct {
+	Fault
+	left int // < 0: unlimited
+}
+
+func (f *activeFault) matches(method, path string) bool {
+	return (f.Method == "" || f.Method == method) && (f.Path == "" || f.Path == path)
+}

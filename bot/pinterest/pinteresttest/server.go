@@ -1,0 +1,547 @@
+package pinteresttest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Paths the Server answers.
+const (
+	PathAuthorize   = "/oauth/"
+	PathToken       = "/v5/oauth/token"
+	PathPins        = "/v5/pins"
+	PathBoards      = "/v5/boards"
+	PathUserAccount = "/v5/user_account"
+)
+
+// Scopes granted to tokens issued by AddAccount.
+var allScopes = []string{"boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"}
+
+// Server is a stand-in for Pinterest's API v5 and authorization page,
+// listening on a loopback address. It keeps accounts, boards, tokens and
+// created pins in memory. A Server is safe for simultaneous use by
+// multiple goroutines.
+type Server struct {
+	// URL is the server's root, such as http://127.0.0.1:40123. The API
+	// lives under APIBase and the authorization page at AuthURL.
+	URL string
+
+	srv       *httptest.Server
+	closing   chan struct{}
+	closeOnce sync.Once
+
+	clientID     string
+	clientSecret string
+	now          func() time.Time
+	accessTTL    time.Duration
+	refreshTTL   time.Duration
+
+	mu       sync.Mutex
+	seq      uint64 // request ids
+	pinSeq   uint64
+	accounts map[string]*account
+	order    []string // account ids in the order added
+	loggedIn string
+	access   map[string]*grant // access token -> grant
+	refresh  map[string]*grant // refresh token -> grant
+	codes    map[string]*authCode
+	rejects  map[string]int // image URL -> error code
+	faults   []*activeFault
+	pins     []Pin
+	requests []Request
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClientCredentials sets the app credentials the token endpoint
+// accepts; default "pinteresttest-client" and "pinteresttest-secret".
+func WithClientCredentials(id, secret string) Option {
+	return func(s *Server) { s.clientID, s.clientSecret = id, secret }
+}
+
+// WithClock sets the clock used for token expiry and pin creation times;
+// default time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Server) { s.now = now }
+}
+
+// WithAccessTokenTTL sets the lifetime of issued access tokens; default 30
+// days, as Pinterest's.
+func WithAccessTokenTTL(d time.Duration) Option {
+	return func(s *Server) { s.accessTTL = d }
+}
+
+// WithRefreshTokenTTL sets the lifetime of issued refresh tokens; default
+// 60 days, as Pinterest's continuous refresh tokens.
+func WithRefreshTokenTTL(d time.Duration) Option {
+	return func(s *Server) { s.refreshTTL = d }
+}
+
+// NewServer starts a Server. Close it when done.
+func NewServer(opts ...Option) *Server {
+	s := &Server{
+		closing:      make(chan struct{}),
+		clientID:     "pinteresttest-client",
+		clientSecret: "pinteresttest-secret",
+		now:          time.Now,
+		accessTTL:    30 * 24 * time.Hour,
+		refreshTTL:   60 * 24 * time.Hour,
+		accounts:     make(map[string]*account),
+		access:       make(map[string]*grant),
+		refresh:      make(map[string]*grant),
+		codes:        make(map[string]*authCode),
+		rejects:      make(map[string]int),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close releases requests held by Delay or Hang faults, then shuts the
+// server down and waits for its handlers. Close may be called more than
+// once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.srv.Close()
+	})
+}
+
+// APIBase is the API root, for pinterest.Config.APIBase.
+func (s *Server) APIBase() string { return s.URL + "/v5" }
+
+// AuthURL is the authorization page, for pinterest.Config.AuthURL.
+func (s *Server) AuthURL() string { return s.URL + PathAuthorize }
+
+// ClientID returns the app id the token endpoint accepts.
+func (s *Server) ClientID() string { return s.clientID }
+
+// ClientSecret returns the app secret the token endpoint accepts.
+func (s *Server) ClientSecret() string { return s.clientSecret }
+
+// Client returns a new HTTP client for the Server; the caller may change
+// its fields, such as CheckRedirect.
+func (s *Server) Client() *http.Client {
+	c := *s.srv.Client()
+	return &c
+}
+
+// Board is a board of a stand-in account.
+type Board struct {
+	ID   string
+	Name string
+	// Privacy is PUBLIC (the default when empty), PROTECTED or SECRET.
+	Privacy string
+}
+
+type account struct {
+	id       string
+	username string
+	boards   []Board
+}
+
+func (a *account) hasBoard(id string) bool {
+	return slices.ContainsFunc(a.boards, func(b Board) bool { return b.ID == id })
+}
+
+type grant struct {
+	account string
+	scopes  []string
+	expires time.Time
+}
+
+type authCode struct {
+	account     string
+	redirectURI string // "" accepts any
+	scopes      []string
+}
+
+// Credentials are what AddAccount issues for an account.
+type Credentials struct {
+	AccountID string
+	// AccessToken and RefreshToken are a fresh token pair with every
+	// scope; Expiry is the access token's expiry on the Server's clock.
+	AccessToken  string
+	RefreshToken string
+	Expiry       time.Time
+	// Code is a one-time authorization code for the same account, to
+	// exchange with any redirect_uri.
+	Code string
+}
+
+// Token returns the token pair as an oauth2.Token.
+func (c Credentials) Token() *oauth2.Token {
+	return &oauth2.Token{
+		AccessToken:  c.AccessToken,
+		RefreshToken: c.RefreshToken,
+		TokenType:    "bearer",
+		Expiry:       c.Expiry,
+	}
+}
+
+// AddAccount adds the account id with username and boards, and issues
+// credentials for it. Adding an existing id renames it, appends the boards
+// and issues further credentials. The first account added is the one the
+// authorization page signs in, until SetLoggedIn says otherwise.
+func (s *Server) AddAccount(id, username string, boards ...Board) Credentials {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.accounts[id]
+	if !ok {
+		a = &account{id: id}
+		s.accounts[id] = a
+		s.order = append(s.order, id)
+	}
+	a.username = username
+	for _, b := range boards {
+		if b.Privacy == "" {
+			b.Privacy = "PUBLIC"
+		}
+		a.boards = append(a.boards, b)
+	}
+	at, rt, exp := s.issueLocked(id, allScopes)
+	code := rand.Text()
+	s.codes[code] = &authCode{account: id, scopes: allScopes}
+	return Credentials{AccountID: id, AccessToken: at, RefreshToken: rt, Expiry: exp, Code: code}
+}
+
+// SetLoggedIn makes accountID the user who grants access on the
+// authorization page.
+func (s *Server) SetLoggedIn(accountID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loggedIn = accountID
+}
+
+// ExpireAccessTokens makes every access token of accountID expired, as if
+// its lifetime had passed; refresh tokens stay valid.
+func (s *Server) ExpireAccessTokens(accountID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, g := range s.access {
+		if g.account == accountID {
+			delete(s.access, tok)
+		}
+	}
+}
+
+// RevokeGrants invalidates every access and refresh token of accountID, as
+// when the user disconnects the app.
+func (s *Server) RevokeGrants(accountID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, g := range s.access {
+		if g.account == accountID {
+			delete(s.access, tok)
+		}
+	}
+	for tok, g := range s.refresh {
+		if g.account == accountID {
+			delete(s.refresh, tok)
+		}
+	}
+}
+
+// RejectImage makes POST /v5/pins answer 403 with code (such as
+// CodeImageFetchFailed or CodeImageInvalid) for imageURL.
+func (s *Server) RejectImage(imageURL string, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejects[imageURL] = code
+}
+
+// Inject adds f to the faults.
+func (s *Server) Inject(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left := f.Times
+	if left == 0 {
+		left = 1
+	}
+	s.faults = append(s.faults, &activeFault{Fault: f, left: left})
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// Pin is a pin the Server created.
+type Pin struct {
+	ID          string
+	AccountID   string
+	BoardID     string
+	ImageURL    string
+	Link        string
+	Title       string
+	Description string
+	AltText     string
+	// CreatedAt is the Server's clock when the pin was created.
+	CreatedAt time.Time
+}
+
+// Pins returns a copy of every pin created, in creation order.
+func (s *Server) Pins() []Pin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.pins)
+}
+
+// PinsFor returns a copy of the pins created on accountID's boards.
+func (s *Server) PinsFor(accountID string) []Pin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Pin
+	for _, p := range s.pins {
+		if p.AccountID == accountID {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// MaxInWindow returns the largest number of accountID's pins whose
+// creation times fall in one interval [t, t+window), over every t: the
+// busiest rolling window as Pinterest would see it. Pins exactly window
+// apart are not in the same window. It is 0 when window is not positive.
+func (s *Server) MaxInWindow(accountID string, window time.Duration) int {
+	if window <= 0 {
+		return 0
+	}
+	var times []time.Time
+	for _, p := range s.PinsFor(accountID) {
+		times = append(times, p.CreatedAt)
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	best, j := 0, 0
+	for i := range times {
+		end := times[i].Add(window)
+		if j < i {
+			j = i
+		}
+		for j < len(times) && times[j].Before(end) {
+			j++
+		}
+		best = max(best, j-i)
+	}
+	return best
+}
+
+// Request is a request the Server received.
+type Request struct {
+	Method string
+	Path   string
+	// AccountID is the account whose access token the request carried,
+	// or whose grant a token request used; "" when unknown.
+	AccountID string
+	// Status is the status answered; 0 until answered, and for a request
+	// the client gave up on.
+	Status int
+	// RequestID is the x-pinterest-rid answered.
+	RequestID string
+	// At is the Server's clock when the request arrived.
+	At time.Time
+}
+
+// Requests returns a copy of every request received, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Count returns how many requests with method and path were received; ""
+// matches any method or any path.
+func (s *Server) Count(method, path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.requests {
+		if (method == "" || r.Method == method) && (path == "" || r.Path == path) {
+			n++
+		}
+	}
+	return n
+}
+
+// result is an answer before it is written.
+type result struct {
+	status  int
+	body    any // JSON-encoded when not nil
+	header  http.Header
+	account string
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.seq++
+	rid := strconv.FormatUint(9_000_000_000+s.seq, 10)
+	idx := len(s.requests)
+	s.requests = append(s.requests, Request{
+		Method:    r.Method,
+		Path:      r.URL.Path,
+		AccountID: s.bearerAccountLocked(r),
+		RequestID: rid,
+		At:        s.now(),
+	})
+	f := s.takeFaultLocked(r.Method, r.URL.Path)
+	s.mu.Unlock()
+
+	if f != nil && !s.hold(r.Context(), f) {
+		abort(w)
+		return
+	}
+	var res result
+	if f != nil && f.Status != 0 && !f.AfterEffect {
+		res = faultResult(f)
+	} else {
+		res = s.route(r, f)
+		if f != nil && f.AfterEffect && f.Status != 0 {
+			acct := res.account
+			res = faultResult(f)
+			res.account = acct
+		}
+	}
+	if res.header == nil {
+		res.header = http.Header{}
+	}
+	if f != nil {
+		for k, vs := range f.Header {
+			for _, v := range vs {
+				res.header.Add(k, v)
+			}
+		}
+	}
+	res.header.Set("X-Pinterest-Rid", rid)
+
+	s.mu.Lock()
+	s.requests[idx].Status = res.status
+	if s.requests[idx].AccountID == "" {
+		s.requests[idx].AccountID = res.account
+	}
+	s.mu.Unlock()
+
+	h := w.Header()
+	for k, vs := range res.header {
+		h[k] = vs
+	}
+	if res.body == nil {
+		w.WriteHeader(res.status)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(res.status)
+	_ = json.NewEncoder(w).Encode(res.body)
+}
+
+// hold signals f.Arrived and waits out f's Delay or Hang. It reports false
+// when the client gave up or the Server is closing.
+func (s *Server) hold(ctx context.Context, f *Fault) bool {
+	if f.Arrived != nil {
+		select {
+		case f.Arrived <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		case <-s.closing:
+			return false
+		}
+	}
+	switch {
+	case f.Hang:
+		select {
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+		return false
+	case f.Delay > 0:
+		t := time.NewTimer(f.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-s.closing:
+			return false
+		}
+	}
+	return true
+}
+
+// abort drops the connection without an answer, as a server that never
+// answered would when it finally goes away.
+func abort(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		return
+	}
+	_ = conn.Close()
+}
+
+// takeFaultLocked returns the first fault matching the request and uses
+// one of its applications, or returns nil.
+func (s *Server) takeFaultLocked(method, path string) *Fault {
+	for i, f := range s.faults {
+		if !f.matches(method, path) {
+			continue
+		}
+		out := f.Fault
+		if f.left > 0 {
+			f.left--
+			if f.left == 0 {
+				s.faults = slices.Delete(s.faults, i, i+1)
+			}
+		}
+		return &out
+	}
+	return nil
+}
+
+func faultResult(f *Fault) result {
+	return errorResult(f.Status, f.Code, f.Message)
+}
+
+// errorBody is Pinterest's error format.
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func errorResult(status, code int, msg string) result {
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return result{status: status, body: errorBody{Code: code, Message: msg}}
+}
+
+func (s *Server) route(r *http.Request, f *Fault) result {
+	switch {
+	case r.URL.Path == PathAuthorize && r.Method == http.MethodGet:
+		return s.authorize(r)
+	case r.URL.Path == PathToken && r.Method == http.MethodPost:
+		return s.token(r)
+	case r.URL.Path == PathPins && r.Method == http.MethodPost:
+		return s.createPin(r)
+	case r.URL.Path == PathBoards && r.Method == http.MethodGet:
+		return s.listBoards(r, f != nil && f.StuckBookmark)
+	case r.URL.Path == PathUserAccount && r.Method == http.MethodGet:
+		return s.userAccount(r)
+	}
+	return errorResult(http.StatusNotFound, http.StatusNotFound, "Not found.")
+}

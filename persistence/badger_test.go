@@ -1,0 +1,503 @@
+package persistence
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/rs/zerolog"
+)
+
+func newTestBadger(t *testing.T) *BadgerStore {
+	t.Helper()
+	opts := testBadgerOptions()
+	opts.InMemory = true
+	return openBadger(t, "", opts)
+}
+
+// rawSet stores value under key directly in s's database, bypassing the
+// codec.
+func rawSet(t *testing.T, s *BadgerStore, key, value []byte) {
+	t.Helper()
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(key, value) }); err != nil {
+		t.Fatalf("raw set %q: %v", key, err)
+	}
+}
+
+func TestBadgerCorruptAccount(t *testing.T) {
+	good := &Batch{Accounts: []AccountWrite{
+		{Account: "123", Events: []Event{reserve(4, 1, t1), reserve(5, 2, t2)}, Snapshot: &Snapshot{Seq: 3, NextID: 1}},
+		{Account: "456", Events: []Event{reserve(1, 1, t1)}, Snapshot: &Snapshot{Seq: 0, NextID: 1}},
+	}}
+	tests := []struct {
+		name    string
+		key     []byte
+		value   []byte
+		message string
+	}{
+		{"garbage snapshot", appendSnapshotKey(nil, "123"), []byte("garbage!"),
+			`persistence: account "123": snapshot: corrupt state`},
+		{"event as snapshot", appendSnapshotKey(nil, "123"), appendEvent(nil, reserve(1, 1, t0)),
+			`persistence: account "123": snapshot: corrupt state: unknown format byte`},
+		{"garbage journal", appendJournalKey(nil, "123", 5), []byte{0x11, 0, 0, 0, 0},
+			`persistence: account "123": journal seq 5: corrupt state: checksum mismatch`},
+		{"event under wrong seq", appendJournalKey(nil, "123", 5), appendEvent(nil, reserve(6, 2, t2)),
+			`persistence: account "123": journal seq 5: corrupt state: holds event seq 6`},
+		{"short journal key", append(appendJournalPrefix(nil, "123"), 0, 0, 0, 0, 0, 0, 0, 9, 9), appendEvent(nil, reserve(6, 2, t2)),
+			`persistence: account "123": journal key`},
+		{"empty value", appendSnapshotKey(nil, "123"), nil,
+			`persistence: account "123": snapshot: corrupt state: value too short`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestBadger(t)
+			mustWrite(t, s, good)
+			rawSet(t, s, tt.key, tt.value)
+
+			_, err := s.Load("123")
+			if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
+				t.Errorf("Load(123) = %v, want ErrCorrupt starting %q", err, tt.message)
+			}
+			checkLoaded(t, s, "456", Loaded{Snapshot: Snapshot{NextID: 1}, Events: []Event{reserve(1, 1, t1)}})
+			if got := accounts(t, s); !slices.Equal(got, []string{"123", "456"}) {
+				t.Errorf("Accounts = %q, want [123 456]", got)
+			}
+		})
+	}
+}
+
+func TestBadgerAccountsSkipsMalformedKeys(t *testing.T) {
+	var logs bytes.Buffer
+	opts := testBadgerOptions()
+	opts.InMemory = true
+	s, err := OpenBadger("", opts, zerolog.New(&logs).Level(zerolog.WarnLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
+		{Account: "a", Events: []Event{reserve(1, 1, t0)}},
+		{Account: "c", Snapshot: &Snapshot{Seq: 1}},
+	}})
+	for _, k := range []string{"s", "s\x00x", "jb", "jb\x00\x01", "j\x00\x00\x00\x00\x00\x00\x00\x00\x01", "jz\x01\x00\x00\x00\x00\x00\x00\x00\x01"} {
+		rawSet(t, s, []byte(k), []byte("x"))
+	}
+	if got, want := accounts(t, s), []string{"a", "c"}; !slices.Equal(got, want) {
+		t.Errorf("Accounts = %q, want %q", got, want)
+	}
+	if n := strings.Count(logs.String(), "skipping malformed"); n != 6 {
+		t.Errorf("logged %d malformed keys, want 6:\n%s", n, logs.String())
+	}
+}
+
+// TestBadgerManyAccounts scans many accounts and journal events, from the
+// memtable and, after a reopen, from tables on disk.
+func TestBadgerManyAccounts(t *testing.T) {
+	dir := t.TempDir()
+	s := openBadger(t, dir, testBadgerOptions())
+	const n, eventsEach = 3000, 4
+	var want []string
+	for start := 0; start < n; start += 300 {
+		var b Batch
+		for i := start; i < start+300; i++ {
+			a := fmt.Sprintf("%07d", i*7919%n)
+			want = append(want, a)
+			aw := AccountWrite{Account: a}
+			for seq := range uint64(eventsEach) {
+				aw.Events = append(aw.Events, reserve(seq+1, seq+1, t0))
+			}
+			if i%3 == 0 {
+				aw.Snapshot, aw.DropFrom = &Snapshot{Seq: 2, NextID: 3}, 1
+			}
+			b.Accounts = append(b.Accounts, aw)
+		}
+		mustWrite(t, s, &b)
+	}
+	slices.Sort(want)
+	if got := accounts(t, s); !slices.Equal(got, want) {
+		t.Errorf("Accounts returned %d accounts, want %d", len(got), len(want))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openBadger(t, dir, testBadgerOptions())
+	if len(s.db.Tables()) == 0 {
+		t.Error("no tables on disk after reopen")
+	}
+	if got := accounts(t, s); !slices.Equal(got, want) {
+		t.Errorf("after reopen, Accounts returned %d accounts, want %d", len(got), len(want))
+	}
+}
+
+func TestBadgerExpiresAt(t *testing.T) {
+	s := newTestBadger(t)
+	now := time.Now().UnixMilli()
+	tests := []struct {
+		account   string
+		expiresAt int64
+		want      uint64 // item.ExpiresAt(), Unix seconds
+	}{
+		{"rounded", now + time.Hour.Milliseconds() + 1, uint64((now+time.Hour.Milliseconds())/1000) + 1},
+		{"whole-second", (now/1000 + 7200) * 1000, uint64(now/1000 + 7200)},
+		{"never", 0, 0},
+	}
+	var b Batch
+	b.HighWater = now
+	for _, tt := range tests {
+		b.Accounts = append(b.Accounts, AccountWrite{
+			Account: tt.account, Events: []Event{reserve(1, 1, t0), reserve(2, 2, t0)},
+			Snapshot: &Snapshot{Seq: 1, NextID: 2}, DropFrom: 1, ExpiresAt: tt.expiresAt,
+		})
+	}
+	mustWrite(t, s, &b)
+
+	err := s.db.View(func(txn *badger.Txn) error {
+		for _, tt := range tests {
+			for _, key := range [][]byte{appendSnapshotKey(nil, tt.account), appendJournalKey(nil, tt.account, 2)} {
+				item, err := txn.Get(key)
+				if err != nil {
+					return fmt.Errorf("get %q: %w", key, err)
+				}
+				if got := item.ExpiresAt(); got != tt.want {
+					t.Errorf("%q: ExpiresAt = %d, want %d", key, got, tt.want)
+				}
+			}
+		}
+		item, err := txn.Get(highWaterKey)
+		if err != nil {
+			return err
+		}
+		if item.ExpiresAt() != 0 {
+			t.Errorf("high-water key expires at %d, want never", item.ExpiresAt())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// grepDir reports whether any file under dir contains s.
+func grepDir(t *testing.T, dir, s string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || found {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		found, err = readerContains(f, []byte(s))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("grep %s: %v", dir, err)
+	}
+	return found
+}
+
+// readerContains reports whether r contains pattern, reading in chunks.
+func readerContains(r io.Reader, pattern []byte) (bool, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	buf := make([]byte, 0, 2<<20)
+	chunk := make([]byte, 1<<20)
+	for {
+		n, err := br.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if bytes.Contains(buf, pattern) {
+			return true, nil
+		}
+		if keep := len(pattern) - 1; len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+func TestBadgerEncryptionAtRest(t *testing.T) {
+	const secret = "SECRETACCOUNT1234"
+	key := bytes.Repeat([]byte{0x5a}, 32)
+	tests := []struct {
+		name    string
+		key     []byte
+		visible bool
+	}{
+		{"plain", nil, true}, // shows that the check can fail
+		{"AES-128", key[:16], false},
+		{"AES-256", key, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			opts := testBadgerOptions()
+			opts.Durable, opts.EncryptionKey = true, tt.key
+			s, err := OpenBadger(dir, opts, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Loaded{Snapshot: Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}, Events: []Event{reserve(2, 2, t1)}}
+			mustWrite(t, s, &Batch{Accounts: []AccountWrite{{
+				Account: secret, Snapshot: &want.Snapshot, Events: want.Events,
+			}}})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := grepDir(t, dir, secret); got != tt.visible {
+				t.Errorf("account ID visible on disk = %v, want %v", got, tt.visible)
+			}
+
+			// Another key, or none where one was used, is refused clearly.
+			wrong := bytes.Repeat([]byte{0xa5}, 16)
+			if tt.key == nil {
+				wrong = key
+			}
+			for _, k := range [][]byte{wrong, nil} {
+				if bytes.Equal(k, tt.key) {
+					continue
+				}
+				opts.EncryptionKey = k
+				if s, err := OpenBadger(dir, opts, zerolog.Nop()); !errors.Is(err, ErrEncryptionKey) {
+					if err == nil {
+						s.Close()
+					}
+					t.Errorf("open with key %x = %v, want ErrEncryptionKey", k, err)
+				}
+			}
+
+			// The right key still opens it: the failed opens released it.
+			opts.EncryptionKey = tt.key
+			s = openBadger(t, dir, opts)
+			checkLoaded(t, s, secret, want)
+		})
+	}
+}
+
+func TestBadgerDurableReopen(t *testing.T) {
+	dir := t.TempDir()
+	opts := testBadgerOptions()
+	opts.Durable = true
+	s, err := OpenBadger(dir, opts, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &Snapshot{Seq: 2, NextID: 3, Committed: []int64{t0, t1}, Pending: []Pending{{ID: 2, ReservedAt: t1, Deadline: t2}}}
+	mustWrite(t, s, &Batch{HighWater: t2, Accounts: []AccountWrite{
+		{Account: "a", Events: []Event{reserve(1, 1, t0), commit(2, 1, t0), reserve(3, 3, t2)}, Snapshot: snap, DropFrom: 1,
+			ExpiresAt: time.Now().Add(time.Hour).UnixMilli()},
+		{Account: "b", Events: []Event{reserve(1, 1, t1)}},
+	}})
+	mustWrite(t, s, &Batch{HighWater: t1})
+	want := map[string]Loaded{
+		"a": mustLoad(t, s, "a"),
+		"b": mustLoad(t, s, "b"),
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openBadger(t, dir, opts)
+	for a, w := range want {
+		checkLoaded(t, s, a, w)
+	}
+	if hw, err := s.HighWater(); hw != t2 || err != nil {
+		t.Errorf("HighWater after reopen = %d, %v want %d", hw, err, t2)
+	}
+	if got := accounts(t, s); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Accounts after reopen = %q", got)
+	}
+}
+
+func TestBadgerCorruptHighWater(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawSet(t, s, highWaterKey, []byte{formatHighWaterV1, 1, 2, 3, 4, 5})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the failed open releases the directory
+		if _, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop()); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("open with corrupt high water = %v, want ErrCorrupt", err)
+		}
+	}
+}
+
+// TestBadgerTxnSplit checks that a batch too large for one Badger
+// transaction is committed in several, at account boundaries, and that an
+// account write too large for any transaction fails whole.
+func TestBadgerTxnSplit(t *testing.T) {
+	s := newTestBadger(t)
+	const n = 3000 // entries; testBadgerOptions allow about 1,600 per transaction
+	var b Batch
+	b.HighWater = t3
+	for i := range n {
+		aw := AccountWrite{Account: fmt.Sprintf("acct%05d", i), Events: []Event{reserve(1, 1, t0)}}
+		if i%100 == 0 {
+			aw.Events = append(aw.Events, commit(2, 1, t1), reserve(3, 2, t2))
+			aw.Snapshot, aw.DropFrom = &Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}, 1
+		}
+		b.Accounts = append(b.Accounts, aw)
+	}
+	before := s.db.MaxVersion()
+	mustWrite(t, s, &b)
+	if commits := s.db.MaxVersion() - before; commits < 2 {
+		t.Errorf("batch of %d entries committed in %d transaction(s), want a split", n, commits)
+	}
+	for i := range n {
+		a := fmt.Sprintf("acct%05d", i)
+		want := Loaded{Events: []Event{reserve(1, 1, t0)}}
+		if i%100 == 0 {
+			want = Loaded{Snapshot: Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}, Events: []Event{reserve(3, 2, t2)}}
+		}
+		checkLoaded(t, s, a, want)
+	}
+	if hw, _ := s.HighWater(); hw != t3 {
+		t.Errorf("HighWater = %d, want %d", hw, t3)
+	}
+
+	huge := AccountWrite{Account: "huge"}
+	for seq := range uint64(5000) {
+		huge.Events = append(huge.Events, reserve(seq+1, seq+1, t0))
+	}
+	tests := []struct {
+		name      string
+		batch     Batch
+		message   string
+		committed []string
+	}{
+		{"alone", Batch{Accounts: []AccountWrite{huge}},
+			`persistence: account "huge": write of 5000 events does not fit in one transaction`, nil},
+		{"after another", Batch{Accounts: []AccountWrite{{Account: "small", Events: []Event{reserve(1, 1, t0)}}, huge}},
+			"persistence: write: batch split: 1 of 2 account writes committed, the rest not", []string{"small"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestBadger(t)
+			err := s.Write(&tt.batch)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.message) || !errors.Is(err, badger.ErrTxnTooBig) {
+				t.Errorf("Write = %v, want error starting %q", err, tt.message)
+			}
+			if got := accounts(t, s); !slices.Equal(got, tt.committed) {
+				t.Errorf("stored accounts = %q, want %q", got, tt.committed)
+			}
+		})
+	}
+}
+
+func TestOpenBadgerRejectsOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		dir     string
+		opts    BadgerOptions
+		message string
+	}{
+		{"key length", "x", BadgerOptions{InMemory: true, EncryptionKey: make([]byte, 20)}, "BadgerOptions.EncryptionKey is 20 bytes"},
+		{"negative memtable", "", BadgerOptions{InMemory: true, MemTableSize: -1}, "BadgerOptions.MemTableSize -1 is negative"},
+		{"tiny memtable", "", BadgerOptions{InMemory: true, MemTableSize: 4096}, "BadgerOptions.MemTableSize 4096 is below 1 MiB"},
+		{"negative block cache", "", BadgerOptions{InMemory: true, BlockCacheSize: -1}, "BadgerOptions.BlockCacheSize"},
+		{"negative index cache", "", BadgerOptions{InMemory: true, IndexCacheSize: -1}, "BadgerOptions.IndexCacheSize"},
+		{"no dir", "", BadgerOptions{}, "persistence: open badger: empty directory"},
+	}
+	for _, tt := range tests {
+		s, err := OpenBadger(tt.dir, tt.opts, zerolog.Nop())
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), "persistence: ") {
+			t.Errorf("%s: OpenBadger = %v, want error containing %q", tt.name, err, tt.message)
+		}
+	}
+}
+
+func TestBadgerLogger(t *testing.T) {
+	var buf bytes.Buffer
+	l := badgerLogger{log: zerolog.New(&buf).Level(zerolog.TraceLevel).With().Str("component", "badger").Logger()}
+	l.Errorf("e %d\n", 1)
+	l.Warningf("w %s", "x")
+	l.Infof("i\n")
+	l.Debugf("d")
+	want := []struct{ level, message string }{
+		{"error", "e 1"}, {"warn", "w x"}, {"debug", "i"}, {"trace", "d"},
+	}
+	dec := json.NewDecoder(&buf)
+	for i, w := range want {
+		var line struct{ Level, Message, Component string }
+		if err := dec.Decode(&line); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if line.Level != w.level || line.Message != w.message || line.Component != "badger" {
+			t.Errorf("line %d = %+v, want level %s message %q component badger", i, line, w.level, w.message)
+		}
+	}
+
+	// Below the logger's level nothing is formatted or written.
+	buf.Reset()
+	quiet := badgerLogger{log: zerolog.New(&buf).Level(zerolog.InfoLevel)}
+	quiet.Infof("chatter %v", panicStringer{})
+	quiet.Debugf("chatter %v", panicStringer{})
+	if buf.Len() != 0 {
+		t.Errorf("info chatter written at info level: %s", buf.String())
+	}
+}
+
+// panicStringer fails the test if it is ever formatted.
+type panicStringer struct{}
+
+func (panicStringer) String() string { panic("formatted a disabled log message") }
+
+// BenchmarkBadgerWrite measures durable batches of 1000 one-event writes to
+// distinct accounts, on disk. On the 2-core development machine it gave
+// about 200,000 events/s (5 ms per fsynced batch):
+//
+//	go test -run='^$' -bench=BenchmarkBadgerWrite -benchtime=20x ./persistence/
+func BenchmarkBadgerWrite(b *testing.B) {
+	s, err := OpenBadger(b.TempDir(), BadgerOptions{Durable: true}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const perBatch = 1000
+	batch := Batch{Accounts: make([]AccountWrite, perBatch)}
+	events := make([]Event, perBatch)
+	for i := range batch.Accounts {
+		batch.Accounts[i] = AccountWrite{
+			Account:   fmt.Sprintf("%018d", 100_000_000_000_000_000+i),
+			Events:    events[i : i+1 : i+1],
+			ExpiresAt: time.Now().Add(13 * time.Hour).UnixMilli(),
+		}
+	}
+	b.ReportAllocs()
+	seq := uint64(0)
+	for b.Loop() {
+		seq++
+		for i := range events {
+			events[i] = reserve(seq, seq, t0+int64(seq))
+		}
+		batch.HighWater = t0 + int64(seq)
+		if err := s.Write(&batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(seq*perBatch)/b.Elapsed().Seconds(), "events/s")
+}

@@ -1,0 +1,163 @@
+package persistence
+
+import (
+	"context"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// Journal group-commits account writes: writes appended by any number of
+// goroutines while one batch is being written are gathered into the next
+// batch, so a single Store.Write (one transaction, one fsync) covers them
+// all. It is safe for simultaneous use.
+type Journal struct {
+	store    Store
+	maxBatch int
+	log      zerolog.Logger
+
+	mu      sync.Mutex
+	queue   []pendingWrite
+	closed  bool
+	wake    chan struct{} // capacity 1: a batch is waiting
+	stopped chan struct{} // closed when the writer has exited
+
+	batch Batch // reused by the writer goroutine only
+}
+
+type pendingWrite struct {
+	w    AccountWrite
+	hw   int64
+	done func(error)
+}
+
+// DefaultMaxBatch is the most account writes one Store.Write carries.
+const DefaultMaxBatch = 4096
+
+// NewJournal starts a journal writing to store, at most maxBatch account
+// writes per Store.Write (DefaultMaxBatch if maxBatch <= 0). Close stops it.
+func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	j := &Journal{
+		store:    store,
+		maxBatch: maxBatch,
+		log:      log.With().Str("component", "journal").Logger(),
+		wake:     make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
+	}
+	go j.run()
+	return j
+}
+
+// Append queues w. highWater is the engine time of the write (see
+// Batch.HighWater). done, if not nil, is called once the batch holding w was
+// written: with nil when w is durable, else with the error. done runs on the
+// journal's goroutine and must not block. After Close, done is called at
+// once with ErrClosed.
+func (j *Journal) Append(w AccountWrite, highWater int64, done func(error)) {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		if done != nil {
+			done(ErrClosed)
+		}
+		return
+	}
+	j.queue = append(j.queue, pendingWrite{w: w, hw: highWater, done: done})
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush waits until everything appended before the call has been written,
+// and returns the first error among those writes' outcome for the flush
+// marker itself (nil when the store accepted the batch).
+func (j *Journal) Flush(ctx context.Context) error {
+	ch := make(chan error, 1)
+	j.Append(AccountWrite{}, 0, func(err error) { ch <- err })
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close writes what is queued, stops the journal and waits for it.
+// Appends after Close fail with ErrClosed. Close does not close the store.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		<-j.stopped
+		return nil
+	}
+	j.closed = true
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+	<-j.stopped
+	return nil
+}
+
+func (j *Journal) run() {
+	defer close(j.stopped)
+	var spare []pendingWrite
+	for range j.wake {
+		for {
+			j.mu.Lock()
+			if len(j.queue) == 0 {
+				closed := j.closed
+				j.mu.Unlock()
+				if closed {
+					return
+				}
+				break
+			}
+			var take []pendingWrite
+			if len(j.queue) <= j.maxBatch {
+				take = j.queue
+				j.queue = spare[:0]
+			} else {
+				take = make([]pendingWrite, j.maxBatch)
+				copy(take, j.queue)
+				j.queue = append(j.queue[:0], j.queue[j.maxBatch:]...)
+			}
+			j.mu.Unlock()
+			j.write(take)
+			clear(take)
+			spare = take[:0]
+		}
+	}
+}
+
+func (j *Journal) write(take []pendingWrite) {
+	b := &j.batch
+	b.Accounts = b.Accounts[:0]
+	b.HighWater = 0
+	for i := range take {
+		if take[i].w.Account != "" {
+			b.Accounts = append(b.Accounts, take[i].w)
+		}
+		b.HighWater = max(b.HighWater, take[i].hw)
+	}
+	var err error
+	if len(b.Accounts) > 0 || b.HighWater > 0 {
+		err = j.store.Write(b)
+		if err != nil {
+			j.log.Error().Err(err).Int("writes", len(b.Accounts)).Msg("journal write failed")
+		}
+	}
+	clear(b.Accounts)
+	for i := range take {
+		if take[i].done != nil {
+			take[i].done(err)
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package persistence
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MemStore is a Store kept in memory, for tests only: it is not durable and
+// keeps every account in a map.
+//
+// Its semantics are those of BadgerStore: values are stored encoded, so a
+// caller changing its slices after Write does not change stored state;
+// keys carry the same expiry, in whole seconds rounded up, and a key
+// expires once the clock reaches that second. The clock is the function
+// given to NewMemStore, so tests can check expiry at fixed instants.
+//
+// MemStore is safe for simultaneous use by multiple goroutines.
+type MemStore struct {
+	now  func() int64
+	life lifecycle
+
+	mu        sync.Mutex
+	accounts  map[string]*memAccount
+	highWater int64
+}
+
+var _ Store = (*MemStore)(nil)
+
+// memValue is one stored value and the Unix second it expires at (0: never).
+type memValue struct {
+	value     []byte
+	expiresAt uint64
+}
+
+type memAccount struct {
+	snapshot *memValue
+	journal  map[uint64]memValue
+}
+
+// NewMemStore returns an empty MemStore whose expiry clock is now, in Unix
+// milliseconds; a nil now reads the wall clock.
+func NewMemStore(now func() int64) *MemStore {
+	if now == nil {
+		now = func() int64 { return time.Now().UnixMilli() }
+	}
+	return &MemStore{now: now, accounts: make(map[string]*memAccount)}
+}
+
+// expired reports whether v has expired at now (Unix ms), by the rule
+// Badger applies: once the current Unix second reaches v.expiresAt.
+func (v *memValue) expired(now int64) bool {
+	return v.expiresAt != 0 && now >= 0 && v.expiresAt <= uint64(now/1000)
+}
+
+// Write applies b atomically, with BadgerStore's semantics (a MemStore
+// batch is never split).
+func (m *MemStore) Write(b *Batch) error {
+	if err := validateBatch(b); err != nil {
+		return err
+	}
+	if err := m.life.enter(); err != nil {
+		return err
+	}
+	defer m.life.exit()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	now := m.now()
+	for i := range b.Accounts {
+		m.apply(&b.Accounts[i], now)
+	}
+	m.highWater = max(m.highWater, b.HighWater)
+	return nil
+}
+
+func (m *MemStore) apply(aw *AccountWrite, now int64) {
+	a := m.accounts[aw.Account]
+	if a == nil {
+		a = &memAccount{journal: make(map[uint64]memValue)}
+		m.accounts[aw.Account] = a
+	}
+	// Forget what expired, as Badger's compaction eventually does.
+	if a.snapshot != nil && a.snapshot.expired(now) {
+		a.snapshot = nil
+	}
+	maps.DeleteFunc(a.journal, func(_ uint64, v memValue) bool { return v.expired(now) })
+
+	exp := expiresAtSeconds(aw.ExpiresAt)
+	dropFrom, dropTo := uint64(1), uint64(0)
+	if aw.Snapshot != nil {
+		dropFrom, dropTo = max(aw.DropFrom, 1), aw.Snapshot.Seq
+	}
+	for _, ev := range aw.Events {
+		if ev.Seq >= dropFrom && ev.Seq <= dropTo {
+			continue
+		}
+		a.journal[ev.Seq] = memValue{value: appendEvent(nil, ev), expiresAt: exp}
+	}
+	if aw.Snapshot != nil {
+		a.snapshot = &memValue{value: appendSnapshot(nil, aw.Snapshot), expiresAt: exp}
+		maps.DeleteFunc(a.journal, func(seq uint64, _ memValue) bool {
+			return seq >= dropFrom && seq <= dropTo
+		})
+	}
+}
+
+// Load returns the stored state of account, as BadgerStore.Load does.
+func (m *MemStore) Load(account string) (Loaded, error) {
+	if !ValidAccount(account) {
+		return Loaded{}, invalidAccount(account)
+	}
+	if err := m.life.enter(); err != nil {
+		return Loaded{}, err
+	}
+	defer m.life.exit()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	var l Loaded
+	a := m.accounts[account]
+	if a == nil {
+		return l, nil
+	}
+	now := m.now()
+	if a.snapshot != nil && !a.snapshot.expired(now) {
+		s, err := decodeSnapshot(a.snapshot.value)
+		if err != nil {
+			return Loaded{}, fmt.Errorf("persistence: account %q: snapshot: %w", account, err)
+		}
+		l.Snapshot = s
+	}
+	var seqs []uint64
+	for seq, v := range a.journal {
+		if seq > l.Snapshot.Seq && !v.expired(now) {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		ev, err := decodeEvent(a.journal[seq].value)
+		if err != nil {
+			return Loaded{}, fmt.Errorf("persistence: account %q: journal seq %d: %w", account, seq, err)
+		}
+		l.Events = append(l.Events, ev)
+	}
+	return l, nil
+}
+
+// Accounts calls fn with each account that has unexpired state, once, in
+// byte order. Like BadgerStore's, the scan sees the accounts stored when it
+// started; fn may call Load and Write but not Close.
+func (m *MemStore) Accounts(fn func(account string) error) error {
+	if err := m.life.enter(); err != nil {
+		return err
+	}
+	defer m.life.exit()
+
+	m.mu.Lock()
+	now := m.now()
+	var names []string
+	for name, a := range m.accounts {
+		if a.live(now) {
+			names = append(names, name)
+		}
+	}
+	m.mu.Unlock()
+
+	slices.Sort(names)
+	for _, name := range names {
+		if err := fn(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *memAccount) live(now int64) bool {
+	if a.snapshot != nil && !a.snapshot.expired(now) {
+		return true
+	}
+	for _, v := range a.journal {
+		if !v.expired(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// HighWater returns the largest high-water mark written (0 if none).
+func (m *MemStore) HighWater() (int64, error) {
+	if err := m.life.enter(); err != nil {
+		return 0, err
+	}
+	defer m.life.exit()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.highWater, nil
+}
+
+// Close waits for the calls in progress and empties the store. Later
+// calls, including Close, return ErrClosed.
+func (m *MemStore) Close() error {
+	if err := m.life.close(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.accounts = nil
+	return nil
+}

@@ -1,0 +1,122 @@
+package persistence
+
+import "errors"
+
+// EventKind says what an Event records.
+type EventKind uint8
+
+const (
+	// EventReserve records that Count slots, with reservation IDs
+	// ID..ID+Count-1, were granted at At and must be resolved before Deadline.
+	EventReserve EventKind = 1
+	// EventCommit records that reservation ID became a pin at time At.
+	EventCommit EventKind = 2
+	// EventRelease records that reservation ID's pin definitely did not happen.
+	EventRelease EventKind = 3
+)
+
+// Event is one entry of an account's journal. Times are Unix milliseconds
+// of the engine clock.
+type Event struct {
+	Seq      uint64 // per account, strictly increasing from 1
+	Kind     EventKind
+	ID       uint64 // first reservation ID the event concerns
+	Count    uint32 // EventReserve: number of consecutive IDs granted
+	At       int64  // EventReserve: reservation time; EventCommit: pin time
+	Deadline int64  // EventReserve: lease deadline
+}
+
+// Pending is a reservation that was granted and not yet resolved.
+type Pending struct {
+	ID         uint64
+	ReservedAt int64
+	Deadline   int64
+}
+
+// Snapshot is the whole state of one account after its journal event Seq.
+type Snapshot struct {
+	Seq       uint64    // last journal event folded in (0: none)
+	NextID    uint64    // next reservation ID to hand out
+	Committed []int64   // pin times still inside the window, ascending
+	Pending   []Pending // unresolved reservations, ascending by ID
+}
+
+// AccountWrite is everything one Batch writes for one account.
+type AccountWrite struct {
+	Account string
+	// Events are appended to the account's journal.
+	Events []Event
+	// Snapshot, when not nil, replaces the account's snapshot and deletes its
+	// journal events with Seq in [DropFrom, Snapshot.Seq].
+	Snapshot *Snapshot
+	DropFrom uint64
+	// ExpiresAt (Unix ms of the engine clock) is the instant after which the
+	// account's whole state may be deleted: its window holds nothing from
+	// then on. Every key the batch writes for the account carries it,
+	// rounded up to a whole second; 0 or less means never. Keys written by
+	// earlier batches keep the expiry they were written with, so the older
+	// part of an account's state (its snapshot, its first journal events)
+	// can expire while later events remain.
+	ExpiresAt int64
+}
+
+// Batch is one atomic, durable write: all of it lands, or none of it.
+type Batch struct {
+	Accounts []AccountWrite
+	// HighWater, when larger than the stored value, replaces it: the newest
+	// engine time any stored state refers to.
+	HighWater int64
+}
+
+// Loaded is an account's stored state: its snapshot (zero if none) and the
+// journal events written after it, in Seq order.
+type Loaded struct {
+	Snapshot Snapshot
+	Events   []Event
+}
+
+// Store is where account state lives. Every method reports its failures;
+// implementations are safe for simultaneous use by multiple goroutines.
+type Store interface {
+	// Write applies b atomically. When it returns nil, b is durable (if the
+	// store was opened durable).
+	Write(b *Batch) error
+	// Load returns the stored state of account. An account with nothing
+	// stored (or whose state expired) loads as the zero Loaded and nil.
+	// Corrupt state yields an error wrapping ErrCorrupt that names account.
+	Load(account string) (Loaded, error)
+	// Accounts calls fn for each account that has stored state, in key
+	// order, without loading it; fn returning an error stops the scan.
+	Accounts(fn func(account string) error) error
+	// HighWater returns the stored high-water mark (0 if none).
+	HighWater() (int64, error)
+	// Close releases the store; later calls fail with ErrClosed.
+	Close() error
+}
+
+// Errors shared by the stores.
+var (
+	// ErrClosed is returned by a Store used after Close.
+	ErrClosed = errors.New("persistence: store closed")
+	// ErrCorrupt is wrapped by errors about unreadable stored state.
+	ErrCorrupt = errors.New("persistence: corrupt state")
+	// ErrInvalidAccount is returned for an account ID that cannot be stored:
+	// empty, longer than MaxAccountLen bytes, or containing a NUL byte.
+	ErrInvalidAccount = errors.New("persistence: invalid account id")
+)
+
+// MaxAccountLen is the longest account ID, in bytes, a Store accepts.
+const MaxAccountLen = 128
+
+// ValidAccount reports whether account can be stored.
+func ValidAccount(account string) bool {
+	if len(account) == 0 || len(account) > MaxAccountLen {
+		return false
+	}
+	for i := 0; i < len(account); i++ {
+		if account[i] == 0 {
+			return false
+		}
+	}
+	return true
+}
