@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -49,7 +50,6 @@ type rollback struct {
 type accountActor struct {
 	eng     *Engine
 	account string
-	log     zerolog.Logger
 
 	led       *ledger
 	loadErr   error
@@ -59,6 +59,13 @@ type accountActor struct {
 	served    int    // requests served by this incarnation
 	appended  bool   // this incarnation wrote to the journal
 	stopping  bool
+}
+
+// logger returns the engine's logger tagged with the account. It is built
+// on demand, only to log errors, so a resident actor does not carry one.
+func (a *accountActor) logger() *zerolog.Logger {
+	l := a.eng.log.With().Str("account", a.account).Logger()
+	return &l
 }
 
 func (a *accountActor) Receive(c actor.Context) {
@@ -77,7 +84,7 @@ func (a *accountActor) Receive(c actor.Context) {
 		// event this one appended.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := a.eng.journal.Flush(ctx); err != nil {
-			a.log.Error().Err(err).Msg("flush before restart failed")
+			a.logger().Error().Err(err).Msg("flush before restart failed")
 		}
 		cancel()
 	case *actor.Stopping:
@@ -94,7 +101,7 @@ func (a *accountActor) Receive(c actor.Context) {
 // on to the supervisor, which restarts the actor from its stored state.
 func (a *accountActor) failed(m *request) {
 	if r := recover(); r != nil {
-		a.log.Error().Interface("panic", r).Msg("account actor failed; restarting")
+		a.logger().Error().Interface("panic", r).Msg("account actor failed; restarting")
 		select {
 		case m.reply <- response{err: fmt.Errorf("actors: account %q: %w", a.account, ErrActorFailed)}:
 		default:
@@ -104,13 +111,14 @@ func (a *accountActor) failed(m *request) {
 }
 
 func (a *accountActor) start(c actor.Context) {
+	a.account = strings.TrimPrefix(c.Self().Id, actorNamePrefix)
 	c.SetReceiveTimeout(a.eng.cfg.IdleTimeout)
 	cfg := &a.eng.cfg
 	led := newLedger(cfg.Limit, cfg.Window, cfg.Lease)
 	st, err := a.eng.store.Load(a.account)
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
-		a.log.Error().Err(err).Msg("cannot load account state")
+		a.logger().Error().Err(err).Msg("cannot load account state")
 		a.passivate(c) // the next request tries loading again
 		return
 	}
@@ -271,7 +279,7 @@ func (a *accountActor) stop(c actor.Context) {
 		done := make(chan error, 1)
 		a.eng.journal.Append(w, now, func(err error) { done <- err })
 		if err := <-done; err != nil {
-			a.log.Error().Err(err).Msg("snapshot at passivation failed; the journal still holds the events")
+			a.logger().Error().Err(err).Msg("snapshot at passivation failed; the journal still holds the events")
 		}
 		return
 	}
@@ -279,7 +287,7 @@ func (a *accountActor) stop(c actor.Context) {
 		// Writes of this incarnation may still be queued: they must land
 		// before the next incarnation loads.
 		if err := a.eng.journal.Flush(context.Background()); err != nil {
-			a.log.Error().Err(err).Msg("journal flush at passivation failed")
+			a.logger().Error().Err(err).Msg("journal flush at passivation failed")
 		}
 	}
 }

@@ -30,8 +30,8 @@ const (
 	crashChildEnv  = "PINBOT_CRASH_CHILD_DIR"
 	crashAccounts  = 40
 	crashWorkers   = 16
-	crashCycles    = 24
-	crashLineLimit = 1500
+	crashCycles    = 20
+	crashLineLimit = 800
 )
 
 func crashAccount(i int) string { return fmt.Sprintf("crash-%02d", i) }

@@ -72,6 +72,7 @@ type Engine struct {
 	store   persistence.Store
 	journal *persistence.Journal
 	system  *actor.ActorSystem
+	props   *actor.Props // shared by every account actor
 	reg     registry
 	log     zerolog.Logger
 
@@ -122,6 +123,7 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	e.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(actorLog))
 	}))
+	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} })
 	e.reg.init(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancelRecover = cancel
@@ -152,11 +154,12 @@ func (e *Engine) Now() time.Time { return time.UnixMilli(e.clock.Now()) }
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }
 
+// actorNamePrefix starts every account actor's name; the rest is the
+// account ID, which is how an actor learns its account.
+const actorNamePrefix = "account/"
+
 func (e *Engine) spawn(account string) (*actor.PID, error) {
-	props := actor.PropsFromProducer(func() actor.Actor {
-		return &accountActor{eng: e, account: account, log: e.log.With().Str("account", account).Logger()}
-	})
-	pid, err := e.system.Root.SpawnNamed(props, "account/"+account)
+	pid, err := e.system.Root.SpawnNamed(e.props, actorNamePrefix+account)
 	if err != nil {
 		return nil, fmt.Errorf("actors: account %q: spawn: %w", account, err)
 	}

@@ -199,7 +199,7 @@ func runScript(t testing.TB, script []byte) {
 }
 
 func TestLedgerProperty(t *testing.T) {
-	for seed := uint64(0); seed < 300; seed++ {
+	for seed := uint64(0); seed < 150; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))
 		script := make([]byte, 400)
 		for i := range script {

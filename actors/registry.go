@@ -29,7 +29,16 @@ type regShard struct {
 type regEntry struct {
 	pid         *actor.PID
 	passivating bool          // no more messages may be sent to pid
-	done        chan struct{} // closed once the actor has stopped and flushed
+	done        chan struct{} // made when passivating; closed once the actor has stopped and flushed
+}
+
+// startPassivating marks e as passivating; the caller holds the shard's
+// write lock.
+func (e *regEntry) startPassivating() {
+	if !e.passivating {
+		e.passivating = true
+		e.done = make(chan struct{})
+	}
 }
 
 func (r *registry) init(e *Engine) {
@@ -75,7 +84,7 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 				sh.mu.Unlock()
 				return err
 			}
-			sh.m[account] = &regEntry{pid: pid, done: make(chan struct{})}
+			sh.m[account] = &regEntry{pid: pid}
 		}
 		sh.mu.Unlock()
 	}
@@ -91,7 +100,7 @@ func (r *registry) beginPassivate(account string, pid *actor.PID) bool {
 	if e == nil || !e.pid.Equal(pid) {
 		return false
 	}
-	e.passivating = true
+	e.startPassivating()
 	return true
 }
 
@@ -103,6 +112,7 @@ func (r *registry) remove(account string, pid *actor.PID) {
 	defer sh.mu.Unlock()
 	if e := sh.m[account]; e != nil && e.pid.Equal(pid) {
 		delete(sh.m, account)
+		e.startPassivating()
 		close(e.done)
 	}
 }
@@ -115,7 +125,7 @@ func (r *registry) stopAll() []chan struct{} {
 		sh.mu.Lock()
 		for _, e := range sh.m {
 			if !e.passivating {
-				e.passivating = true
+				e.startPassivating()
 				r.eng.system.Root.Poison(e.pid)
 			}
 			waits = append(waits, e.done)
