@@ -47,6 +47,25 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *persistence.BadgerSt
 	return eng, store
 }
 
+// warm makes every benchmark account resident, so that the timed part
+// measures the steady state and not the first load of each account.
+func warm(b *testing.B, eng *Engine) {
+	b.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, benchCallers)
+	for a := 0; a < benchAccounts; a++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if _, err := eng.Status(context.Background(), benchAccount(a)); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // runCallers runs fn b.N times spread over benchCallers goroutines and
 // returns the latency of every call.
 func runCallers(b *testing.B, fn func(r *rand.Rand) error) []time.Duration {
@@ -99,6 +118,7 @@ func BenchmarkEngineReserveCommit(b *testing.B) {
 	for _, durable := range []bool{true, false} {
 		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
 			eng, _ := openBenchEngine(b, durable)
+			warm(b, eng)
 			ctx := context.Background()
 			lat := runCallers(b, func(r *rand.Rand) error {
 				acc := benchAccount(r.IntN(benchAccounts))
@@ -154,8 +174,8 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 		}
 	}
 	eng, _ := openBenchEngine(b, true)
+	warm(b, eng)
 	ctx := context.Background()
-	interval := time.Duration(float64(time.Second) / rate * benchCallers)
 	start := time.Now()
 	var issued atomic.Int64
 	lat := runCallers(b, func(r *rand.Rand) error {
@@ -166,7 +186,6 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 		if d := time.Until(slot); d > 0 {
 			time.Sleep(d) // pacing the offered load, not waiting for a result
 		}
-		_ = interval
 		acc := benchAccount(r.IntN(benchAccounts))
 		g, err := eng.Reserve(ctx, acc, 1)
 		if err == nil && g.Granted == 1 {
@@ -223,4 +242,85 @@ func heapInUse() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapInuse)
+}
+
+// BenchmarkRestart measures, over a data directory holding
+// PINBOT_BENCH_RESTART_ACCOUNTS accounts (default 1,000,000) with pins in
+// their window, the time from opening the store to the first request
+// served, the heap in use right then, and the bytes on disk per stored
+// (passivated) account.
+func BenchmarkRestart(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv("PINBOT_BENCH_RESTART_ACCOUNTS"); s != "" {
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+			b.Fatalf("PINBOT_BENCH_RESTART_ACCOUNTS=%q: want a positive number", s)
+		}
+	}
+	dir := b.TempDir()
+	now := time.Now().UnixMilli()
+	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const chunk = 5000
+	for start := 0; start < n; start += chunk {
+		batch := &persistence.Batch{HighWater: now}
+		for i := start; i < min(start+chunk, n); i++ {
+			batch.Accounts = append(batch.Accounts, persistence.AccountWrite{
+				Account:   benchAccount(i),
+				Snapshot:  &persistence.Snapshot{Seq: 3, NextID: 4, Committed: []int64{now - 3_600_000, now - 1_800_000, now - 60_000}},
+				ExpiresAt: now + 12*3_600_000,
+			})
+		}
+		if err := store.Write(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := store.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(dirSize(b, dir))/float64(n), "disk-B/account")
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		base := heapInUse()
+		t0 := time.Now()
+		store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.Recover = true // the background replay runs while the first request is served
+		eng, err := New(cfg, store, zerolog.Nop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := eng.Status(ctx, benchAccount(n/2))
+		first := time.Since(t0)
+		if err != nil || st.Used != 3 {
+			b.Fatalf("first request: %+v, %v", st, err)
+		}
+		b.ReportMetric(float64(first)/float64(time.Millisecond), "first-request-ms")
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		b.ReportMetric(float64(int64(m.HeapInuse)-base)/(1<<20), "heap-MiB-at-first")
+		b.StopTimer()
+		_ = eng.Close(ctx)
+		_ = store.Close()
+		b.StartTimer()
+	}
+}
+
+func dirSize(b *testing.B, dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && !info.IsDir() {
+			total += info.Size()
+		}
+	}
+	return total
 }

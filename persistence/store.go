@@ -60,7 +60,10 @@ type AccountWrite struct {
 	ExpiresAt int64
 }
 
-// Batch is one atomic, durable write: all of it lands, or none of it.
+// Batch is one durable write. Each AccountWrite in it is atomic: all of it
+// lands, or none of it. The batch as a whole is atomic too unless it is too
+// large for one store transaction; then it is split between AccountWrites
+// (see BadgerStore.Write), which the journal's batch cap makes rare.
 type Batch struct {
 	Accounts []AccountWrite
 	// HighWater, when larger than the stored value, replaces it: the newest

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/rs/zerolog"
+)
+
+// listedAccount is one element of `accounts --json` as a client reads it.
+type listedAccount struct {
+	Account  string     `json:"account"`
+	Used     int        `json:"used"`
+	Pending  int        `json:"pending"`
+	Limit    int        `json:"limit"`
+	NextFree *time.Time `json:"next_free"`
+	Error    string     `json:"error"`
+}
+
+// pinSome fills dir with a few pins: alice 3, bob 12 and carol 100.
+func pinSome(t *testing.T, dir string) {
+	t.Helper()
+	stdin := "pin alice 3\npin bob 10\npin bob 2\n" + strings.Repeat("pin carol 10\n", 10)
+	pinbot(t, stdin, nil, "--data-dir", dir).wantCode(t, "demo", exitOK)
+}
+
+func TestAccountsJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := time.Now()
+	pinSome(t, dir)
+
+	r := pinbot(t, "", nil, "accounts", "--json", "--data-dir", dir)
+	r.wantCode(t, "accounts --json", exitOK)
+	var got []listedAccount
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("output is not a JSON array of accounts: %v\n%s", err, r.stdout)
+	}
+	want := []listedAccount{
+		{Account: "alice", Used: 3, Limit: 100},
+		{Account: "bob", Used: 12, Limit: 100},
+		{Account: "carol", Used: 100, Limit: 100},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("listed %d accounts, want %d:\n%s", len(got), len(want), r.stdout)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Account != w.Account || g.Used != w.Used || g.Pending != w.Pending || g.Limit != w.Limit || g.Error != "" {
+			t.Errorf("account %d = %+v, want %+v", i, g, w)
+		}
+		if g.NextFree == nil || g.NextFree.Before(start) {
+			t.Errorf("account %s: next_free = %v, want a time after the test started", g.Account, g.NextFree)
+		}
+	}
+	// A full account frees its first slot 12 hours after its first pin.
+	if nf := got[2].NextFree; nf != nil && nf.Sub(start) < 11*time.Hour {
+		t.Errorf("carol: next_free = %v, want about 12 hours after %v", nf, start)
+	}
+	// The keys are exactly the documented ones.
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"account", "used", "pending", "limit", "next_free"} {
+		if _, ok := raw[0][key]; !ok {
+			t.Errorf("object %v lacks %q", raw[0], key)
+		}
+	}
+	if len(raw[0]) != 5 {
+		t.Errorf("object %v has keys beyond the five documented", raw[0])
+	}
+}
+
+func TestAccountsTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pinSome(t, dir)
+	// The data directory comes from the environment this time.
+	r := pinbot(t, "", map[string]string{"PINBOT_DATA_DIR": dir}, "accounts")
+	r.wantCode(t, "accounts", exitOK)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	want := [][]string{
+		{"ACCOUNT", "12-HOUR PINS", "PENDING", "NEXT SLOT FREE"},
+		{"alice", "3/100", "0", "now"},
+		{"bob", "12/100", "0", "now"},
+		{"carol", "100/100", "0", "in"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("table has %d lines, want %d:\n%s", len(lines), len(want), r.stdout)
+	}
+	for i, w := range want {
+		fields := strings.Fields(lines[i])
+		for j, cell := range w {
+			if !strings.Contains(lines[i], cell) || (i > 0 && j < 3 && fields[j] != cell) {
+				t.Errorf("line %d = %q, want cell %d %q", i, lines[i], j, cell)
+			}
+		}
+	}
+}
+
+func TestAccountsFlagOverridesEnvironment(t *testing.T) {
+	t.Parallel()
+	envDir, flagDir := filepath.Join(t.TempDir(), "env"), t.TempDir()
+	env := map[string]string{"PINBOT_DATA_DIR": envDir}
+	pinbot(t, "pin dave 2\n", env, "--data-dir", flagDir).wantCode(t, "demo", exitOK)
+	if _, err := os.Stat(envDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("PINBOT_DATA_DIR directory: Stat error %v, want it unused", err)
+	}
+	// A flag before the command holds for the command too.
+	for _, args := range [][]string{
+		{"accounts", "--json", "--data-dir", flagDir},
+		{"--data-dir", flagDir, "accounts", "--json"},
+	} {
+		r := pinbot(t, "", env, args...)
+		r.wantCode(t, strings.Join(args, " "), exitOK)
+		var got []listedAccount
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 1 || got[0].Account != "dave" || got[0].Used != 2 {
+			t.Errorf("%q: listed %+v (%v), want dave with 2 pins", args, got, err)
+		}
+	}
+}
+
+func TestAccountsEmptyAndMissingDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := pinbot(t, "", nil, "accounts", "--json", "--data-dir", dir)
+	r.wantCode(t, "accounts --json on an empty directory", exitOK)
+	if r.stdout != "[]\n" {
+		t.Errorf("JSON of no accounts = %q, want []", r.stdout)
+	}
+	r = pinbot(t, "", nil, "accounts", "--data-dir", dir)
+	r.wantCode(t, "accounts on an empty directory", exitOK)
+	if want := "No accounts stored in " + dir + ".\n"; r.stdout != want {
+		t.Errorf("table of no accounts = %q, want %q", r.stdout, want)
+	}
+
+	missing := filepath.Join(dir, "missing")
+	r = pinbot(t, "", nil, "accounts", "--data-dir", missing)
+	r.wantCode(t, "accounts on a missing directory", exitFailure)
+	if !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("stderr = %q, want it to say the directory does not exist", r.stderr)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing directory: Stat error %v, want it still missing", err)
+	}
+}
+
+func TestAccountsOnLockedDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pinSome(t, dir)
+	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+
+	r := pinbot(t, "", nil, "accounts", "--data-dir", dir)
+	r.wantCode(t, "accounts on a locked directory", exitFailure)
+	if !strings.Contains(r.stderr, "pinbot: data directory is in use by another pinbot process") {
+		t.Errorf("stderr = %q, want the in-use message", r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", r.stdout)
+	}
+}

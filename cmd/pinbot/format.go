@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+	"unicode"
+)
+
+// windowAdjective names the window length w as an adjective: "12-hour".
+func windowAdjective(w time.Duration) string {
+	if h, ok := wholeHours(w); ok {
+		return fmt.Sprintf("%d-hour", h)
+	}
+	return w.String()
+}
+
+// windowShort names the window length w briefly: "12h".
+func windowShort(w time.Duration) string {
+	if h, ok := wholeHours(w); ok {
+		return fmt.Sprintf("%dh", h)
+	}
+	return w.String()
+}
+
+// windowNoun names the window length w as a noun: "12 hours".
+func windowNoun(w time.Duration) string {
+	switch h, ok := wholeHours(w); {
+	case ok && h == 1:
+		return "hour"
+	case ok:
+		return fmt.Sprintf("%d hours", h)
+	}
+	return w.String()
+}
+
+func wholeHours(w time.Duration) (int64, bool) {
+	return int64(w / time.Hour), w > 0 && w%time.Hour == 0
+}
+
+// timeLayout is how absolute times are shown to people.
+const timeLayout = "2006-01-02 15:04:05 MST"
+
+// whenFree says when a slot frees, seen from at: "now", or
+// "in 11h59m59s, at 2026-03-01 16:04:05 CET". The wait is rounded up to
+// the second, so a slot never appears to free before it does.
+func whenFree(nextFree, at time.Time) string {
+	wait := nextFree.Sub(at)
+	if wait <= 0 {
+		return "now"
+	}
+	wait = (wait + time.Second - 1).Truncate(time.Second)
+	return fmt.Sprintf("in %v, at %s", wait, nextFree.Local().Format(timeLayout))
+}
+
+// displayAccount returns account as it should be printed: as is when it
+// is made of visible characters only, quoted otherwise, so that spaces,
+// control characters and invalid UTF-8 cannot garble a line or a table.
+func displayAccount(account string) string {
+	if account == "" {
+		return `""`
+	}
+	for _, r := range account {
+		if r == unicode.ReplacementChar || !unicode.IsGraphic(r) || unicode.IsSpace(r) {
+			return strconv.Quote(account)
+		}
+	}
+	return account
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// result is what one run of pinbot produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// pinbot runs the program in-process with stdin and an environment made of
+// env alone, so that the caller's own environment (a DISCORD_TOKEN, say)
+// cannot leak in.
+func pinbot(t *testing.T, stdin string, env map[string]string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := run(args, strings.NewReader(stdin), &stdout, &stderr, getenv)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// wantCode fails the test when r did not exit with code.
+func (r result) wantCode(t *testing.T, what string, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("%s: exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", what, r.code, code, r.stdout, r.stderr)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args     []string
+		accounts bool // the accounts command's help
+	}{
+		{args: []string{"--help"}},
+		{args: []string{"-h"}},
+		{args: []string{"-help"}},
+		{args: []string{"help"}},
+		{args: []string{"--data-dir", "elsewhere", "--help"}},
+		{args: []string{"accounts", "--help"}, accounts: true},
+		{args: []string{"accounts", "--json", "-h"}, accounts: true},
+		{args: []string{"--data-dir", "x", "accounts", "-h"}, accounts: true},
+		{args: []string{"help", "accounts"}, accounts: true},
+	}
+	// DISCORD_TOKEN does not get in the way of help.
+	env := map[string]string{discordTokenEnv: "token"}
+	for i, tt := range tests {
+		r := pinbot(t, "", env, tt.args...)
+		r.wantCode(t, strings.Join(tt.args, " "), exitOK)
+		if r.stderr != "" {
+			t.Errorf("step %d: %q: stderr = %q, want nothing", i, tt.args, r.stderr)
+		}
+		want := []string{"Usage:", "--data-dir DIR", "PINBOT_DATA_DIR", "--log-level LEVEL", "PINBOT_LOG_LEVEL", "--help"}
+		if tt.accounts {
+			want = append(want, "pinbot accounts [flags]", "--json")
+		} else {
+			want = append(want, "pinbot [flags] accounts [flags]", discordTokenEnv, "pin ACCOUNT N", "status ACCOUNT")
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("step %d: %q: help lacks %q:\n%s", i, tt.args, w, r.stdout)
+			}
+		}
+	}
+}
+
+// TestHelpListsEveryFlag keeps the hand-formatted help in step with the
+// flags actually defined.
+func TestHelpListsEveryFlag(t *testing.T) {
+	t.Parallel()
+	st := newSettings(func(string) string { return "" })
+	accounts, _ := accountsFlags(&st)
+	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts} {
+		var b strings.Builder
+		printUsage(&b, cmd)
+		fset.VisitAll(func(f *flag.Flag) {
+			if !strings.Contains(b.String(), "--"+f.Name) {
+				t.Errorf("help of %q lacks --%s:\n%s", commandPath(cmd), f.Name, b.String())
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		args       []string
+		env        map[string]string
+		wantStderr string
+	}{
+		{[]string{"--log-level", "loud"}, nil, `invalid --log-level "loud": want one of trace, debug, info, warn, error, disabled`},
+		{nil, map[string]string{"PINBOT_LOG_LEVEL": "loud"}, `invalid PINBOT_LOG_LEVEL "loud"`},
+		{[]string{"accounts", "--log-level", "INFO"}, nil, `invalid --log-level "INFO"`},
+		{[]string{"--data-dir", ""}, nil, `invalid --data-dir ""`},
+		{nil, map[string]string{"PINBOT_DATA_DIR": "  "}, `invalid PINBOT_DATA_DIR "  "`},
+		{[]string{"accounts", "--data-dir", ""}, map[string]string{"PINBOT_DATA_DIR": dir}, `invalid --data-dir ""`},
+		{[]string{"--bogus"}, nil, "flag provided but not defined: -bogus"},
+		{[]string{"--json"}, nil, "flag provided but not defined: -json"},
+		{[]string{"frobnicate"}, nil, `unknown command "frobnicate"`},
+		{[]string{"accounts", "extra"}, nil, `unexpected argument "extra"`},
+		{[]string{"help", "nope"}, nil, `help: unknown command "nope"`},
+		{[]string{"help", "accounts", "nope"}, nil, "help: want at most one command"},
+	}
+	for i, tt := range tests {
+		r := pinbot(t, "", tt.env, tt.args...)
+		r.wantCode(t, strings.Join(tt.args, " "), exitUsage)
+		if !strings.Contains(r.stderr, tt.wantStderr) {
+			t.Errorf("step %d: %q: stderr = %q, want it to contain %q", i, tt.args, r.stderr, tt.wantStderr)
+		}
+		if !strings.Contains(r.stderr, "--help' for usage.") {
+			t.Errorf("step %d: %q: stderr = %q, want a pointer to --help", i, tt.args, r.stderr)
+		}
+	}
+}
+
+func TestDiscordTokenExits2(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	r := pinbot(t, "pin alice 1\n", map[string]string{discordTokenEnv: "secret"}, "--data-dir", dir)
+	r.wantCode(t, "with DISCORD_TOKEN", exitUsage)
+	if !strings.Contains(r.stderr, "Discord bot is not built into this version") {
+		t.Errorf("stderr = %q, want it to say the Discord bot is not built in", r.stderr)
+	}
+	if strings.Contains(r.stderr, "secret") {
+		t.Errorf("stderr = %q shows the token", r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", r.stdout)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data directory: Stat error %v, want it not created", err)
+	}
+}
+
+func TestNewLoggerWritesJSONWhenNotATerminal(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	log := newLogger(&b, zerolog.InfoLevel, func(string) string { return "" })
+	log.Debug().Msg("hidden")
+	log.Info().Str("k", "v").Msg("shown")
+	got := b.String()
+	if strings.Contains(got, "hidden") {
+		t.Errorf("debug message logged at info level: %q", got)
+	}
+	if !strings.HasPrefix(got, "{") || !strings.Contains(got, `"k":"v"`) || !strings.Contains(got, `"message":"shown"`) {
+		t.Errorf("log = %q, want a JSON line", got)
+	}
+}
+
+func TestWhenFree(t *testing.T) {
+	t.Parallel()
+	t0 := time.UnixMilli(1_700_000_000_000)
+	tests := []struct {
+		next time.Time
+		want string // prefix
+	}{
+		{t0.Add(-time.Second), "now"},
+		{t0, "now"},
+		{t0.Add(time.Millisecond), "in 1s, at "},
+		{t0.Add(1500 * time.Millisecond), "in 2s, at "},
+		{t0.Add(12 * time.Hour), "in 12h0m0s, at "},
+	}
+	for i, tt := range tests {
+		if got := whenFree(tt.next, t0); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("step %d: whenFree(t0%+v, t0) = %q want prefix %q", i, tt.next.Sub(t0), got, tt.want)
+		}
+	}
+}
+
+func TestDisplayAccount(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"alice", "alice"},
+		{"été-42", "été-42"},
+		{"", `""`},
+		{"a b", `"a b"`},
+		{"a\x1b[2Jb", `"a\x1b[2Jb"`},
+		{"a\xffb", `"a\xffb"`},
+	}
+	for i, tt := range tests {
+		if got := displayAccount(tt.in); got != tt.want {
+			t.Errorf("step %d: displayAccount(%q) = %s want %s", i, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestWindowNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		w                      time.Duration
+		adjective, short, noun string
+	}{
+		{12 * time.Hour, "12-hour", "12h", "12 hours"},
+		{time.Hour, "1-hour", "1h", "hour"},
+		{90 * time.Minute, "1h30m0s", "1h30m0s", "1h30m0s"},
+	}
+	for i, tt := range tests {
+		if a, s, n := windowAdjective(tt.w), windowShort(tt.w), windowNoun(tt.w); a != tt.adjective || s != tt.short || n != tt.noun {
+			t.Errorf("step %d: names of %v = %q, %q, %q want %q, %q, %q", i, tt.w, a, s, n, tt.adjective, tt.short, tt.noun)
+		}
+	}
+}

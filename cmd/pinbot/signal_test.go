@@ -1,0 +1,80 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// runMainEnv, set in the environment of a test binary, makes it run
+// main instead of the tests, so that a test can signal a real process.
+const runMainEnv = "PINBOT_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestSignalStopsDemo sends SIGINT and SIGTERM to a demo process waiting
+// for input and checks that it exits 0 after saving what it did.
+func TestSignalStopsDemo(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "--data-dir", dir)
+			cmd.Env = append(os.Environ(), runMainEnv+"=1", discordTokenEnv+"=", "PINBOT_LOG_LEVEL=info")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.WriteString(stdin, "pin erin 2\n"); err != nil {
+				t.Fatal(err)
+			}
+			// The reply to the pin shows the demo is up and serving,
+			// signal handler included.
+			sc := bufio.NewScanner(stdout)
+			serving := false
+			for !serving && sc.Scan() {
+				serving = sc.Text() == "12-hour pin count: 2/100"
+			}
+			if !serving {
+				err := cmd.Wait()
+				t.Fatalf("demo ended (%v) before replying to the pin\nstderr:\n%s", err, stderr.String())
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(io.Discard, stdout); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("demo after %v: %v, want exit status 0\nstderr:\n%s", sig, err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "engine and store closed") {
+				t.Errorf("stderr lacks the shutdown log:\n%s", stderr.String())
+			}
+			runDemoSteps(t, dir, []demoStep{{stdin: "status erin\n", want: []string{"erin — 12-hour pins: 2/100"}}})
+		})
+	}
+}
