@@ -47,23 +47,30 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *persistence.BadgerSt
 	return eng, store
 }
 
-// warm makes every benchmark account resident, so that the timed part
-// measures the steady state and not the first load of each account.
-func warm(b *testing.B, eng *Engine) {
-	b.Helper()
+// eachAccount calls fn for accounts 0..n-1 from benchCallers goroutines.
+func eachAccount(n int, fn func(account string)) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, benchCallers)
-	for a := 0; a < benchAccounts; a++ {
+	for a := 0; a < n; a++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if _, err := eng.Status(context.Background(), benchAccount(a)); err != nil {
-				b.Error(err)
-			}
+			fn(benchAccount(a))
 		}()
 	}
 	wg.Wait()
+}
+
+// warm makes every benchmark account resident, so that the timed part
+// measures the steady state and not the first load of each account.
+func warm(b *testing.B, eng *Engine) {
+	b.Helper()
+	eachAccount(benchAccounts, func(acc string) {
+		if _, err := eng.Status(context.Background(), acc); err != nil {
+			b.Error(err)
+		}
+	})
 }
 
 // runCallers runs fn b.N times spread over benchCallers goroutines and
@@ -208,25 +215,16 @@ func BenchmarkResidentMemory(b *testing.B) {
 		ctx := context.Background()
 		before := heapInUse()
 		b.StartTimer()
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, benchCallers)
-		for a := 0; a < n; a++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				acc := benchAccount(a)
-				g, err := eng.Reserve(ctx, acc, 3)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				for _, r := range g.Reservations() {
-					_, _ = eng.Commit(ctx, r, eng.Now())
-				}
-			}()
-		}
-		wg.Wait()
+		eachAccount(n, func(acc string) {
+			g, err := eng.Reserve(ctx, acc, 3)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, r := range g.Reservations() {
+				_, _ = eng.Commit(ctx, r, eng.Now())
+			}
+		})
 		b.StopTimer()
 		if got := eng.Resident(); got != n {
 			b.Fatalf("resident %d want %d", got, n)
