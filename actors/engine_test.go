@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -375,7 +376,7 @@ func TestEngineUnreadableAccount(t *testing.T) {
 	if !errors.Is(err, ErrAccountState) || !errors.Is(err, persistence.ErrCorrupt) {
 		t.Fatalf("Reserve on corrupt account: %v", err)
 	}
-	if want := `"bad"`; !contains(err.Error(), want) {
+	if want := `"bad"`; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not name the account", err)
 	}
 	if st := f.status("good"); st.Used != 2 {
@@ -387,15 +388,6 @@ func TestEngineUnreadableAccount(t *testing.T) {
 	if st := f.status("bad"); st.Used != 2 {
 		t.Fatalf("bad account after repair: %+v", st)
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 func TestEngineClockBehindStore(t *testing.T) {
