@@ -18,6 +18,7 @@ const (
 	opCommit
 	opRelease
 	opStatus
+	opHold
 	opCompact // snapshot now; passivate if nothing else used the actor
 	opPanic   // tests only: crash the actor
 	opStop    // passivate now, as after the idle timeout
@@ -180,6 +181,20 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	case opStatus:
 		a.led.expire(now)
 		m.reply <- response{status: a.status(now)}
+	case opHold:
+		a.led.expire(now)
+		if m.at <= a.led.hold || m.at <= now {
+			m.reply <- response{status: a.status(now)}
+			return
+		}
+		a.led.holdUntil(m.at)
+		st := a.status(now)
+		reply := m.reply
+		a.append(now, persistence.Event{Kind: persistence.EventHold, At: m.at}, func(err error) {
+			// The hold is in force in memory either way: failing to store
+			// it can only make the engine stricter until a restart.
+			reply <- response{status: st, err: err}
+		})
 	case opCompact:
 		a.served--
 		a.led.expire(now)
@@ -235,19 +250,20 @@ func (a *accountActor) expiry(now int64) int64 {
 func (a *accountActor) append(now int64, ev persistence.Event, done func(error)) {
 	a.seq++
 	ev.Seq = a.seq
-	w := persistence.AccountWrite{Account: a.account, Events: []persistence.Event{ev}, ExpiresAt: a.expiry(now)}
 	a.sinceSnap++
 	a.appended = true
 	if a.sinceSnap >= a.eng.cfg.SnapshotEvery {
+		w := persistence.AccountWrite{Account: a.account, Events: []persistence.Event{ev}, ExpiresAt: a.expiry(now)}
 		a.attachSnapshot(&w, now)
+		a.eng.journal.Append(w, now, done)
+		return
 	}
-	a.eng.journal.Append(w, now, done)
+	a.eng.journal.AppendEvent(a.account, ev, a.expiry(now), now, done)
 }
 
 func (a *accountActor) attachSnapshot(w *persistence.AccountWrite, now int64) {
 	s := a.led.snapshot(now, a.seq)
 	w.Snapshot = &s
-	w.DropFrom = a.snapSeq + 1
 	a.snapSeq = a.seq
 	a.sinceSnap = 0
 }

@@ -222,6 +222,20 @@ func (e *Engine) Release(ctx context.Context, r Reservation) (Status, error) {
 	return resp.status, err
 }
 
+// Hold keeps account from being granted anything before until (engine
+// time), as when Pinterest answers that the account is rate limited until
+// then; Status.NextFree is no earlier than until. A hold never shortens an
+// earlier, longer one. The hold is in force when Hold returns; it is
+// durable unless Hold returns an error wrapping ErrUnavailable, in which case
+// it lasts until the account's actor next reloads.
+func (e *Engine) Hold(ctx context.Context, account string, until time.Time) (Status, error) {
+	resp, err := e.call(ctx, account, &request{op: opHold, at: until.UnixMilli()})
+	if err != nil && resp.status.Account != "" {
+		return resp.status, fmt.Errorf("actors: account %q: hold: %w: %w", account, ErrUnavailable, err)
+	}
+	return resp.status, err
+}
+
 // Status returns account's standing without reserving anything.
 func (e *Engine) Status(ctx context.Context, account string) (Status, error) {
 	resp, err := e.call(ctx, account, &request{op: opStatus})
@@ -262,18 +276,9 @@ func (e *Engine) Resident() int { return e.reg.resident() }
 func (e *Engine) Recover(ctx context.Context) error {
 	var replayed, broken int
 	start := time.Now()
-	err := e.store.Accounts(func(account string) error {
+	err := e.store.Journaled(func(account string) error {
 		if err := ctx.Err(); err != nil {
 			return err
-		}
-		st, err := e.store.Load(account)
-		if err != nil {
-			broken++
-			e.log.Error().Err(err).Str("account", account).Msg("stored state unreadable")
-			return nil
-		}
-		if len(st.Events) == 0 {
-			return nil
 		}
 		if _, err := e.call(ctx, account, &request{op: opCompact}); err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
@@ -286,7 +291,7 @@ func (e *Engine) Recover(ctx context.Context) error {
 		replayed++
 		return nil
 	})
-	e.log.Info().Int("replayed", replayed).Int("unreadable", broken).Dur("took", time.Since(start)).Msg("recovery pass done")
+	e.log.Info().Int("replayed", replayed).Int("failed", broken).Dur("took", time.Since(start)).Msg("recovery pass done")
 	return err
 }
 

@@ -484,3 +484,67 @@ func TestEngineRecoverCompactsJournal(t *testing.T) {
 		t.Fatalf("recovery left %d actors resident", eng2.Resident())
 	}
 }
+
+// TestEngineHold: Pinterest's own rate limit (a 429 with a reset time)
+// parks an account until then, through restarts and crashes.
+func TestEngineHold(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.SnapshotEvery = 1000 })
+	f.fill("a", 10)
+	until := f.eng.Now().Add(30 * time.Minute)
+	st, err := f.eng.Hold(f.ctx, "a", until)
+	if err != nil {
+		t.Fatalf("Hold: %v", err)
+	}
+	if !st.NextFree.Equal(until) || st.Used != 10 {
+		t.Fatalf("status after Hold = %+v, want NextFree %v and 10 used", st, until)
+	}
+	if g := f.reserve("a", 3); g.Granted != 0 || !g.NextFree.Equal(until) {
+		t.Fatalf("Reserve while held = %+v, want nothing granted until %v", g, until)
+	}
+	// A shorter hold changes nothing; other accounts are not held.
+	if st, _ := f.eng.Hold(f.ctx, "a", until.Add(-time.Minute)); !st.NextFree.Equal(until) {
+		t.Fatalf("a shorter hold moved NextFree to %v", st.NextFree)
+	}
+	if g := f.reserve("b", 1); g.Granted != 1 {
+		t.Fatalf("b granted %d while a is held", g.Granted)
+	}
+
+	// The hold survives a crash (journal only) and a clean restart
+	// (snapshot).
+	if err := f.eng.journal.Flush(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	eng2, err := New(testConfig(f.clock), f.mem, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := eng2.Reserve(f.ctx, "a", 1); err != nil || g.Granted != 0 {
+		t.Fatalf("after a crash, Reserve while held = %+v, %v", g, err)
+	}
+	_ = eng2.Close(f.ctx)
+	f.restart()
+	if g := f.reserve("a", 1); g.Granted != 0 || !g.NextFree.Equal(until) {
+		t.Fatalf("after restart, Reserve while held = %+v", g)
+	}
+
+	// At the instant the hold ends, slots are granted again.
+	f.clock.Set(until.Add(-time.Millisecond))
+	if g := f.reserve("a", 1); g.Granted != 0 {
+		t.Fatalf("granted %d a millisecond before the hold ends", g.Granted)
+	}
+	f.clock.Set(until)
+	if g := f.reserve("a", 2); g.Granted != 2 {
+		t.Fatalf("granted %d when the hold ended, want 2", g.Granted)
+	}
+
+	// A hold that cannot be stored is in force and reported.
+	f.store.FailWrites(fmt.Errorf("disk: %w", syscall.ENOSPC))
+	later := f.eng.Now().Add(time.Hour)
+	if _, err := f.eng.Hold(f.ctx, "b", later); !errors.Is(err, ErrUnavailable) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Hold with a failing store: %v, want ErrUnavailable", err)
+	}
+	f.store.FailWrites(nil)
+	if g := f.reserve("b", 1); g.Granted != 0 {
+		t.Fatalf("b granted %d after an unstored hold", g.Granted)
+	}
+}

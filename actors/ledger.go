@@ -23,6 +23,7 @@ type ledger struct {
 	pending []persistence.Pending // ascending by ID
 	nextID  uint64                // next reservation ID; IDs start at 1
 	lease   int64                 // ms a reservation may stay unresolved
+	hold    int64                 // nothing is granted before this instant
 }
 
 func newLedger(limit int, width, lease time.Duration) *ledger {
@@ -55,6 +56,9 @@ func (l *ledger) used(now int64) int { return l.win.Count(now) + len(l.pending) 
 // and how many were granted (IDs first..first+granted-1).
 func (l *ledger) reserve(now int64, n int) (first uint64, granted int) {
 	l.expire(now)
+	if now < l.hold {
+		return 0, 0
+	}
 	free := l.win.Limit() - l.used(now)
 	granted = min(n, free)
 	if granted <= 0 {
@@ -118,10 +122,23 @@ func (l *ledger) release(now int64, id uint64) bool {
 	return true
 }
 
+// holdUntil keeps every slot from being granted before until; a later
+// hold replaces an earlier one, an earlier one changes nothing.
+func (l *ledger) holdUntil(until int64) { l.hold = max(l.hold, until) }
+
 // freeAt returns the earliest instant at which k slots are free if nothing
 // new is reserved, counting each pending reservation as a pin made at its
-// deadline (the latest it can be counted from). Call expire(now) first.
+// deadline (the latest it can be counted from), and no earlier than the
+// end of a hold. Call expire(now) first.
 func (l *ledger) freeAt(now int64, k int) int64 {
+	t := l.slotsFreeAt(now, k)
+	if t == Never {
+		return t
+	}
+	return max(t, l.hold)
+}
+
+func (l *ledger) slotsFreeAt(now int64, k int) int64 {
 	limit := l.win.Limit()
 	if k > limit {
 		return Never
@@ -158,7 +175,7 @@ func (l *ledger) freeAt(now int64, k int) int64 {
 
 // newest returns the latest instant any part of the state refers to.
 func (l *ledger) newest() int64 {
-	t := l.win.Newest()
+	t := max(l.win.Newest(), l.hold)
 	for _, p := range l.pending {
 		t = max(t, p.Deadline)
 	}
@@ -190,6 +207,8 @@ func (l *ledger) apply(e persistence.Event) {
 		if e.ID >= l.nextID {
 			l.nextID = e.ID + 1
 		}
+	case persistence.EventHold:
+		l.holdUntil(e.At)
 	case persistence.EventRelease:
 		if i := l.find(e.ID); i >= 0 {
 			l.pending = slices.Delete(l.pending, i, i+1)
@@ -215,6 +234,7 @@ func (l *ledger) restore(s persistence.Snapshot) {
 		}
 		return 0
 	})
+	l.hold = s.HoldUntil
 	l.nextID = max(s.NextID, 1)
 	for _, p := range l.pending {
 		l.nextID = max(l.nextID, p.ID+1)
@@ -228,5 +248,14 @@ func (l *ledger) snapshot(now int64, seq uint64) persistence.Snapshot {
 		NextID:    l.nextID,
 		Committed: l.win.Times(nil, now),
 		Pending:   slices.Clone(l.pending),
+		HoldUntil: l.holdFrom(now),
 	}
+}
+
+// holdFrom returns the hold still in force at now, or 0.
+func (l *ledger) holdFrom(now int64) int64 {
+	if l.hold > now {
+		return l.hold
+	}
+	return 0
 }

@@ -1,13 +1,14 @@
 package persistence
 
 import (
-	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -41,18 +42,14 @@ const (
 	// a small size keeps its memory mapping small.
 	valueLogFileSize = 64 << 20
 	// valueThreshold is the size, in bytes, above which Badger keeps a
-	// value in the value log instead of the LSM tree. Account state is far
-	// smaller; it must stay below 15% of MemTableSize.
-	valueThreshold = 64 << 10
+	// value in the value log instead of the LSM tree. Snapshots and WAL
+	// records (at most walChunkBytes) are smaller; it must stay below 15% of
+	// MemTableSize and at most 1 MiB, Badger's limits; with small memtables
+	// it is a tenth of their size.
+	valueThreshold = 1 << 20
 	// numCompactors is the number of Badger compaction goroutines (its
 	// minimum useful value).
 	numCompactors = 2
-
-	// maxBlindDeletes is the widest [DropFrom, Snapshot.Seq] range that Write
-	// deletes key by key without reading; wider ranges are deleted by
-	// iterating over the journal keys that exist in them, so that a huge
-	// range costs what is stored, not what it spans.
-	maxBlindDeletes = 1024
 )
 
 // ErrEncryptionKey is returned by OpenBadger when the store on disk was
@@ -135,7 +132,7 @@ func (o *BadgerOptions) badger(dir string, log zerolog.Logger) badger.Options {
 		WithBlockCacheSize(blockCache).
 		WithIndexCacheSize(indexCache).
 		WithValueLogFileSize(valueLogFileSize).
-		WithValueThreshold(valueThreshold).
+		WithValueThreshold(min(valueThreshold, memTable/10)).
 		WithNumCompactors(numCompactors).
 		WithCompression(options.None).
 		WithEncryptionKey(o.EncryptionKey)
@@ -159,6 +156,14 @@ type BadgerStore struct {
 
 	writeMu   sync.Mutex   // serializes Write
 	highWater atomic.Int64 // stored high-water mark; written under writeMu
+
+	// walMu guards wal. Write holds it exclusively from the commit of its
+	// transaction to the update of the index, and Load holds it shared
+	// while it reads both, so Load never pairs a snapshot with events of
+	// another moment.
+	walMu    sync.RWMutex
+	wal      walIndex
+	walChunk int // largest WAL record, in bytes
 }
 
 var _ Store = (*BadgerStore)(nil)
@@ -176,15 +181,20 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 	if dir == "" && !opts.InMemory {
 		return nil, errors.New("persistence: open badger: empty directory")
 	}
-	db, err := badger.Open(opts.badger(dir, log))
+	bopts := opts.badger(dir, log)
+	db, err := badger.Open(bopts)
 	if errors.Is(err, badger.ErrEncryptionKeyMismatch) {
 		return nil, fmt.Errorf("%w (opening %q): %w", ErrEncryptionKey, dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open badger %q: %w", dir, err)
 	}
-	s := &BadgerStore{db: db, log: log.With().Str("component", "persistence").Logger()}
+	s := &BadgerStore{db: db, log: log.With().Str("component", "persistence").Logger(), wal: newWALIndex(),
+		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2))}
 	hw, err := s.loadHighWater()
+	if err == nil {
+		err = s.loadWAL()
+	}
 	if err != nil {
 		if cerr := db.Close(); cerr != nil {
 			s.log.Error().Err(cerr).Msg("close badger after failed open")
@@ -220,24 +230,23 @@ func (s *BadgerStore) loadHighWater() (int64, error) {
 	return hw, err
 }
 
-// Write applies b: for each AccountWrite in order, its events are stored
-// under their journal keys, then, if it has a Snapshot, the snapshot is
-// stored and the journal events with Seq in [DropFrom, Snapshot.Seq] are
-// deleted (events of the same AccountWrite inside that range are not
-// stored at all). Every key stored for an account expires at its
-// ExpiresAt; keys the account got from earlier batches keep the expiry
-// they were written with. The high-water mark is stored only when
-// b.HighWater exceeds the stored one.
+// Write applies b: for each AccountWrite in order, its events are appended
+// to the write-ahead log (see wal.go), then, if it has a Snapshot, the
+// snapshot is stored and every journal event of the account with Seq up to
+// Snapshot.Seq is superseded (events of the same AccountWrite in that range
+// are not stored at all). The snapshot key expires at the AccountWrite's
+// ExpiresAt, and so, for Load, do the events it carries. The high-water
+// mark is stored only when b.HighWater exceeds the stored one.
 //
 // A batch is normally one Badger transaction, so it lands whole or not at
 // all. A batch too large for one transaction (see DefaultMemTableSize) is
-// split into several, at AccountWrite boundaries only: each AccountWrite
-// stays atomic, the high-water mark lands with the first transaction, and
-// if a later transaction fails, the returned error says how many
-// AccountWrites were committed. Writing the same batch again stores the
-// same state, so a failed batch may be retried as long as no later batch
-// was written in between. A single AccountWrite too large for one
-// transaction fails without storing anything of it.
+// split in halves, recursively, at AccountWrite boundaries only: each
+// AccountWrite stays atomic, the high-water mark lands with the first
+// transaction, and if a later transaction fails, the returned error says
+// how many AccountWrites were committed. Writing the same batch again
+// stores the same state, so a failed batch may be retried as long as no
+// later batch was written in between. A single AccountWrite too large for
+// one transaction fails without storing anything of it.
 //
 // Write fails without writing anything if an account ID is invalid (the
 // error wraps ErrInvalidAccount) or an event has Seq 0.
@@ -256,178 +265,95 @@ func (s *BadgerStore) Write(b *Batch) error {
 	if len(b.Accounts) == 0 && !writeHW {
 		return nil
 	}
-	w := batchWriter{db: s.db, b: b, arena: make([]byte, 0, batchSizeHint(b))}
-	start := 0
-	for first := true; first || start < len(b.Accounts); first = false {
-		end, err := w.commit(start, first && writeHW)
-		if err != nil {
-			if start > 0 {
-				return fmt.Errorf("persistence: write: batch split: %d of %d account writes committed, the rest not: %w",
-					start, len(b.Accounts), err)
-			}
-			return err
-		}
-		if first && writeHW {
-			s.highWater.Store(b.HighWater)
-		}
-		start = end
+	n, err := s.write(b.Accounts, writeHW, b.HighWater)
+	if err != nil && n > 0 {
+		return fmt.Errorf("persistence: write: batch split: %d of %d account writes committed, the rest not: %w",
+			n, len(b.Accounts), err)
 	}
-	return nil
+	return err
 }
 
-// batchSizeHint estimates the bytes of keys and values that b stores.
-func batchSizeHint(b *Batch) int {
-	n := 32
-	for i := range b.Accounts {
-		aw := &b.Accounts[i]
-		n += len(aw.Events) * (len(aw.Account) + 2 + seqLen + maxEventLen)
-		if aw.Snapshot != nil {
-			n += 1 + len(aw.Account) + snapshotLen(aw.Snapshot)
+// write commits accounts, splitting them in halves while they do not fit
+// in one transaction, and returns how many of them were committed.
+func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64) (int, error) {
+	err := s.commit(accounts, hw, highWater)
+	switch {
+	case err == nil:
+		return len(accounts), nil
+	case !errors.Is(err, badger.ErrTxnTooBig):
+		return 0, err
+	case len(accounts) <= 1:
+		var name string
+		var events int
+		if len(accounts) == 1 {
+			name, events = accounts[0].Account, len(accounts[0].Events)
 		}
+		return 0, fmt.Errorf("persistence: account %q: write of %d events does not fit in one transaction: %w",
+			name, events, err)
 	}
-	return n
-}
-
-// batchWriter turns a Batch into Badger transactions.
-type batchWriter struct {
-	db *badger.DB
-	b  *Batch
-	// arena holds the keys and values of the current Write. Badger keeps
-	// references to them until the transaction commits, so bytes once
-	// appended are never overwritten: when arena grows, earlier entries
-	// keep pointing into the old array.
-	arena []byte
-}
-
-// commit writes the account writes from index start on, as many as fit in
-// one transaction, and the high-water mark if hw is set. It returns the
-// index of the first account write not committed.
-func (w *batchWriter) commit(start int, hw bool) (int, error) {
-	txn, end, err := w.fill(start, len(w.b.Accounts), hw)
+	half := len(accounts) / 2
+	n, err := s.write(accounts[:half], hw, highWater)
 	if err != nil {
-		return start, err
+		return n, err
 	}
-	defer txn.Discard()
-	if end < len(w.b.Accounts) {
-		// The transaction overflowed at account write end: rebuild it with
-		// exactly [start, end), so that no account write is cut in two.
-		txn.Discard()
-		if txn, end, err = w.fill(start, end, hw); err != nil {
-			return start, err
-		}
-		defer txn.Discard()
-	}
-	if err := txn.Commit(); err != nil {
-		return start, fmt.Errorf("persistence: write: commit: %w", err)
-	}
-	return end, nil
+	m, err := s.write(accounts[half:], false, highWater)
+	return n + m, err
 }
 
-// fill starts a transaction and applies the account writes [start, limit)
-// to it. It stops early, without error, at the first account write that
-// does not fit, and returns the open transaction and the index it stopped
-// at. On error the transaction is discarded.
-func (w *batchWriter) fill(start, limit int, hw bool) (*badger.Txn, int, error) {
-	txn := w.db.NewTransaction(true)
+// commit writes accounts and, if hw is set, the high-water mark in one
+// transaction. Errors of Badger's that say the transaction is too big are
+// returned as they are, so that write can recognize them.
+func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64) error {
+	// Only Write changes the index, and Writes are serialized, so planning
+	// may read it without walMu.
+	u := s.wal.plan(accounts, s.walChunk)
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
 	if hw {
-		k := w.alloc(append(w.arena, highWaterKey...))
-		v := w.alloc(appendHighWater(w.arena, w.b.HighWater))
-		if err := txn.SetEntry(badger.NewEntry(k, v)); err != nil {
-			txn.Discard()
-			return nil, start, fmt.Errorf("persistence: write high water: %w", err)
+		if err := txn.SetEntry(badger.NewEntry(highWaterKey, appendHighWater(nil, highWater))); err != nil {
+			return wrapTxn("write high water", err)
 		}
 	}
-	for i := start; i < limit; i++ {
-		aw := &w.b.Accounts[i]
-		err := w.apply(txn, aw)
-		if err == nil {
+	for _, r := range u.recs {
+		if err := txn.SetEntry(badger.NewEntry(appendWALKey(nil, r.seq), appendWALRecord(nil, r.seq, r.entries))); err != nil {
+			return wrapTxn(walRecordName(r.seq), err)
+		}
+	}
+	for i := range accounts {
+		aw := &accounts[i]
+		if aw.Snapshot == nil {
 			continue
 		}
-		if !errors.Is(err, badger.ErrTxnTooBig) {
-			txn.Discard()
-			return nil, start, fmt.Errorf("persistence: account %q: write: %w", aw.Account, err)
-		}
-		if i == start {
-			txn.Discard()
-			return nil, start, fmt.Errorf("persistence: account %q: write of %d events does not fit in one transaction: %w",
-				aw.Account, len(aw.Events), err)
-		}
-		return txn, i, nil
-	}
-	return txn, limit, nil
-}
-
-// alloc returns the bytes that grown appended to w.arena, capped so that
-// later appends cannot overwrite them, and keeps grown as the arena.
-func (w *batchWriter) alloc(grown []byte) []byte {
-	start := len(w.arena)
-	w.arena = grown
-	return grown[start:len(grown):len(grown)]
-}
-
-// apply adds one account write to txn. Its errors come straight from
-// Badger, so that the caller can recognize badger.ErrTxnTooBig.
-func (w *batchWriter) apply(txn *badger.Txn, aw *AccountWrite) error {
-	exp := expiresAtSeconds(aw.ExpiresAt)
-	dropFrom, dropTo := uint64(1), uint64(0) // empty unless a snapshot drops
-	if aw.Snapshot != nil {
-		dropFrom, dropTo = max(aw.DropFrom, 1), aw.Snapshot.Seq
-	}
-	for i := range aw.Events {
-		ev := &aw.Events[i]
-		if ev.Seq >= dropFrom && ev.Seq <= dropTo {
-			continue // deleted by the snapshot below
-		}
-		k := w.alloc(appendJournalKey(w.arena, aw.Account, ev.Seq))
-		v := w.alloc(appendEvent(w.arena, *ev))
-		if err := txn.SetEntry(newEntry(k, v, exp)); err != nil {
-			return err
+		k := appendSnapshotKey(make([]byte, 0, 1+len(aw.Account)), aw.Account)
+		v := appendSnapshot(make([]byte, 0, snapshotLen(aw.Snapshot)), aw.Snapshot)
+		if err := txn.SetEntry(newEntry(k, v, expiresAtSeconds(aw.ExpiresAt))); err != nil {
+			return wrapTxn(fmt.Sprintf("account %q: snapshot", aw.Account), err)
 		}
 	}
-	if aw.Snapshot == nil {
-		return nil
-	}
-	k := w.alloc(appendSnapshotKey(w.arena, aw.Account))
-	v := w.alloc(appendSnapshot(w.arena, aw.Snapshot))
-	if err := txn.SetEntry(newEntry(k, v, exp)); err != nil {
-		return err
-	}
-	if dropFrom > dropTo {
-		return nil
-	}
-	if dropTo-dropFrom < maxBlindDeletes {
-		for seq := dropFrom; ; seq++ {
-			if err := txn.Delete(w.alloc(appendJournalKey(w.arena, aw.Account, seq))); err != nil {
-				return err
-			}
-			if seq == dropTo {
-				return nil
-			}
+	for _, rec := range u.dead {
+		if err := txn.Delete(appendWALKey(nil, rec)); err != nil {
+			return wrapTxn("delete "+walRecordName(rec), err)
 		}
 	}
-	return w.deleteStored(txn, aw.Account, dropFrom, dropTo)
-}
-
-// deleteStored deletes the journal keys of account with seq in
-// [from, to] that txn sees.
-func (w *batchWriter) deleteStored(txn *badger.Txn, account string, from, to uint64) error {
-	prefix := appendJournalPrefix(nil, account)
-	var keys [][]byte
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-	for it.Seek(appendJournalKey(nil, account, from)); it.ValidForPrefix(prefix); it.Next() {
-		key := it.Item().Key()
-		if seq, ok := journalKeySeq(key, prefix); !ok || seq > to {
-			break
-		}
-		keys = append(keys, w.alloc(append(w.arena, key...)))
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	if err := txn.Commit(); err != nil {
+		return fmt.Errorf("persistence: write: commit: %w", err)
 	}
-	it.Close()
-	for _, k := range keys {
-		if err := txn.Delete(k); err != nil {
-			return err
-		}
+	s.wal.apply(u)
+	if hw {
+		s.highWater.Store(highWater)
 	}
 	return nil
+}
+
+// wrapTxn adds context to an error of a transaction being built, except
+// badger.ErrTxnTooBig, which Write handles by splitting the batch.
+func wrapTxn(what string, err error) error {
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return err
+	}
+	return fmt.Errorf("persistence: write: %s: %w", what, err)
 }
 
 func newEntry(k, v []byte, expiresAt uint64) *badger.Entry {
@@ -437,10 +363,9 @@ func newEntry(k, v []byte, expiresAt uint64) *badger.Entry {
 }
 
 // Load returns the stored state of account: its snapshot, if any, and its
-// journal events with Seq above the snapshot's, in Seq order. Expired keys
-// are not seen. A value that cannot be decoded, or a journal event stored
-// under another Seq than its own, yields an error wrapping ErrCorrupt that
-// names the account; other accounts are not affected.
+// journal events with Seq above the snapshot's, in Seq order. Expired state
+// is not seen. A snapshot that cannot be decoded yields an error wrapping
+// ErrCorrupt that names the account; other accounts are not affected.
 func (s *BadgerStore) Load(account string) (Loaded, error) {
 	if !ValidAccount(account) {
 		return Loaded{}, invalidAccount(account)
@@ -450,123 +375,183 @@ func (s *BadgerStore) Load(account string) (Loaded, error) {
 	}
 	defer s.life.exit()
 
+	s.walMu.RLock()
+	defer s.walMu.RUnlock()
 	var l Loaded
 	err := s.db.View(func(txn *badger.Txn) error {
-		key := appendSnapshotKey(make([]byte, 0, 2+len(account)+seqLen), account)
-		item, err := txn.Get(key)
-		switch {
-		case errors.Is(err, badger.ErrKeyNotFound):
-		case err != nil:
-			return fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
-		default:
-			var derr error
-			if err := item.Value(func(v []byte) error {
-				l.Snapshot, derr = decodeSnapshot(v)
-				return nil
-			}); err != nil {
-				return fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
-			}
-			if derr != nil {
-				return fmt.Errorf("persistence: account %q: snapshot: %w", account, derr)
-			}
-		}
-		if l.Snapshot.Seq == math.MaxUint64 {
-			return nil
-		}
-
-		prefix := appendJournalPrefix(key[:0], account)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-		defer it.Close()
-		from := appendJournalKey(nil, account, l.Snapshot.Seq+1)
-		for it.Seek(from); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
-			seq, ok := journalKeySeq(item.Key(), prefix)
-			if !ok {
-				return fmt.Errorf("persistence: account %q: journal key %x: %w", account, item.Key(),
-					corrupt("malformed key"))
-			}
-			var ev Event
-			var derr error
-			if err := item.Value(func(v []byte) error {
-				ev, derr = decodeEvent(v)
-				return nil
-			}); err != nil {
-				return fmt.Errorf("persistence: account %q: read journal seq %d: %w", account, seq, err)
-			}
-			if derr == nil && ev.Seq != seq {
-				derr = corrupt(fmt.Sprintf("holds event seq %d", ev.Seq))
-			}
-			if derr != nil {
-				return fmt.Errorf("persistence: account %q: journal seq %d: %w", account, seq, derr)
-			}
-			l.Events = append(l.Events, ev)
-		}
-		return nil
+		var err error
+		l.Snapshot, _, err = s.readSnapshot(txn, account)
+		return err
 	})
 	if err != nil {
 		return Loaded{}, err
 	}
+	l.Events = s.wal.events(account, l.Snapshot.Seq, wallSeconds())
 	return l, nil
 }
 
+// readSnapshot reads account's snapshot; found is false when it has none.
+func (s *BadgerStore) readSnapshot(txn *badger.Txn, account string) (snap Snapshot, found bool, err error) {
+	item, err := txn.Get(appendSnapshotKey(make([]byte, 0, 1+len(account)), account))
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return Snapshot{}, false, nil
+	case err != nil:
+		return Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
+	}
+	var derr error
+	if err := item.Value(func(v []byte) error {
+		snap, derr = decodeSnapshot(v)
+		return nil
+	}); err != nil {
+		return Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
+	}
+	if derr != nil {
+		return Snapshot{}, false, fmt.Errorf("persistence: account %q: snapshot: %w", account, derr)
+	}
+	return snap, true, nil
+}
+
+// wallSeconds is the wall-clock Unix second, the clock Badger's TTL uses.
+func wallSeconds() uint64 { return uint64(max(time.Now().Unix(), 0)) }
+
+// loadWAL reads the whole write-ahead log into the index, dropping the
+// events that snapshots cover or that expired, and deletes the records
+// left with none.
+func (s *BadgerStore) loadWAL() error {
+	now := wallSeconds()
+	covered := make(map[string]uint64)
+	var dead []uint64
+	records, events := 0, 0
+	err := s.db.View(func(txn *badger.Txn) error {
+		prefix := []byte{walPrefix}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			seq, ok := walKeySeq(item.Key())
+			if !ok {
+				return fmt.Errorf("persistence: WAL key %x: %w", item.Key(), corrupt("malformed key"))
+			}
+			var entries []walEntry
+			var got uint64
+			var derr error
+			if err := item.Value(func(v []byte) error {
+				got, entries, derr = decodeWALRecord(v)
+				return nil
+			}); err != nil {
+				return fmt.Errorf("persistence: read %s: %w", walRecordName(seq), err)
+			}
+			if derr == nil && got != seq {
+				derr = corrupt(fmt.Sprintf("holds record %d", got))
+			}
+			if derr != nil {
+				return fmt.Errorf("persistence: %s: %w", walRecordName(seq), derr)
+			}
+			records++
+			s.wal.next = max(s.wal.next, seq+1)
+			live := 0
+			for _, e := range entries {
+				if expiredAt(e.expiresAt, now) {
+					continue
+				}
+				upTo, ok := covered[e.account]
+				if !ok {
+					snap, _, err := s.readSnapshot(txn, e.account)
+					if err != nil {
+						// Keep every event: Load will report the account
+						// as corrupt, and nothing is dropped meanwhile.
+						s.log.Error().Err(err).Str("account", e.account).Msg("snapshot unreadable while reading the WAL")
+					}
+					upTo = snap.Seq
+					covered[e.account] = upTo
+				}
+				for _, ev := range e.events {
+					if ev.Seq > upTo {
+						s.wal.tails[e.account] = append(s.wal.tails[e.account], tailEvent{Event: ev, rec: seq, expiresAt: e.expiresAt})
+						live++
+					}
+				}
+			}
+			events += live
+			if live > 0 {
+				s.wal.live[seq] = live
+			} else {
+				dead = append(dead, seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for a, t := range s.wal.tails {
+		slices.SortStableFunc(t, func(x, y tailEvent) int { return cmp.Compare(x.Seq, y.Seq) })
+		s.wal.tails[a] = t
+	}
+	if len(dead) > 0 {
+		wb := s.db.NewWriteBatch()
+		defer wb.Cancel()
+		for _, rec := range dead {
+			if err := wb.Delete(appendWALKey(nil, rec)); err != nil {
+				return fmt.Errorf("persistence: delete %s: %w", walRecordName(rec), err)
+			}
+		}
+		if err := wb.Flush(); err != nil {
+			return fmt.Errorf("persistence: delete spent WAL records: %w", err)
+		}
+	}
+	if records > 0 {
+		s.log.Info().Int("records", records).Int("events", events).Int("accounts", len(s.wal.tails)).
+			Int("spent", len(dead)).Msg("write-ahead log read")
+	}
+	return nil
+}
+
 // Accounts calls fn with each account that has a snapshot or journal
-// events, once, in byte order of the account IDs. It reads keys only, and
-// skips an account's journal by seeking past it, so a scan runs in constant
-// memory whatever the number of accounts and events. It does not see
-// writes made after it started. fn may call Load and Write, but must not
-// call Close (Close waits for the scan to end). Malformed keys are logged
-// and skipped.
+// events, once, in byte order of the account IDs. It reads snapshot keys
+// only, so a scan runs in constant memory beyond the accounts with journal
+// events. It does not see writes made after it started. fn may call Load
+// and Write, but must not call Close (Close waits for the scan to end).
+// Malformed keys are logged and skipped.
 func (s *BadgerStore) Accounts(fn func(account string) error) error {
 	if err := s.life.enter(); err != nil {
 		return err
 	}
 	defer s.life.exit()
 
+	s.walMu.RLock()
+	tail := s.wal.accounts(wallSeconds())
+	s.walMu.RUnlock()
 	return s.db.View(func(txn *badger.Txn) error {
-		sPrefix, jPrefix := []byte{snapshotPrefix}, []byte{journalPrefix}
-		sit := txn.NewIterator(badger.IteratorOptions{Prefix: sPrefix})
-		defer sit.Close()
-		jit := txn.NewIterator(badger.IteratorOptions{Prefix: jPrefix})
-		defer jit.Close()
-
-		var seek []byte
-		sit.Rewind()
-		jit.Rewind()
+		prefix := []byte{snapshotPrefix}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		it.Rewind()
 		for {
-			var sAcct, jAcct []byte
-			sOK, jOK := sit.ValidForPrefix(sPrefix), jit.ValidForPrefix(jPrefix)
-			if sOK {
-				sAcct = sit.Item().Key()[1:]
-				if !validAccountBytes(sAcct) {
-					s.log.Warn().Hex("key", sit.Item().Key()).Msg("skipping malformed snapshot key")
-					sit.Next()
+			var snapAcct []byte
+			snapOK := it.ValidForPrefix(prefix)
+			if snapOK {
+				snapAcct = it.Item().Key()[1:]
+				if !validAccountBytes(snapAcct) {
+					s.log.Warn().Hex("key", it.Item().Key()).Msg("skipping malformed snapshot key")
+					it.Next()
 					continue
 				}
 			}
-			if jOK {
-				var ok bool
-				if jAcct, ok = journalKeyAccount(jit.Item().Key()); !ok {
-					s.log.Warn().Hex("key", jit.Item().Key()).Msg("skipping malformed journal key")
-					jit.Next()
-					continue
-				}
-			}
-			if !sOK && !jOK {
-				return nil
-			}
-			c := compareAccounts(sAcct, sOK, jAcct, jOK)
+			tailOK := len(tail) > 0
 			var account string
-			if c <= 0 {
-				account = string(sAcct)
-				sit.Next()
-			} else {
-				account = string(jAcct)
-			}
-			if c >= 0 {
-				// Seek to "j" + account + "\x01", the first key after all of
-				// account's journal keys.
-				seek = append(append(append(seek[:0], journalPrefix), account...), journalSep+1)
-				jit.Seek(seek)
+			switch {
+			case !snapOK && !tailOK:
+				return nil
+			case snapOK && (!tailOK || string(snapAcct) <= tail[0]):
+				account = string(snapAcct)
+				if tailOK && account == tail[0] {
+					tail = tail[1:]
+				}
+				it.Next()
+			default:
+				account, tail = tail[0], tail[1:]
 			}
 			if err := fn(account); err != nil {
 				return err
@@ -575,16 +560,23 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 	})
 }
 
-// compareAccounts orders the heads of the snapshot and journal scans; an
-// exhausted scan sorts last.
-func compareAccounts(sAcct []byte, sOK bool, jAcct []byte, jOK bool) int {
-	switch {
-	case !jOK:
-		return -1
-	case !sOK:
-		return 1
+// Journaled calls fn with each account that has journal events not folded
+// into a snapshot, in byte order, from a list taken when it starts. It
+// reads nothing from disk.
+func (s *BadgerStore) Journaled(fn func(account string) error) error {
+	if err := s.life.enter(); err != nil {
+		return err
 	}
-	return bytes.Compare(sAcct, jAcct)
+	defer s.life.exit()
+	s.walMu.RLock()
+	list := s.wal.accounts(wallSeconds())
+	s.walMu.RUnlock()
+	for _, a := range list {
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HighWater returns the largest high-water mark written (0 if none).

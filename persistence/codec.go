@@ -23,7 +23,8 @@ import (
 // minimal varints and no trailing bytes, so every value has exactly one
 // encoding.
 //
-// Event body (format 0x11):
+// Event body (format 0x11), used by the test-only MemStore; a BadgerStore
+// stores events in WAL records (see wal.go) with the same fields:
 //
 //	Seq uvarint, Kind byte, ID uvarint, Count uvarint,
 //	At varint, Deadline-At varint
@@ -44,6 +45,10 @@ import (
 // takes 1 to 4 bytes: a snapshot of 100 pins spaced minutes apart takes
 // about 300 bytes instead of the 800 that fixed-width times would need.
 //
+// Snapshot body (format 0x22): the V1 body, then HoldUntil as a varint,
+// never zero (a snapshot without a hold is always written as V1, so each
+// snapshot has one encoding).
+//
 // High-water body (format 0x31): the mark as a zigzag varint.
 //
 // Differences of int64 values are computed with wrapping arithmetic, which
@@ -52,16 +57,13 @@ import (
 // Keys:
 //
 //	snapshot:   "s" + account
-//	journal:    "j" + account + "\x00" + seq (8 bytes, big-endian)
+//	WAL record: "w" + record seq (8 bytes, big-endian)
 //	high-water: "m/hw"
-//
-// Account IDs never contain NUL (see ValidAccount), so an account's journal
-// keys are exactly the keys with prefix "j" + account + "\x00", and they
-// sort by Seq.
 
 const (
 	formatEventV1     byte = 0x11
 	formatSnapshotV1  byte = 0x21
+	formatSnapshotV2  byte = 0x22 // V1 plus HoldUntil; used only when it is not zero
 	formatHighWaterV1 byte = 0x31
 
 	crcLen = 4
@@ -74,8 +76,6 @@ const (
 
 const (
 	snapshotPrefix = 's'
-	journalPrefix  = 'j'
-	journalSep     = 0x00
 	seqLen         = 8
 )
 
@@ -222,7 +222,7 @@ func decodeEvent(b []byte) (Event, error) {
 
 // snapshotLen returns an upper bound of the encoded size of s, in bytes.
 func snapshotLen(s *Snapshot) int {
-	return 1 + 4*binary.MaxVarintLen64 + len(s.Committed)*binary.MaxVarintLen64 +
+	return 1 + 5*binary.MaxVarintLen64 + len(s.Committed)*binary.MaxVarintLen64 +
 		len(s.Pending)*3*binary.MaxVarintLen64 + crcLen
 }
 
@@ -231,7 +231,11 @@ func snapshotLen(s *Snapshot) int {
 // always suffice).
 func appendSnapshot(dst []byte, s *Snapshot) []byte {
 	start := len(dst)
-	dst = append(dst, formatSnapshotV1)
+	if s.HoldUntil != 0 {
+		dst = append(dst, formatSnapshotV2)
+	} else {
+		dst = append(dst, formatSnapshotV1)
+	}
 	dst = binary.AppendUvarint(dst, s.Seq)
 	dst = binary.AppendUvarint(dst, s.NextID)
 	dst = binary.AppendUvarint(dst, uint64(len(s.Committed)))
@@ -249,6 +253,9 @@ func appendSnapshot(dst []byte, s *Snapshot) []byte {
 		dst = binary.AppendVarint(dst, p.Deadline-p.ReservedAt)
 		prevID, prevAt = p.ID, p.ReservedAt
 	}
+	if s.HoldUntil != 0 {
+		dst = binary.AppendVarint(dst, s.HoldUntil)
+	}
 	return appendChecksum(dst, start)
 }
 
@@ -256,7 +263,11 @@ func appendSnapshot(dst []byte, s *Snapshot) []byte {
 // retain b; empty lists decode as nil. Any malformed input yields an error
 // wrapping ErrCorrupt.
 func decodeSnapshot(b []byte) (Snapshot, error) {
-	body, err := checkFrame(b, formatSnapshotV1)
+	format := formatSnapshotV1
+	if len(b) > 0 && b[0] == formatSnapshotV2 {
+		format = formatSnapshotV2
+	}
+	body, err := checkFrame(b, format)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -281,6 +292,11 @@ func decodeSnapshot(b []byte) (Snapshot, error) {
 			p.ReservedAt = prevAt + d.varint("pending reserved at")
 			p.Deadline = p.ReservedAt + d.varint("pending deadline")
 			prevID, prevAt = p.ID, p.ReservedAt
+		}
+	}
+	if format == formatSnapshotV2 {
+		if s.HoldUntil = d.varint("hold until"); s.HoldUntil == 0 {
+			d.fail("hold until")
 		}
 	}
 	if err := d.finish(); err != nil {
@@ -315,42 +331,6 @@ func decodeHighWater(b []byte) (int64, error) {
 func appendSnapshotKey(dst []byte, account string) []byte {
 	dst = append(dst, snapshotPrefix)
 	return append(dst, account...)
-}
-
-// appendJournalPrefix appends the prefix shared by all journal keys of
-// account to dst.
-func appendJournalPrefix(dst []byte, account string) []byte {
-	dst = append(dst, journalPrefix)
-	dst = append(dst, account...)
-	return append(dst, journalSep)
-}
-
-// appendJournalKey appends the journal key of account's event seq to dst.
-func appendJournalKey(dst []byte, account string, seq uint64) []byte {
-	dst = appendJournalPrefix(dst, account)
-	return binary.BigEndian.AppendUint64(dst, seq)
-}
-
-// journalKeySeq returns the seq of a journal key that starts with prefix, as
-// built by appendJournalPrefix; ok is false if the key is malformed.
-func journalKeySeq(key, prefix []byte) (seq uint64, ok bool) {
-	if len(key) != len(prefix)+seqLen {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(key[len(prefix):]), true
-}
-
-// journalKeyAccount returns the account part of a journal key; ok is false
-// if the key is malformed.
-func journalKeyAccount(key []byte) (account []byte, ok bool) {
-	if len(key) < 2+seqLen || key[0] != journalPrefix {
-		return nil, false
-	}
-	account = key[1 : len(key)-seqLen-1]
-	if key[len(key)-seqLen-1] != journalSep || !validAccountBytes(account) {
-		return nil, false
-	}
-	return account, true
 }
 
 // validAccountBytes is ValidAccount for a byte slice.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -52,6 +53,8 @@ var codecSnapshots = []struct {
 	{"unordered", Snapshot{Committed: []int64{t3, t0, -1, math.MaxInt64, math.MinInt64},
 		Pending: []Pending{{ID: math.MaxUint64, ReservedAt: math.MinInt64, Deadline: math.MaxInt64}, {ID: 0, ReservedAt: math.MaxInt64}}}},
 	{"extremes", Snapshot{Seq: math.MaxUint64, NextID: math.MaxUint64}},
+	{"held", Snapshot{Seq: 3, NextID: 9, Committed: []int64{t0}, HoldUntil: t3}},
+	{"held negative", Snapshot{HoldUntil: math.MinInt64}},
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
@@ -159,24 +162,19 @@ func TestKeys(t *testing.T) {
 	if got, want := appendSnapshotKey(nil, "123"), []byte("s123"); !bytes.Equal(got, want) {
 		t.Errorf("snapshot key = %q, want %q", got, want)
 	}
-	jk := appendJournalKey(nil, "123", 0x0102030405060708)
-	if want := []byte("j123\x00\x01\x02\x03\x04\x05\x06\x07\x08"); !bytes.Equal(jk, want) {
-		t.Errorf("journal key = %q, want %q", jk, want)
+	wk := appendWALKey(nil, 0x0102030405060708)
+	if want := []byte("w\x01\x02\x03\x04\x05\x06\x07\x08"); !bytes.Equal(wk, want) {
+		t.Errorf("WAL key = %q, want %q", wk, want)
 	}
-	if seq, ok := journalKeySeq(jk, appendJournalPrefix(nil, "123")); !ok || seq != 0x0102030405060708 {
-		t.Errorf("journalKeySeq = %#x, %v", seq, ok)
+	if seq, ok := walKeySeq(wk); !ok || seq != 0x0102030405060708 {
+		t.Errorf("walKeySeq = %#x, %v", seq, ok)
 	}
-	if a, ok := journalKeyAccount(jk); !ok || string(a) != "123" {
-		t.Errorf("journalKeyAccount = %q, %v", a, ok)
+	if bytes.Compare(appendWALKey(nil, 255), appendWALKey(nil, 256)) >= 0 {
+		t.Error("WAL keys do not sort by seq")
 	}
-	// Journal keys sort by seq.
-	if bytes.Compare(appendJournalKey(nil, "a", 255), appendJournalKey(nil, "a", 256)) >= 0 {
-		t.Error("journal keys do not sort by seq")
-	}
-	for _, bad := range []string{"j", "j123", "s123\x00\x00\x00\x00\x00\x00\x00\x00\x01", "j\x00\x00\x00\x00\x00\x00\x00\x00\x01",
-		"j1\x002\x00\x00\x00\x00\x00\x00\x00\x00\x01", "j12\x01\x00\x00\x00\x00\x00\x00\x00\x01"} {
-		if a, ok := journalKeyAccount([]byte(bad)); ok {
-			t.Errorf("journalKeyAccount(%q) = %q, want malformed", bad, a)
+	for _, bad := range []string{"w", "w\x00\x00\x00\x00\x00\x00\x00", "x\x00\x00\x00\x00\x00\x00\x00\x01", "w\x00\x00\x00\x00\x00\x00\x00\x01\x00"} {
+		if seq, ok := walKeySeq([]byte(bad)); ok {
+			t.Errorf("walKeySeq(%q) = %d, want malformed", bad, seq)
 		}
 	}
 }
@@ -220,6 +218,9 @@ func FuzzDecode(f *testing.F) {
 		add(appendSnapshot(nil, &tt.s))
 	}
 	add(appendHighWater(nil, t0))
+	for _, tt := range codecWALRecords {
+		add(appendWALRecord(nil, tt.seq, tt.entries))
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Arbitrary bytes, and the same bytes with a valid checksum appended
@@ -240,6 +241,13 @@ func FuzzDecode(f *testing.F) {
 				}
 			} else if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("decodeSnapshot: %v, want ErrCorrupt", err)
+			}
+			if seq, entries, err := decodeWALRecord(in); err == nil {
+				if enc := appendWALRecord(nil, seq, entries); !bytes.Equal(enc, in) {
+					t.Errorf("WAL record %d %+v re-encodes to %x, decoded from %x", seq, entries, enc, in)
+				}
+			} else if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("decodeWALRecord: %v, want ErrCorrupt", err)
 			}
 			if hw, err := decodeHighWater(in); err == nil {
 				if enc := appendHighWater(nil, hw); !bytes.Equal(enc, in) {
@@ -314,4 +322,60 @@ func BenchmarkDecodeSnapshot(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(enc)), "bytes/snapshot")
+}
+
+var codecWALRecords = []struct {
+	seq     uint64
+	entries []walEntry
+}{
+	{1, nil},
+	{7, []walEntry{{account: "123456789012345678", expiresAt: 1_700_050_000, events: []Event{
+		{Seq: 1, Kind: EventReserve, ID: 1 << 50, Count: 3, At: t0, Deadline: t0 + 300_000},
+		{Seq: 2, Kind: EventCommit, ID: 1 << 50, At: t1},
+		{Seq: 3, Kind: EventRelease, ID: 1<<50 + 1},
+	}}}},
+	{math.MaxUint64, []walEntry{
+		{account: "a", events: []Event{{Seq: math.MaxUint64, Kind: EventCommit, ID: math.MaxUint64, At: math.MinInt64}}},
+		{account: "b", expiresAt: math.MaxUint64, events: []Event{{Seq: 1, Kind: EventReserve, Count: math.MaxUint32, At: math.MaxInt64, Deadline: math.MinInt64}}},
+		{account: "a"},
+	}},
+}
+
+func TestWALRecordRoundTrip(t *testing.T) {
+	for _, tt := range codecWALRecords {
+		enc := appendWALRecord(nil, tt.seq, tt.entries)
+		seq, entries, err := decodeWALRecord(enc)
+		if err != nil {
+			t.Fatalf("decode record %d: %v", tt.seq, err)
+		}
+		if seq != tt.seq || len(entries) != len(tt.entries) {
+			t.Fatalf("record %d decoded as %d with %d entries, want %d", tt.seq, seq, len(entries), len(tt.entries))
+		}
+		for i, e := range entries {
+			w := tt.entries[i]
+			if e.account != w.account || e.expiresAt != w.expiresAt || !slices.Equal(e.events, w.events) {
+				t.Errorf("record %d entry %d = %+v, want %+v", tt.seq, i, e, w)
+			}
+		}
+		for cut := 1; cut < len(enc); cut += max(1, len(enc)/13) {
+			if _, _, err := decodeWALRecord(enc[:cut]); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("record %d cut at %d: %v, want ErrCorrupt", tt.seq, cut, err)
+			}
+		}
+		flipped := bytes.Clone(enc)
+		flipped[len(flipped)/2] ^= 0x10
+		if _, _, err := decodeWALRecord(flipped); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("record %d with a flipped bit: %v, want ErrCorrupt", tt.seq, err)
+		}
+	}
+	// An event with seq 0 or an invalid account never decodes, even with a
+	// valid checksum.
+	for name, entries := range map[string][]walEntry{
+		"seq 0":       {{account: "a", events: []Event{{Seq: 0}}}},
+		"nul account": {{account: "a\x00b", events: []Event{{Seq: 1}}}},
+	} {
+		if _, _, err := decodeWALRecord(appendWALRecord(nil, 1, entries)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
 }

@@ -135,6 +135,11 @@ func (f *FaultStore) Accounts(fn func(account string) error) error {
 	return f.inner.Accounts(fn)
 }
 
+// Journaled passes the call to the inner store.
+func (f *FaultStore) Journaled(fn func(account string) error) error {
+	return f.inner.Journaled(fn)
+}
+
 // HighWater passes the call to the inner store.
 func (f *FaultStore) HighWater() (int64, error) {
 	return f.inner.HighWater()

@@ -22,13 +22,18 @@ type Journal struct {
 	wake    chan struct{} // capacity 1: a batch is waiting
 	stopped chan struct{} // closed when the writer has exited
 
-	batch Batch // reused by the writer goroutine only
+	batch  Batch   // reused by the writer goroutine only
+	events []Event // backing array of the inline events of batch
 }
 
 type pendingWrite struct {
-	w    AccountWrite
-	hw   int64
-	done func(error)
+	w AccountWrite
+	// ev is the single event of an AppendEvent, kept inline so that the
+	// common case allocates no slice; w.Events is then nil.
+	ev    Event
+	hasEv bool
+	hw    int64
+	done  func(error)
 }
 
 // DefaultMaxBatch is the most account writes one Store.Write carries.
@@ -57,6 +62,11 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
 // journal's goroutine and must not block. After Close, done is called at
 // once with ErrClosed.
 func (j *Journal) Append(w AccountWrite, highWater int64, done func(error)) {
+	j.append(pendingWrite{w: w, hw: highWater, done: done})
+}
+
+func (j *Journal) append(p pendingWrite) {
+	done := p.done
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
@@ -65,12 +75,18 @@ func (j *Journal) Append(w AccountWrite, highWater int64, done func(error)) {
 		}
 		return
 	}
-	j.queue = append(j.queue, pendingWrite{w: w, hw: highWater, done: done})
+	j.queue = append(j.queue, p)
 	j.mu.Unlock()
 	select {
 	case j.wake <- struct{}{}:
 	default:
 	}
+}
+
+// AppendEvent queues one event of account, like Append with an
+// AccountWrite holding only ev and expiresAt, without allocating for it.
+func (j *Journal) AppendEvent(account string, ev Event, expiresAt, highWater int64, done func(error)) {
+	j.append(pendingWrite{w: AccountWrite{Account: account, ExpiresAt: expiresAt}, ev: ev, hasEv: true, hw: highWater, done: done})
 }
 
 // Flush waits until everything appended before the call has been written,
@@ -141,11 +157,25 @@ func (j *Journal) write(take []pendingWrite) {
 	b := &j.batch
 	b.Accounts = b.Accounts[:0]
 	b.HighWater = 0
+	evs := j.events[:0]
 	for i := range take {
-		if take[i].w.Account != "" {
-			b.Accounts = append(b.Accounts, take[i].w)
+		if take[i].hasEv {
+			evs = append(evs, take[i].ev)
 		}
-		b.HighWater = max(b.HighWater, take[i].hw)
+	}
+	j.events = evs
+	k := 0
+	for i := range take {
+		p := &take[i]
+		if p.w.Account != "" {
+			w := p.w
+			if p.hasEv {
+				w.Events = evs[k : k+1 : k+1]
+				k++
+			}
+			b.Accounts = append(b.Accounts, w)
+		}
+		b.HighWater = max(b.HighWater, p.hw)
 	}
 	var err error
 	if len(b.Accounts) > 0 || b.HighWater > 0 {

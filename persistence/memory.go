@@ -89,21 +89,19 @@ func (m *MemStore) apply(aw *AccountWrite, now int64) {
 	maps.DeleteFunc(a.journal, func(_ uint64, v memValue) bool { return v.expired(now) })
 
 	exp := expiresAtSeconds(aw.ExpiresAt)
-	dropFrom, dropTo := uint64(1), uint64(0)
+	var covered uint64 // a snapshot supersedes the events up to here
 	if aw.Snapshot != nil {
-		dropFrom, dropTo = max(aw.DropFrom, 1), aw.Snapshot.Seq
+		covered = aw.Snapshot.Seq
 	}
 	for _, ev := range aw.Events {
-		if ev.Seq >= dropFrom && ev.Seq <= dropTo {
+		if ev.Seq <= covered {
 			continue
 		}
 		a.journal[ev.Seq] = memValue{value: appendEvent(nil, ev), expiresAt: exp}
 	}
 	if aw.Snapshot != nil {
 		a.snapshot = &memValue{value: appendSnapshot(nil, aw.Snapshot), expiresAt: exp}
-		maps.DeleteFunc(a.journal, func(seq uint64, _ memValue) bool {
-			return seq >= dropFrom && seq <= dropTo
-		})
+		maps.DeleteFunc(a.journal, func(seq uint64, _ memValue) bool { return seq <= covered })
 	}
 }
 
@@ -164,6 +162,36 @@ func (m *MemStore) Accounts(fn func(account string) error) error {
 	for name, a := range m.accounts {
 		if a.live(now) {
 			names = append(names, name)
+		}
+	}
+	m.mu.Unlock()
+
+	slices.Sort(names)
+	for _, name := range names {
+		if err := fn(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Journaled calls fn with each account that has unexpired journal events
+// not superseded by a snapshot, in byte order, as BadgerStore.Journaled.
+func (m *MemStore) Journaled(fn func(account string) error) error {
+	if err := m.life.enter(); err != nil {
+		return err
+	}
+	defer m.life.exit()
+
+	m.mu.Lock()
+	now := m.now()
+	var names []string
+	for name, a := range m.accounts {
+		for _, v := range a.journal {
+			if !v.expired(now) {
+				names = append(names, name)
+				break
+			}
 		}
 	}
 	m.mu.Unlock()

@@ -13,6 +13,9 @@ const (
 	EventCommit EventKind = 2
 	// EventRelease records that reservation ID's pin definitely did not happen.
 	EventRelease EventKind = 3
+	// EventHold records that nothing may be granted before At (Pinterest
+	// said the account is rate limited until then).
+	EventHold EventKind = 4
 )
 
 // Event is one entry of an account's journal. Times are Unix milliseconds
@@ -39,6 +42,9 @@ type Snapshot struct {
 	NextID    uint64    // next reservation ID to hand out
 	Committed []int64   // pin times still inside the window, ascending
 	Pending   []Pending // unresolved reservations, ascending by ID
+	// HoldUntil, when not zero, is the instant before which nothing may be
+	// granted.
+	HoldUntil int64
 }
 
 // AccountWrite is everything one Batch writes for one account.
@@ -46,10 +52,9 @@ type AccountWrite struct {
 	Account string
 	// Events are appended to the account's journal.
 	Events []Event
-	// Snapshot, when not nil, replaces the account's snapshot and deletes its
-	// journal events with Seq in [DropFrom, Snapshot.Seq].
+	// Snapshot, when not nil, replaces the account's snapshot and supersedes
+	// its journal events with Seq up to Snapshot.Seq: they are deleted.
 	Snapshot *Snapshot
-	DropFrom uint64
 	// ExpiresAt (Unix ms of the engine clock) is the instant after which the
 	// account's whole state may be deleted: its window holds nothing from
 	// then on. Every key the batch writes for the account carries it,
@@ -91,6 +96,10 @@ type Store interface {
 	// Accounts calls fn for each account that has stored state, in key
 	// order, without loading it; fn returning an error stops the scan.
 	Accounts(fn func(account string) error) error
+	// Journaled calls fn for each account that has journal events not
+	// superseded by a snapshot (what a crash leaves behind), in key order;
+	// fn returning an error stops the scan.
+	Journaled(fn func(account string) error) error
 	// HighWater returns the stored high-water mark (0 if none).
 	HighWater() (int64, error)
 	// Close releases the store; later calls fail with ErrClosed.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
 )
 
@@ -141,7 +140,7 @@ func checkLoaded(t *testing.T, s Store, account string, want Loaded) {
 }
 
 func equalSnapshot(a, b Snapshot) bool {
-	return a.Seq == b.Seq && a.NextID == b.NextID &&
+	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
 		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending)
 }
 
@@ -177,22 +176,11 @@ func storedSeqs(t *testing.T, s Store, account string) []uint64 {
 		s.mu.Unlock()
 		slices.Sort(seqs)
 	case *BadgerStore:
-		prefix := appendJournalPrefix(nil, account)
-		err := s.db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				seq, ok := journalKeySeq(it.Item().Key(), prefix)
-				if !ok {
-					return fmt.Errorf("malformed key %x", it.Item().Key())
-				}
-				seqs = append(seqs, seq)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("scan journal: %v", err)
+		s.walMu.RLock()
+		for _, te := range s.wal.tails[account] {
+			seqs = append(seqs, te.Seq)
 		}
+		s.walMu.RUnlock()
 	default:
 		t.Fatalf("storedSeqs: unknown store %T", s)
 	}
@@ -233,7 +221,7 @@ func testSnapshotDropsJournal(t *testing.T, open storeFactory) {
 
 	snap := &Snapshot{Seq: 3, NextID: 3, Committed: []int64{t1}, Pending: []Pending{{ID: 2, ReservedAt: t1, Deadline: t1 + 30_000}}}
 	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{
-		Account: acct, Events: []Event{commit(6, 3, t3)}, Snapshot: snap, DropFrom: 1,
+		Account: acct, Events: []Event{commit(6, 3, t3)}, Snapshot: snap,
 	}}})
 	want := Loaded{Snapshot: *snap, Events: []Event{evs[3], evs[4], commit(6, 3, t3)}}
 	checkLoaded(t, s, acct, want)
@@ -241,13 +229,12 @@ func testSnapshotDropsJournal(t *testing.T, open storeFactory) {
 		t.Errorf("stored seqs after snapshot = %v, want %v", got, want)
 	}
 
-	// A later snapshot drops only its own range; DropFrom above an older
-	// event leaves that event stored but hidden from Load.
+	// A later snapshot supersedes every older event.
 	snap2 := &Snapshot{Seq: 6, NextID: 4, Committed: []int64{t1, t2, t3}}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: acct, Snapshot: snap2, DropFrom: 5}}})
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: acct, Snapshot: snap2}}})
 	checkLoaded(t, s, acct, Loaded{Snapshot: *snap2})
-	if got, want := storedSeqs(t, s, acct), []uint64{4}; !slices.Equal(got, want) {
-		t.Errorf("stored seqs after second snapshot = %v, want %v", got, want)
+	if got := storedSeqs(t, s, acct); len(got) != 0 {
+		t.Errorf("stored seqs after second snapshot = %v, want none", got)
 	}
 }
 
@@ -259,7 +246,6 @@ func testSnapshotInSameWrite(t *testing.T, open storeFactory) {
 		Account:  acct,
 		Events:   []Event{reserve(1, 1, t0), commit(2, 1, t1), reserve(3, 2, t2)},
 		Snapshot: snap,
-		DropFrom: 1,
 	}}})
 	checkLoaded(t, s, acct, Loaded{Snapshot: *snap, Events: []Event{reserve(3, 2, t2)}})
 	if got, want := storedSeqs(t, s, acct), []uint64{3}; !slices.Equal(got, want) {
@@ -275,7 +261,7 @@ func testWideDropRange(t *testing.T, open storeFactory) {
 		{Account: acct + "x", Events: []Event{reserve(7, 1, t0)}},
 	}})
 	snap := &Snapshot{Seq: 1_999_999, NextID: 3}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: acct, Snapshot: snap, DropFrom: 1}}})
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: acct, Snapshot: snap}}})
 	checkLoaded(t, s, acct, Loaded{Snapshot: *snap, Events: []Event{reserve(2_000_000, 3, t2)}})
 	if got, want := storedSeqs(t, s, acct), []uint64{2_000_000}; !slices.Equal(got, want) {
 		t.Errorf("stored seqs = %v, want %v", got, want)
@@ -454,7 +440,7 @@ func testExpiry(t *testing.T, open storeFactory) {
 	for _, tt := range tests {
 		aw := AccountWrite{Account: tt.account, Events: []Event{reserve(2, 2, t1)}, ExpiresAt: tt.expiresAt}
 		if !strings.HasSuffix(tt.account, "journal-only") {
-			aw.Snapshot, aw.DropFrom = snap, 1
+			aw.Snapshot = snap
 		}
 		b.Accounts = append(b.Accounts, aw)
 	}

@@ -1,0 +1,355 @@
+package persistence
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// The write-ahead log of a BadgerStore.
+//
+// Journal events are not stored one key per event: a Badger key costs a
+// skiplist insertion, a value-log entry and later compaction work, several
+// microseconds each, which capped the engine far below what fsync allows.
+// Instead each Write stores all the events of its batch in one WAL record
+// (or a few, see walChunkBytes), under the key
+//
+//	"w" + record seq (8 bytes, big-endian)
+//
+// and the store keeps, in memory, an index of the events not yet folded
+// into a snapshot: per account, the events in Seq order and the record each
+// came from; per record, how many of its events are still needed. A
+// snapshot makes an account's older events unneeded; a record whose events
+// are all unneeded (or expired) is deleted in the same transaction that
+// made it so. Memory and the size of the log are therefore proportional to
+// the events not yet snapshotted, which the engine bounds by snapshotting
+// every Config.SnapshotEvery events, at passivation, at shutdown and, after
+// a crash, in its recovery pass. Opening the store reads the whole log once.
+//
+// WAL record body (format 0x41):
+//
+//	record seq uvarint, account count uvarint, then per account:
+//	  len(account) uvarint, account bytes, ExpiresAt seconds uvarint,
+//	  event count uvarint, then per event:
+//	    Seq uvarint, Kind byte, ID uvarint, Count uvarint,
+//	    At varint, Deadline-At varint
+//
+// A record that fails its checksum cannot say which accounts it held, so
+// the store refuses to open (ErrCorrupt naming the record) rather than
+// serve any account without events it may have lost.
+
+const (
+	formatWALV1 byte = 0x41
+	walPrefix        = 'w'
+	walKeyLen        = 1 + seqLen
+
+	// walChunkBytes bounds one WAL record; a batch with more events is
+	// stored in several records, in the same transaction. A store with
+	// small memtables uses a smaller bound, half its value threshold, so
+	// that records always live in the LSM tree.
+	walChunkBytes = 256 << 10
+)
+
+// appendWALKey appends the key of WAL record seq to dst.
+func appendWALKey(dst []byte, seq uint64) []byte {
+	dst = append(dst, walPrefix)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// walKeySeq returns the record seq of a WAL key; ok is false if malformed.
+func walKeySeq(key []byte) (uint64, bool) {
+	if len(key) != walKeyLen || key[0] != walPrefix {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(key[1:]), true
+}
+
+// walEntry is the part of a WAL record about one account.
+type walEntry struct {
+	account   string
+	expiresAt uint64 // Unix seconds, 0: never
+	events    []Event
+}
+
+// appendWALRecord appends the encoding of a WAL record with the given seq
+// and entries to dst.
+func appendWALRecord(dst []byte, seq uint64, entries []walEntry) []byte {
+	start := len(dst)
+	dst = append(dst, formatWALV1)
+	dst = binary.AppendUvarint(dst, seq)
+	dst = binary.AppendUvarint(dst, uint64(len(entries)))
+	for i := range entries {
+		e := &entries[i]
+		dst = binary.AppendUvarint(dst, uint64(len(e.account)))
+		dst = append(dst, e.account...)
+		dst = binary.AppendUvarint(dst, e.expiresAt)
+		dst = binary.AppendUvarint(dst, uint64(len(e.events)))
+		for _, ev := range e.events {
+			dst = appendEventBody(dst, ev)
+		}
+	}
+	return appendChecksum(dst, start)
+}
+
+// walEventLen bounds the encoded size of one event in a WAL record.
+const walEventLen = 1 + 5*binary.MaxVarintLen64
+
+// walEntryLen bounds the encoded size of an entry, and walEntryLen(a, 0)
+// that of its header.
+func walEntryLen(account string, events int) int {
+	return 3*binary.MaxVarintLen64 + len(account) + events*walEventLen
+}
+
+func appendEventBody(dst []byte, e Event) []byte {
+	dst = binary.AppendUvarint(dst, e.Seq)
+	dst = append(dst, byte(e.Kind))
+	dst = binary.AppendUvarint(dst, e.ID)
+	dst = binary.AppendUvarint(dst, uint64(e.Count))
+	dst = binary.AppendVarint(dst, e.At)
+	return binary.AppendVarint(dst, e.Deadline-e.At)
+}
+
+func (d *decoder) event() Event {
+	var e Event
+	e.Seq = d.uvarint("seq")
+	e.Kind = EventKind(d.u8("kind"))
+	e.ID = d.uvarint("id")
+	count := d.uvarint("count")
+	if count > math.MaxUint32 {
+		d.fail("count")
+	}
+	e.Count = uint32(count)
+	e.At = d.varint("at")
+	e.Deadline = e.At + d.varint("deadline")
+	return e
+}
+
+// decodeWALRecord decodes a value written by appendWALRecord. It does not
+// retain b. Any malformed input yields an error wrapping ErrCorrupt.
+func decodeWALRecord(b []byte) (seq uint64, entries []walEntry, err error) {
+	body, err := checkFrame(b, formatWALV1)
+	if err != nil {
+		return 0, nil, err
+	}
+	d := decoder{b: body}
+	seq = d.uvarint("record seq")
+	n := d.count("account count", 4)
+	entries = make([]walEntry, 0, n)
+	for range n {
+		alen := d.count("account length", 1)
+		if d.err != nil {
+			break
+		}
+		acct := d.b[:alen]
+		d.b = d.b[alen:]
+		if !validAccountBytes(acct) {
+			d.fail("account")
+			break
+		}
+		e := walEntry{account: string(acct), expiresAt: d.uvarint("expiry")}
+		ne := d.count("event count", 7)
+		e.events = make([]Event, 0, ne)
+		for range ne {
+			ev := d.event()
+			if ev.Seq == 0 {
+				d.fail("event seq")
+			}
+			if d.err != nil {
+				break
+			}
+			e.events = append(e.events, ev)
+		}
+		if d.err != nil {
+			break
+		}
+		entries = append(entries, e)
+	}
+	if err := d.finish(); err != nil {
+		return 0, nil, err
+	}
+	return seq, entries, nil
+}
+
+// tailEvent is an event not yet folded into a snapshot.
+type tailEvent struct {
+	Event
+	rec       uint64 // WAL record holding it
+	expiresAt uint64 // Unix seconds, 0: never
+}
+
+// walIndex is the in-memory index of the WAL: per account, its events not
+// yet folded into a snapshot, ascending by Seq; per record, how many of
+// its events those are.
+type walIndex struct {
+	tails map[string][]tailEvent
+	live  map[uint64]int
+	next  uint64 // seq of the next record
+}
+
+func newWALIndex() walIndex {
+	return walIndex{tails: make(map[string][]tailEvent), live: make(map[uint64]int), next: 1}
+}
+
+// events returns account's events with Seq above after that have not
+// expired at second nowSec, as a new slice (nil if none).
+func (x *walIndex) events(account string, after, nowSec uint64) []Event {
+	var out []Event
+	for _, te := range x.tails[account] {
+		if te.Seq > after && !expiredAt(te.expiresAt, nowSec) {
+			out = append(out, te.Event)
+		}
+	}
+	return out
+}
+
+// hasLive reports whether account has an event that has not expired.
+func (x *walIndex) hasLive(account string, nowSec uint64) bool {
+	for _, te := range x.tails[account] {
+		if !expiredAt(te.expiresAt, nowSec) {
+			return true
+		}
+	}
+	return false
+}
+
+// accounts returns, sorted, the accounts with events not expired at nowSec.
+func (x *walIndex) accounts(nowSec uint64) []string {
+	out := make([]string, 0, len(x.tails))
+	for a := range x.tails {
+		if x.hasLive(a, nowSec) {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expiresAt <= nowSec }
+
+// walUpdate is the change one Write makes to the index, computed before the
+// transaction and applied after it committed.
+type walUpdate struct {
+	adds   []walAdd          // events appended, in batch order
+	covers map[string]uint64 // per account, the newest snapshot's Seq
+	delta  map[uint64]int    // change of each record's live count
+	dead   []uint64          // records left with no live event: deleted
+	recs   []walRecord       // records to store
+	next   uint64            // the index's next record seq after the write
+}
+
+type walAdd struct {
+	account string
+	ev      tailEvent
+}
+
+type walRecord struct {
+	seq     uint64
+	entries []walEntry
+}
+
+// plan computes the update that writing accounts (a slice of a Batch) makes
+// to x, without changing x: events go to new WAL records, at most chunk
+// bytes each, and snapshots drop the events they cover. An event that a
+// snapshot of the same batch covers is not stored at all.
+func (x *walIndex) plan(accounts []AccountWrite, chunk int) *walUpdate {
+	u := &walUpdate{delta: make(map[uint64]int), next: x.next}
+	for i := range accounts {
+		if sn := accounts[i].Snapshot; sn != nil {
+			if u.covers == nil {
+				u.covers = make(map[string]uint64)
+			}
+			u.covers[accounts[i].Account] = max(u.covers[accounts[i].Account], sn.Seq)
+		}
+	}
+	var cur *walRecord
+	size := 0
+	for i := range accounts {
+		aw := &accounts[i]
+		covered := u.covers[aw.Account]
+		keep := aw.Events
+		if covered > 0 {
+			keep = nil
+			for _, ev := range aw.Events {
+				if ev.Seq > covered {
+					keep = append(keep, ev)
+				}
+			}
+		}
+		exp := expiresAtSeconds(aw.ExpiresAt)
+		// Store keep in the current record, opening new ones as each fills;
+		// a long run of events may span several records.
+		for len(keep) > 0 {
+			if cur == nil || size+walEntryLen(aw.Account, 1) > chunk {
+				u.recs = append(u.recs, walRecord{seq: u.next})
+				cur = &u.recs[len(u.recs)-1]
+				u.next++
+				size = 0
+			}
+			n := min(len(keep), max(1, (chunk-size-walEntryLen(aw.Account, 0))/walEventLen))
+			part := keep[:n:n]
+			keep = keep[n:]
+			cur.entries = append(cur.entries, walEntry{account: aw.Account, expiresAt: exp, events: part})
+			size += walEntryLen(aw.Account, n)
+			for _, ev := range part {
+				u.adds = append(u.adds, walAdd{account: aw.Account, ev: tailEvent{Event: ev, rec: cur.seq, expiresAt: exp}})
+			}
+			u.delta[cur.seq] += n
+		}
+	}
+	for acct, covered := range u.covers {
+		for _, te := range x.tails[acct] {
+			if te.Seq <= covered {
+				u.delta[te.rec]--
+			}
+		}
+	}
+	for rec, d := range u.delta {
+		if d < 0 && x.live[rec]+d <= 0 {
+			u.dead = append(u.dead, rec)
+		}
+	}
+	slices.Sort(u.dead)
+	return u
+}
+
+// apply installs an update whose transaction committed.
+func (x *walIndex) apply(u *walUpdate) {
+	for acct, covered := range u.covers {
+		t := x.tails[acct]
+		kept := t[:0]
+		for _, te := range t {
+			if te.Seq > covered {
+				kept = append(kept, te)
+			}
+		}
+		clear(t[len(kept):])
+		if len(kept) == 0 {
+			delete(x.tails, acct)
+		} else {
+			x.tails[acct] = kept
+		}
+	}
+	for _, a := range u.adds {
+		t := x.tails[a.account]
+		if n := len(t); n > 0 && t[n-1].Seq >= a.ev.Seq {
+			// Out of order (never from the engine): insert in place.
+			i, _ := slices.BinarySearchFunc(t, a.ev.Seq, func(te tailEvent, seq uint64) int { return cmp.Compare(te.Seq, seq) })
+			x.tails[a.account] = slices.Insert(t, i, a.ev)
+			continue
+		}
+		x.tails[a.account] = append(t, a.ev)
+	}
+	for rec, d := range u.delta {
+		if n := x.live[rec] + d; n > 0 {
+			x.live[rec] = n
+		} else {
+			delete(x.live, rec)
+		}
+	}
+	x.next = u.next
+}
+
+// walRecordName names a record in error messages.
+func walRecordName(seq uint64) string { return "WAL record " + strconv.FormatUint(seq, 10) }

@@ -1,0 +1,257 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/rs/zerolog"
+)
+
+// walSeqs returns the seqs of the WAL records stored on disk.
+func walSeqs(t *testing.T, s *BadgerStore) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{walPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq, ok := walKeySeq(it.Item().Key())
+			if !ok {
+				return fmt.Errorf("malformed WAL key %x", it.Item().Key())
+			}
+			seqs = append(seqs, seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scan WAL: %v", err)
+	}
+	return seqs
+}
+
+func journaled(t *testing.T, s Store) []string {
+	t.Helper()
+	var got []string
+	if err := s.Journaled(func(a string) error {
+		got = append(got, a)
+		return nil
+	}); err != nil {
+		t.Fatalf("Journaled: %v", err)
+	}
+	return got
+}
+
+// reopen closes s and opens its directory again, as after a restart.
+func reopen(t *testing.T, s *BadgerStore, dir string) *BadgerStore {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return openBadger(t, dir, testBadgerOptions())
+}
+
+// TestBadgerWALLifecycle follows records from write to deletion: one
+// record per batch, whatever its number of accounts; kept while any
+// account still needs one of its events, across restarts; deleted in the
+// write whose snapshot makes it spent.
+func TestBadgerWALLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	s := openBadger(t, dir, testBadgerOptions())
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
+		{Account: "a", Events: []Event{reserve(1, 1, t0), commit(2, 1, t1)}},
+		{Account: "b", Events: []Event{reserve(1, 7, t0)}},
+		{Account: "c", Events: []Event{reserve(1, 9, t0)}},
+	}})
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
+		{Account: "a", Events: []Event{reserve(3, 2, t2)}},
+	}})
+	if got, want := walSeqs(t, s), []uint64{1, 2}; !slices.Equal(got, want) {
+		t.Fatalf("WAL records = %v, want %v (one per batch)", got, want)
+	}
+	if got, want := journaled(t, s), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("Journaled = %q, want %q", got, want)
+	}
+
+	// Snapshotting a covers its events in both records; record 1 stays for
+	// b and c, record 2 is spent and deleted in the same write.
+	snapA := &Snapshot{Seq: 3, NextID: 3, Committed: []int64{t1}, Pending: []Pending{{ID: 2, ReservedAt: t2, Deadline: t2 + 30_000}}}
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Snapshot: snapA}}})
+	if got, want := walSeqs(t, s), []uint64{1}; !slices.Equal(got, want) {
+		t.Errorf("WAL records after a's snapshot = %v, want %v", got, want)
+	}
+
+	// A restart reads the log back: a's events are covered by its snapshot,
+	// b's and c's are still there.
+	s = reopen(t, s, dir)
+	checkLoaded(t, s, "a", Loaded{Snapshot: *snapA})
+	checkLoaded(t, s, "b", Loaded{Events: []Event{reserve(1, 7, t0)}})
+	checkLoaded(t, s, "c", Loaded{Events: []Event{reserve(1, 9, t0)}})
+	if got, want := journaled(t, s), []string{"b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("Journaled after reopen = %q, want %q", got, want)
+	}
+	if got, want := accounts(t, s), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("Accounts after reopen = %q, want %q", got, want)
+	}
+
+	// New records are numbered after the last stored one (record 2 was
+	// deleted, so its number is free again).
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
+		{Account: "b", Snapshot: &Snapshot{Seq: 1, NextID: 8, Pending: []Pending{{ID: 7, ReservedAt: t0, Deadline: t0 + 30_000}}}},
+		{Account: "d", Events: []Event{reserve(1, 1, t3)}},
+	}})
+	if got, want := walSeqs(t, s), []uint64{1, 2}; !slices.Equal(got, want) {
+		t.Errorf("WAL records = %v, want %v", got, want)
+	}
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
+		{Account: "c", Snapshot: &Snapshot{Seq: 1, NextID: 10}},
+		{Account: "d", Snapshot: &Snapshot{Seq: 1, NextID: 2}},
+	}})
+	if got := walSeqs(t, s); len(got) != 0 {
+		t.Errorf("WAL records after every account's snapshot = %v, want none", got)
+	}
+	if got := journaled(t, s); len(got) != 0 {
+		t.Errorf("Journaled = %q, want none", got)
+	}
+}
+
+// TestBadgerWALChunks: a batch too big for one record is stored in several,
+// and an account's events may span records; all read back in order.
+func TestBadgerWALChunks(t *testing.T) {
+	dir := t.TempDir()
+	s := openBadger(t, dir, testBadgerOptions())
+	var b Batch
+	want := map[string][]Event{}
+	for i := range 40 {
+		acct := fmt.Sprintf("account-%02d", i)
+		aw := AccountWrite{Account: acct}
+		for seq := range uint64(100) {
+			aw.Events = append(aw.Events, reserve(seq+1, seq+1, t0+int64(seq)))
+		}
+		want[acct] = aw.Events
+		b.Accounts = append(b.Accounts, aw)
+	}
+	mustWrite(t, s, &b)
+	if n := len(walSeqs(t, s)); n < 2 {
+		t.Errorf("4,000 events stored in %d WAL record(s), want several (chunk %d bytes)", n, s.walChunk)
+	}
+	s = reopen(t, s, dir)
+	for acct, evs := range want {
+		checkLoaded(t, s, acct, Loaded{Events: evs})
+	}
+}
+
+// TestBadgerWALExpiry: events whose account state expired are not loaded,
+// and at the next open their records are deleted as spent.
+func TestBadgerWALExpiry(t *testing.T) {
+	dir := t.TempDir()
+	s := openBadger(t, dir, testBadgerOptions())
+	past := time.Now().Add(-time.Hour).UnixMilli()
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "old", Events: []Event{reserve(1, 1, t0)}, ExpiresAt: past}}})
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "new", Events: []Event{reserve(1, 1, t0)}}}})
+	checkLoaded(t, s, "old", Loaded{})
+	if got, want := accounts(t, s), []string{"new"}; !slices.Equal(got, want) {
+		t.Errorf("Accounts = %q, want %q", got, want)
+	}
+	s = reopen(t, s, dir)
+	if got, want := walSeqs(t, s), []uint64{2}; !slices.Equal(got, want) {
+		t.Errorf("WAL records after reopen = %v, want %v", got, want)
+	}
+	checkLoaded(t, s, "new", Loaded{Events: []Event{reserve(1, 1, t0)}})
+}
+
+// TestBadgerCorruptWAL: a WAL record cannot say which accounts it held
+// once it is unreadable, so the store refuses to open, naming the record,
+// rather than serve accounts that may miss events.
+func TestBadgerCorruptWAL(t *testing.T) {
+	good := appendWALRecord(nil, 9, []walEntry{{account: "a", events: []Event{reserve(1, 1, t0)}}})
+	tests := []struct {
+		name    string
+		key     []byte
+		value   []byte
+		message string
+	}{
+		{"garbage", appendWALKey(nil, 9), []byte("garbage!"), "persistence: WAL record 9: corrupt state: unknown format byte"},
+		{"flipped bit", appendWALKey(nil, 9), append(slices.Clone(good[:len(good)-1]), good[len(good)-1]^1), "persistence: WAL record 9: corrupt state: checksum mismatch"},
+		{"under another seq", appendWALKey(nil, 8), good, "persistence: WAL record 8: corrupt state: holds record 9"},
+		{"malformed key", []byte("w123"), good, "persistence: WAL key 77313233: corrupt state: malformed key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "b", Events: []Event{reserve(1, 1, t0)}}}})
+			rawSet(t, s, tt.key, tt.value)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s, err = OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
+				t.Errorf("OpenBadger = %v, want ErrCorrupt starting %q", err, tt.message)
+			}
+		})
+	}
+}
+
+// TestBadgerLoadConsistentWithWrites: Load runs while snapshots replace
+// events; it must always see either the events or the snapshot that
+// covers them, never neither.
+func TestBadgerLoadConsistentWithWrites(t *testing.T) {
+	s := newTestBadger(t)
+	const acct = "busy"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for seq := uint64(1); seq <= 400; seq++ {
+			aw := AccountWrite{Account: acct, Events: []Event{commit(seq, seq, t0+int64(seq))}}
+			if seq%3 == 0 {
+				committed := make([]int64, 0, seq)
+				for i := uint64(1); i <= seq; i++ {
+					committed = append(committed, t0+int64(i))
+				}
+				aw.Snapshot = &Snapshot{Seq: seq, NextID: seq + 1, Committed: committed}
+			}
+			if err := s.Write(&Batch{Accounts: []AccountWrite{aw}}); err != nil {
+				t.Errorf("Write seq %d: %v", seq, err)
+				return
+			}
+		}
+	}()
+	last := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		l := mustLoad(t, s, acct)
+		n := len(l.Snapshot.Committed) + len(l.Events)
+		if uint64(n) != max(l.Snapshot.Seq, lastSeq(l.Events)) {
+			t.Fatalf("Load saw %d pins for seq %d: snapshot %d + %d events", n, max(l.Snapshot.Seq, lastSeq(l.Events)), l.Snapshot.Seq, len(l.Events))
+		}
+		if n < last {
+			t.Fatalf("Load went back from %d to %d pins", last, n)
+		}
+		last = n
+	}
+	if last != 400 {
+		t.Errorf("last Load saw %d pins, want 400", last)
+	}
+}
+
+func lastSeq(evs []Event) uint64 {
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
+}
