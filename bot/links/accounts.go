@@ -1,0 +1,385 @@
+package links
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/dgraph-io/badger/v4"
+	"golang.org/x/oauth2"
+)
+
+// User returns the links of the Discord user userID: the zero User with ID
+// set when the user has linked nothing.
+func (s *Store) User(ctx context.Context, userID string) (User, error) {
+	if err := checkID("user id", userID); err != nil {
+		return User{}, err
+	}
+	u := User{ID: userID}
+	err := s.view(ctx, "user", func(txn *badger.Txn) error {
+		var rec userRecord
+		found, err := getRecord(txn, userKey(userID), &rec)
+		if found {
+			u = rec.user(userID)
+		}
+		return err
+	})
+	if err != nil {
+		return User{ID: userID}, err
+	}
+	return u, nil
+}
+
+// Accounts returns the accounts the user userID has linked, in the order
+// they were linked; none when the user has linked nothing.
+func (s *Store) Accounts(ctx context.Context, userID string) ([]Account, error) {
+	if err := checkID("user id", userID); err != nil {
+		return nil, err
+	}
+	var out []Account
+	err := s.view(ctx, "accounts", func(txn *badger.Txn) error {
+		var u userRecord
+		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+		for _, id := range u.Accounts {
+			var a accountRecord
+			found, err := getRecord(txn, accountKey(id), &a)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return corrupt(accountKey(id), fmt.Errorf("missing, but user %q links it", userID))
+			}
+			out = append(out, a.account(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Account returns the linked account accountID. An account that no user
+// links (never linked, or unlinked by all) fails with an error wrapping
+// ErrNoToken.
+func (s *Store) Account(ctx context.Context, accountID string) (Account, error) {
+	if err := checkID("account id", accountID); err != nil {
+		return Account{}, err
+	}
+	var out Account
+	err := s.view(ctx, "account", func(txn *badger.Txn) error {
+		var a accountRecord
+		found, err := getRecord(txn, accountKey(accountID), &a)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: account %q is not linked", ErrNoToken, accountID)
+		}
+		out = a.account(accountID)
+		return nil
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return out, nil
+}
+
+// Link records that the user userID linked the account acct with the
+// token tok, all in one durable transaction: the account's token and
+// username are stored (replacing earlier ones), its RelinkNeeded flag is
+// cleared, the account is added to the user's accounts if absent, and it
+// becomes the user's active account. An existing default board is kept;
+// acct.DefaultBoard and DefaultBoardName are used only when the account
+// has none.
+//
+// Linking a new account when the user already has MaxAccountsPerUser
+// fails with an error wrapping ErrTooManyAccounts. Rate limits are not
+// touched.
+func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oauth2.Token) error {
+	if err := checkLink(userID, acct, tok); err != nil {
+		return err
+	}
+	tr := newTokenRecord(tok)
+	err := s.update(ctx, "link", func(txn *badger.Txn) error {
+		var u userRecord
+		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+		if !slices.Contains(u.Accounts, acct.ID) {
+			if len(u.Accounts) >= MaxAccountsPerUser {
+				return fmt.Errorf("%w: user %q has linked %d accounts already; unlink one first",
+					ErrTooManyAccounts, userID, len(u.Accounts))
+			}
+			u.Accounts = append(u.Accounts, acct.ID)
+		}
+		u.V, u.Active = recordVersion, acct.ID
+
+		var a accountRecord
+		if _, err := getRecord(txn, accountKey(acct.ID), &a); err != nil {
+			return err
+		}
+		a.V, a.Username, a.RelinkNeeded = recordVersion, acct.Username, false
+		if a.DefaultBoard == "" && acct.DefaultBoard != "" {
+			a.DefaultBoard, a.DefaultBoardName = acct.DefaultBoard, acct.DefaultBoardName
+		}
+		if !slices.Contains(a.Users, userID) {
+			a.Users = append(a.Users, userID)
+		}
+
+		if err := setRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+		if err := setRecord(txn, accountKey(acct.ID), &a); err != nil {
+			return err
+		}
+		return setRecord(txn, tokenKey(acct.ID), tr)
+	})
+	if err != nil {
+		return err
+	}
+	s.log.Info().Str("user", userID).Str("account", acct.ID).Msg("pinterest account linked")
+	return nil
+}
+
+func checkLink(userID string, acct Account, tok *oauth2.Token) error {
+	if err := checkID("user id", userID); err != nil {
+		return err
+	}
+	if err := checkID("account id", acct.ID); err != nil {
+		return err
+	}
+	if err := checkName("username", acct.Username); err != nil {
+		return err
+	}
+	if acct.DefaultBoard != "" {
+		if err := checkID("default board id", acct.DefaultBoard); err != nil {
+			return err
+		}
+	}
+	if err := checkName("default board name", acct.DefaultBoardName); err != nil {
+		return err
+	}
+	return checkToken(tok)
+}
+
+// Unlink removes the account accountID from the user userID's accounts;
+// it fails with an error wrapping ErrNotLinked when the user has not
+// linked it. If it was the active account, the account linked after it
+// becomes active (or, if it was the last one, the one before it; none when
+// no account is left). When no user links the account any more, its
+// record and token are deleted. Rate limits are not touched: unlinking and
+// linking again never resets a limit.
+func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
+	if err := checkID("user id", userID); err != nil {
+		return err
+	}
+	if err := checkID("account id", accountID); err != nil {
+		return err
+	}
+	var forgotten, orphan bool
+	err := s.update(ctx, "unlink", func(txn *badger.Txn) error {
+		forgotten, orphan = false, false
+		var u userRecord
+		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+		i := slices.Index(u.Accounts, accountID)
+		if i < 0 {
+			return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
+		}
+		u.Accounts = slices.Delete(u.Accounts, i, i+1)
+		if u.Active == accountID {
+			u.Active = ""
+			if n := len(u.Accounts); n > 0 {
+				u.Active = u.Accounts[min(i, n-1)]
+			}
+		}
+		if len(u.Accounts) == 0 {
+			if err := deleteKey(txn, userKey(userID)); err != nil {
+				return err
+			}
+		} else if err := setRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+
+		var a accountRecord
+		found, err := getRecord(txn, accountKey(accountID), &a)
+		if err != nil {
+			return err
+		}
+		orphan = !found
+		a.Users = slices.DeleteFunc(a.Users, func(id string) bool { return id == userID })
+		if found && len(a.Users) > 0 {
+			return setRecord(txn, accountKey(accountID), &a)
+		}
+		forgotten = true
+		if err := deleteKey(txn, accountKey(accountID)); err != nil {
+			return err
+		}
+		return deleteKey(txn, tokenKey(accountID))
+	})
+	if err != nil {
+		return err
+	}
+	if orphan {
+		s.log.Warn().Str("user", userID).Str("account", accountID).
+			Msg("unlinked account had no account record; its token was deleted")
+	}
+	s.log.Info().Str("user", userID).Str("account", accountID).Bool("token_deleted", forgotten).
+		Msg("pinterest account unlinked")
+	return nil
+}
+
+// SetActive makes accountID the account the user userID pins with. It
+// fails with an error wrapping ErrNotLinked unless the user has linked
+// that account: a user can never switch to an account they have not
+// linked.
+func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
+	if err := checkID("user id", userID); err != nil {
+		return err
+	}
+	if err := checkID("account id", accountID); err != nil {
+		return err
+	}
+	return s.update(ctx, "set active", func(txn *badger.Txn) error {
+		var u userRecord
+		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+		if !slices.Contains(u.Accounts, accountID) {
+			return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
+		}
+		if u.Active == accountID {
+			return nil
+		}
+		u.Active = accountID
+		return setRecord(txn, userKey(userID), &u)
+	})
+}
+
+// SetDefaultBoard sets the board pins of account accountID go to when a
+// command names none, for every user of that account; boardID "" (with
+// boardName "") clears it. It fails with an error wrapping ErrNotLinked
+// unless the user userID has linked the account.
+func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID, boardName string) error {
+	if err := checkID("user id", userID); err != nil {
+		return err
+	}
+	if err := checkID("account id", accountID); err != nil {
+		return err
+	}
+	if boardID != "" {
+		if err := checkID("board id", boardID); err != nil {
+			return err
+		}
+	} else if boardName != "" {
+		return fmt.Errorf("%w: board name %q without a board id", ErrInvalid, boardName)
+	}
+	if err := checkName("board name", boardName); err != nil {
+		return err
+	}
+	return s.update(ctx, "set default board", func(txn *badger.Txn) error {
+		var u userRecord
+		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+			return err
+		}
+		if !slices.Contains(u.Accounts, accountID) {
+			return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
+		}
+		var a accountRecord
+		found, err := getRecord(txn, accountKey(accountID), &a)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return corrupt(accountKey(accountID), fmt.Errorf("missing, but user %q links it", userID))
+		}
+		a.DefaultBoard, a.DefaultBoardName = boardID, boardName
+		return setRecord(txn, accountKey(accountID), &a)
+	})
+}
+
+// MarkRelinkNeeded flags the account accountID as needing a new link,
+// after Pinterest declared its grant invalid; Link clears the flag. An
+// account no user links fails with an error wrapping ErrNoToken.
+func (s *Store) MarkRelinkNeeded(ctx context.Context, accountID string) error {
+	if err := checkID("account id", accountID); err != nil {
+		return err
+	}
+	var changed bool
+	err := s.update(ctx, "mark relink needed", func(txn *badger.Txn) error {
+		changed = false
+		var a accountRecord
+		found, err := getRecord(txn, accountKey(accountID), &a)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: account %q is not linked", ErrNoToken, accountID)
+		}
+		if a.RelinkNeeded {
+			return nil
+		}
+		changed = true
+		a.RelinkNeeded = true
+		return setRecord(txn, accountKey(accountID), &a)
+	})
+	if err == nil && changed {
+		s.log.Warn().Str("account", accountID).Msg("pinterest account needs a new link")
+	}
+	return err
+}
+
+// Users calls fn with every user who has linked at least one account, in
+// byte order of their ids, until fn returns an error, which Users then
+// returns. It reads one consistent snapshot: writes made during the scan
+// are not seen. fn may call the Store's other methods but not Close.
+func (s *Store) Users(ctx context.Context, fn func(User) error) error {
+	return s.scan(ctx, "users", userPrefix, func(id, key string, v []byte) error {
+		var rec userRecord
+		if err := decodeRecord(v, &rec); err != nil {
+			return corrupt(key, err)
+		}
+		return fn(rec.user(id))
+	})
+}
+
+// AllAccounts calls fn with every linked account, in byte order of their
+// ids, until fn returns an error, which AllAccounts then returns. Like
+// Users, it reads one snapshot, and fn must not call Close.
+func (s *Store) AllAccounts(ctx context.Context, fn func(Account) error) error {
+	return s.scan(ctx, "all accounts", accountPrefix, func(id, key string, v []byte) error {
+		var rec accountRecord
+		if err := decodeRecord(v, &rec); err != nil {
+			return corrupt(key, err)
+		}
+		return fn(rec.account(id))
+	})
+}
+
+// scan calls fn with the id, key and value of each record under prefix.
+func (s *Store) scan(ctx context.Context, op, prefix string, fn func(id, key string, v []byte) error) error {
+	return s.view(ctx, op, func(txn *badger.Txn) error {
+		p := []byte(prefix)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(p); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("links: %s: %w", op, err)
+			}
+			item := it.Item()
+			key := string(item.Key())
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return fmt.Errorf("links: read %q: %w", key, err)
+			}
+			if err := fn(key[len(prefix):], key, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,275 @@
+package links
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dgraph-io/badger/v4"
+	"golang.org/x/oauth2"
+)
+
+// recordVersion is the version of every record this package writes.
+const recordVersion = 1
+
+// Key prefixes; see the package documentation.
+const (
+	userPrefix    = "u/"
+	accountPrefix = "a/"
+	tokenPrefix   = "t/"
+	statePrefix   = "s/"
+)
+
+func userKey(id string) string    { return userPrefix + id }
+func accountKey(id string) string { return accountPrefix + id }
+func tokenKey(id string) string   { return tokenPrefix + id }
+
+// stateKey stores a state under its SHA-256 digest, so that reading the
+// database (with its key) does not yield states that could still be used.
+func stateKey(state string) string {
+	sum := sha256.Sum256([]byte(state))
+	return statePrefix + hex.EncodeToString(sum[:])
+}
+
+// record is a stored JSON value.
+type record interface {
+	version() int
+	// check reports a record whose fields contradict each other or the
+	// limits on what is stored.
+	check() error
+}
+
+// userRecord is stored under u/<user id>.
+type userRecord struct {
+	V        int      `json:"v"`
+	Active   string   `json:"active,omitempty"`
+	Accounts []string `json:"accounts"`
+}
+
+func (r *userRecord) version() int { return r.V }
+
+func (r *userRecord) check() error {
+	for _, a := range r.Accounts {
+		if err := checkID("account id", a); err != nil {
+			return err
+		}
+	}
+	if len(r.Accounts) > MaxAccountsPerUser {
+		return fmt.Errorf("%d accounts, more than %d", len(r.Accounts), MaxAccountsPerUser)
+	}
+	if r.Active == "" && len(r.Accounts) > 0 {
+		return errors.New("no active account")
+	}
+	if r.Active != "" && !slices.Contains(r.Accounts, r.Active) {
+		return fmt.Errorf("active account %q is not linked", r.Active)
+	}
+	return nil
+}
+
+func (r *userRecord) user(id string) User {
+	return User{ID: id, Active: r.Active, Accounts: slices.Clone(r.Accounts)}
+}
+
+// accountRecord is stored under a/<account id>.
+type accountRecord struct {
+	V                int    `json:"v"`
+	Username         string `json:"username"`
+	DefaultBoard     string `json:"default_board,omitempty"`
+	DefaultBoardName string `json:"default_board_name,omitempty"`
+	RelinkNeeded     bool   `json:"relink_needed,omitempty"`
+	// Users are the ids of the users who linked the account, in the
+	// order they linked it.
+	Users []string `json:"users"`
+}
+
+func (r *accountRecord) version() int { return r.V }
+
+func (r *accountRecord) check() error {
+	if len(r.Users) == 0 {
+		return errors.New("no linking user")
+	}
+	for _, u := range r.Users {
+		if err := checkID("user id", u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *accountRecord) account(id string) Account {
+	return Account{
+		ID:               id,
+		Username:         r.Username,
+		DefaultBoard:     r.DefaultBoard,
+		DefaultBoardName: r.DefaultBoardName,
+		RelinkNeeded:     r.RelinkNeeded,
+	}
+}
+
+// tokenRecord is stored under t/<account id>.
+type tokenRecord struct {
+	V            int       `json:"v"`
+	AccessToken  string    `json:"access_token,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+}
+
+func (r *tokenRecord) version() int { return r.V }
+
+func (r *tokenRecord) check() error {
+	if r.AccessToken == "" && r.RefreshToken == "" {
+		return errors.New("token has neither access nor refresh token")
+	}
+	return nil
+}
+
+func newTokenRecord(tok *oauth2.Token) *tokenRecord {
+	return &tokenRecord{
+		V:            recordVersion,
+		AccessToken:  tok.AccessToken,
+		RefreshToken: tok.RefreshToken,
+		TokenType:    tok.TokenType,
+		Expiry:       tok.Expiry.Round(0).UTC(),
+	}
+}
+
+func (r *tokenRecord) token() *oauth2.Token {
+	return &oauth2.Token{
+		AccessToken:  r.AccessToken,
+		RefreshToken: r.RefreshToken,
+		TokenType:    r.TokenType,
+		Expiry:       r.Expiry,
+	}
+}
+
+// stateRecord is stored under s/<sha256 of the state>.
+type stateRecord struct {
+	V       int       `json:"v"`
+	User    string    `json:"user"`
+	Expires time.Time `json:"expires"`
+}
+
+func (r *stateRecord) version() int { return r.V }
+
+func (r *stateRecord) check() error { return checkID("user id", r.User) }
+
+// getRecord reads key into rec. It reports false, with no error, when key
+// is absent.
+func getRecord(txn *badger.Txn, key string, rec record) (bool, error) {
+	item, err := txn.Get([]byte(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("links: read %q: %w", key, err)
+	}
+	var derr error
+	if err := item.Value(func(v []byte) error {
+		derr = decodeRecord(v, rec)
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("links: read %q: %w", key, err)
+	}
+	if derr != nil {
+		return false, corrupt(key, derr)
+	}
+	return true, nil
+}
+
+// decodeRecord decodes v into rec and checks its version and contents.
+func decodeRecord(v []byte, rec record) error {
+	if err := json.Unmarshal(v, rec); err != nil {
+		return err
+	}
+	if rec.version() != recordVersion {
+		return fmt.Errorf("version %d, want %d", rec.version(), recordVersion)
+	}
+	return rec.check()
+}
+
+func corrupt(key string, err error) error {
+	return fmt.Errorf("%w %q: %w", ErrCorrupt, key, err)
+}
+
+// setRecord stores rec under key in txn.
+func setRecord(txn *badger.Txn, key string, rec record) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("links: encode %q: %w", key, err)
+	}
+	if err := txn.Set([]byte(key), v); err != nil {
+		return fmt.Errorf("links: write %q: %w", key, err)
+	}
+	return nil
+}
+
+// deleteKey deletes key in txn.
+func deleteKey(txn *badger.Txn, key string) error {
+	if err := txn.Delete([]byte(key)); err != nil {
+		return fmt.Errorf("links: delete %q: %w", key, err)
+	}
+	return nil
+}
+
+// checkID reports an id that is empty, longer than MaxIDLen, or not made
+// of ASCII letters, digits and "-_.:". kind names it in the error.
+func checkID(kind, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: %s is empty", ErrInvalid, kind)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalid, kind, len(id), MaxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == ':'
+		if !ok {
+			return fmt.Errorf("%w: %s %q has a character other than ASCII letters, digits and \"-_.:\"",
+				ErrInvalid, kind, id)
+		}
+	}
+	return nil
+}
+
+// checkName reports a name longer than MaxNameLen, not valid UTF-8, or
+// holding control characters. Empty names are allowed.
+func checkName(kind, name string) error {
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalid, kind, len(name), MaxNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, kind)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: %s %q has a control character", ErrInvalid, kind, name)
+		}
+	}
+	return nil
+}
+
+// checkToken reports a token that cannot be stored. Its error never
+// quotes the token.
+func checkToken(tok *oauth2.Token) error {
+	switch {
+	case tok == nil:
+		return fmt.Errorf("%w: token is nil", ErrInvalid)
+	case tok.AccessToken == "" && tok.RefreshToken == "":
+		return fmt.Errorf("%w: token has neither access nor refresh token", ErrInvalid)
+	case len(tok.AccessToken) > MaxTokenLen:
+		return fmt.Errorf("%w: access token is %d bytes, more than %d", ErrInvalid, len(tok.AccessToken), MaxTokenLen)
+	case len(tok.RefreshToken) > MaxTokenLen:
+		return fmt.Errorf("%w: refresh token is %d bytes, more than %d", ErrInvalid, len(tok.RefreshToken), MaxTokenLen)
+	case len(tok.TokenType) > MaxIDLen:
+		return fmt.Errorf("%w: token type is %d bytes, more than %d", ErrInvalid, len(tok.TokenType), MaxIDLen)
+	}
+	return nil
+}

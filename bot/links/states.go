@@ -1,0 +1,203 @@
+package links
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// stateBytes is the number of random bytes in a state: 256 bits, written
+// as 43 characters of unpadded base64url.
+const stateBytes = 32
+
+// StateLen is the length of the states NewState returns, in characters
+// of unpadded base64url (URL-safe without escaping).
+const StateLen = (stateBytes*8 + 5) / 6
+
+// purgeChunk is how many expired states PurgeStates deletes per
+// transaction.
+const purgeChunk = 512
+
+// NewState returns a new OAuth state for the Discord user userID, to put
+// in the authorization URL. It is 256 random bits from crypto/rand, URL
+// safe, stored (only as its SHA-256 digest) with its expiry now +
+// StateTTL, and can be consumed once by ConsumeState.
+func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (string, error) {
+	if err := checkID("user id", userID); err != nil {
+		return "", err
+	}
+	var b [stateBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("links: new state: reading random bytes: %w", err)
+	}
+	state := base64.RawURLEncoding.EncodeToString(b[:])
+	rec := &stateRecord{V: recordVersion, User: userID, Expires: now.Add(s.stateTTL).Round(0).UTC()}
+	err := s.update(ctx, "new state", func(txn *badger.Txn) error {
+		return setRecord(txn, stateKey(state), rec)
+	})
+	if err != nil {
+		return "", err
+	}
+	return state, nil
+}
+
+// ConsumeState checks state, the state Pinterest sent back, and returns
+// the Discord user it was issued for. A state works once: the transaction
+// that reads it deletes it, so of two concurrent calls with one state at
+// most one succeeds. A state that was never issued, was already consumed
+// or purged, or is malformed fails with ErrStateInvalid; one consumed when
+// now is more than StateTTL after it was issued fails with ErrStateExpired
+// (and is deleted too).
+func (s *Store) ConsumeState(ctx context.Context, state string, now time.Time) (string, error) {
+	if !wellFormedState(state) {
+		if err := s.life.enter(); err != nil {
+			return "", err
+		}
+		s.life.exit()
+		return "", fmt.Errorf("%w: malformed", ErrStateInvalid)
+	}
+	key := stateKey(state)
+	var (
+		user    string
+		outcome error
+	)
+	err := s.update(ctx, "consume state", func(txn *badger.Txn) error {
+		user, outcome = "", nil
+		var rec stateRecord
+		found, err := getRecord(txn, key, &rec)
+		switch {
+		case errors.Is(err, ErrCorrupt):
+			// A record that cannot be decoded can never be used: drop it.
+			outcome = fmt.Errorf("%w: %w", ErrStateInvalid, err)
+		case err != nil:
+			return err
+		case !found:
+			outcome = fmt.Errorf("%w: never issued, already used, or purged", ErrStateInvalid)
+			return nil
+		case now.After(rec.Expires):
+			outcome = fmt.Errorf("%w: expired at %s", ErrStateExpired, rec.Expires.Format(time.RFC3339))
+		default:
+			user = rec.User
+		}
+		return deleteKey(txn, key)
+	})
+	if err != nil {
+		return "", err
+	}
+	if outcome != nil {
+		return "", outcome
+	}
+	return user, nil
+}
+
+// wellFormedState reports whether state looks like one NewState returns.
+func wellFormedState(state string) bool {
+	if len(state) != StateLen {
+		return false
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(state)
+	return err == nil && len(b) == stateBytes
+}
+
+// PurgeStates deletes the states that expired before now (and any that
+// cannot be read) and returns how many it deleted. The bot calls it every
+// few minutes; states are not given a Badger TTL, which would follow the
+// wall clock instead of now.
+func (s *Store) PurgeStates(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	from := []byte(statePrefix)
+	for from != nil {
+		keys, next, err := s.expiredStates(ctx, from, now)
+		if err != nil {
+			return total, err
+		}
+		n, err := s.deleteStates(ctx, keys, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		from = next
+	}
+	if total > 0 {
+		s.log.Debug().Int("states", total).Msg("expired OAuth states purged")
+	}
+	return total, nil
+}
+
+// expiredStates returns up to purgeChunk keys of states expired at now
+// (or unreadable), from key from on, and the key to continue from (nil
+// when the scan is over).
+func (s *Store) expiredStates(ctx context.Context, from []byte, now time.Time) ([]string, []byte, error) {
+	var (
+		keys []string
+		next []byte
+	)
+	err := s.view(ctx, "purge states", func(txn *badger.Txn) error {
+		p := []byte(statePrefix)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Seek(from); it.ValidForPrefix(p); it.Next() {
+			item := it.Item()
+			key := string(item.Key())
+			if len(keys) == purgeChunk {
+				next = []byte(key)
+				return nil
+			}
+			var rec stateRecord
+			var derr error
+			if err := item.Value(func(v []byte) error {
+				derr = decodeRecord(v, &rec)
+				return nil
+			}); err != nil {
+				return fmt.Errorf("links: read %q: %w", key, err)
+			}
+			if derr != nil {
+				s.log.Warn().Str("key", key).Err(derr).Msg("deleting unreadable OAuth state")
+				keys = append(keys, key)
+				continue
+			}
+			if now.After(rec.Expires) {
+				keys = append(keys, key)
+			}
+		}
+		return nil
+	})
+	return keys, next, err
+}
+
+// deleteStates deletes those of keys that are still present and still
+// expired (or unreadable) at now, in one transaction, and returns how many
+// it deleted.
+func (s *Store) deleteStates(ctx context.Context, keys []string, now time.Time) (int, error) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.update(ctx, "purge states", func(txn *badger.Txn) error {
+		n = 0
+		for _, key := range keys {
+			var rec stateRecord
+			found, err := getRecord(txn, key, &rec)
+			if err != nil && !errors.Is(err, ErrCorrupt) {
+				return err
+			}
+			if err == nil && (!found || !now.After(rec.Expires)) {
+				continue
+			}
+			if err := deleteKey(txn, key); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

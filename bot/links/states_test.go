@@ -1,0 +1,184 @@
+package links_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/bot/links"
+)
+
+func TestConsumeState(t *testing.T) {
+	ctx := context.Background()
+	ttl := links.DefaultStateTTL
+	s := newStore(t, links.Options{})
+	mk := func(user string, at time.Time) string {
+		t.Helper()
+		st, err := s.NewState(ctx, user, at)
+		if err != nil {
+			t.Fatalf("NewState: %v", err)
+		}
+		return st
+	}
+	fresh := mk("u1", t0)
+	edge := mk("u2", t0)
+	expired := mk("u3", t0)
+	early := mk("u4", t0)
+	forged := strings.Repeat("A", links.StateLen) // well formed, never issued
+
+	tests := []struct {
+		name  string
+		state string
+		now   time.Time
+		user  string
+		err   error
+	}{
+		{"fresh", fresh, t0.Add(time.Minute), "u1", nil},
+		{"replayed", fresh, t0.Add(time.Minute), "", links.ErrStateInvalid},
+		{"at exactly the TTL", edge, t0.Add(ttl), "u2", nil},
+		{"1ms after the TTL", expired, t0.Add(ttl + time.Millisecond), "", links.ErrStateExpired},
+		{"expired, retried", expired, t0.Add(ttl + time.Millisecond), "", links.ErrStateInvalid},
+		{"clock earlier than issue", early, t0.Add(-time.Hour), "u4", nil},
+		{"forged", forged, t0, "", links.ErrStateInvalid},
+		{"empty", "", t0, "", links.ErrStateInvalid},
+		{"short", fresh[:20], t0, "", links.ErrStateInvalid},
+		{"long", fresh + "A", t0, "", links.ErrStateInvalid},
+		{"bad alphabet", strings.Repeat("+", links.StateLen), t0, "", links.ErrStateInvalid},
+		{"padding", fresh[:links.StateLen-1] + "=", t0, "", links.ErrStateInvalid},
+	}
+	for i, tt := range tests {
+		user, err := s.ConsumeState(ctx, tt.state, tt.now)
+		if user != tt.user || (tt.err == nil && err != nil) || (tt.err != nil && !errors.Is(err, tt.err)) {
+			t.Errorf("step %d (%s): ConsumeState = %q, %v; want %q, %v", i, tt.name, user, err, tt.user, tt.err)
+		}
+	}
+}
+
+func TestStateTTLOption(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{StateTTL: time.Minute})
+	a, err := s.NewState(ctx, "u1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.NewState(ctx, "u1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConsumeState(ctx, a, t0.Add(time.Minute+time.Millisecond)); !errors.Is(err, links.ErrStateExpired) {
+		t.Errorf("after 1m1ms: %v, want ErrStateExpired", err)
+	}
+	if u, err := s.ConsumeState(ctx, b, t0.Add(time.Minute)); err != nil || u != "u1" {
+		t.Errorf("after 1m: %q, %v; want u1", u, err)
+	}
+}
+
+func TestStateFormat(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	urlSafe := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	seen := make(map[string]bool)
+	for range 200 {
+		st, err := s.NewState(ctx, "u1", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st) != links.StateLen || len(st)*6 < 128 || !urlSafe.MatchString(st) {
+			t.Fatalf("state %q: want %d URL-safe characters (at least 128 bits)", st, links.StateLen)
+		}
+		if seen[st] {
+			t.Fatalf("state %q issued twice", st)
+		}
+		seen[st] = true
+	}
+}
+
+// TestConcurrentConsume lets several goroutines consume each state at
+// once: exactly one of them gets the user.
+func TestConcurrentConsume(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	const states, racers = 20, 8
+	for i := range states {
+		st, err := s.NewState(ctx, "u1", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			wins int
+			errs []error
+		)
+		start := make(chan struct{})
+		for range racers {
+			wg.Go(func() {
+				<-start
+				user, err := s.ConsumeState(ctx, st, t0.Add(time.Second))
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && user == "u1":
+					wins++
+				case errors.Is(err, links.ErrStateInvalid):
+				default:
+					errs = append(errs, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if wins != 1 || len(errs) > 0 {
+			t.Fatalf("state %d: %d winners (want 1), unexpected errors %v", i, wins, errs)
+		}
+	}
+}
+
+func TestPurgeStates(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{}) // TTL 10 minutes
+	issue := func(at time.Time) string {
+		t.Helper()
+		st, err := s.NewState(ctx, "u1", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// 600 states from t0 (more than one purge transaction), one at
+	// t0+5m, one at t0+20m.
+	var old []string
+	for range 600 {
+		old = append(old, issue(t0))
+	}
+	mid := issue(t0.Add(5 * time.Minute))
+	late := issue(t0.Add(20 * time.Minute))
+
+	steps := []struct {
+		now  time.Time
+		want int
+	}{
+		{t0.Add(10 * time.Minute), 0},   // t0's states expire after t0+10m
+		{t0.Add(16 * time.Minute), 601}, // t0's and mid
+		{t0.Add(16 * time.Minute), 0},   // nothing left to purge
+	}
+	for i, st := range steps {
+		n, err := s.PurgeStates(ctx, st.now)
+		if err != nil || n != st.want {
+			t.Fatalf("step %d: PurgeStates(%v) = %d, %v; want %d", i, st.now.Sub(t0), n, err, st.want)
+		}
+	}
+	// Purged states are invalid, not expired: they are gone.
+	for _, st := range []string{old[0], old[599], mid} {
+		if _, err := s.ConsumeState(ctx, st, t0); !errors.Is(err, links.ErrStateInvalid) {
+			t.Errorf("purged state: %v, want ErrStateInvalid", err)
+		}
+	}
+	if u, err := s.ConsumeState(ctx, late, t0.Add(21*time.Minute)); err != nil || u != "u1" {
+		t.Errorf("unexpired state after purge: %q, %v; want u1", u, err)
+	}
+}

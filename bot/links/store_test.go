@@ -1,0 +1,309 @@
+package links_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/links"
+)
+
+func TestOpenOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  bool // use a temporary directory
+		opts links.Options
+		err  error  // nil wants success
+		msg  string // the error must mention it
+	}{
+		{"no key on disk", true, links.Options{}, links.ErrEncryptionKey, "EncryptionKey is empty"},
+		{"short key", true, links.Options{EncryptionKey: make([]byte, 15)}, links.ErrEncryptionKey, "15 bytes"},
+		{"long key", true, links.Options{EncryptionKey: make([]byte, 33)}, links.ErrEncryptionKey, "33 bytes"},
+		{"AES-128", true, links.Options{EncryptionKey: make([]byte, 16)}, nil, ""},
+		{"AES-192", true, links.Options{EncryptionKey: make([]byte, 24)}, nil, ""},
+		{"AES-256", true, links.Options{EncryptionKey: make([]byte, 32)}, nil, ""},
+		{"no directory", false, links.Options{EncryptionKey: make([]byte, 32)}, links.ErrInvalid, "empty data directory"},
+		{"negative TTL", true, links.Options{EncryptionKey: make([]byte, 32), StateTTL: -1}, links.ErrInvalid, "StateTTL"},
+		{"in memory, no key", false, links.Options{InMemory: true}, nil, ""},
+		{"in memory, key", false, links.Options{InMemory: true, EncryptionKey: make([]byte, 16)}, nil, ""},
+		{"in memory, bad key", false, links.Options{InMemory: true, EncryptionKey: make([]byte, 3)}, links.ErrEncryptionKey, "3 bytes"},
+	}
+	for _, tt := range tests {
+		dir := ""
+		if tt.dir {
+			dir = t.TempDir()
+		}
+		s, err := links.Open(dir, tt.opts, zerolog.Nop())
+		if tt.err == nil {
+			if err != nil {
+				t.Errorf("%s: Open: %v", tt.name, err)
+				continue
+			}
+			if err := s.Ping(context.Background()); err != nil {
+				t.Errorf("%s: Ping: %v", tt.name, err)
+			}
+			closeStore(t, s)
+			continue
+		}
+		if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: Open = %v, want %v mentioning %q", tt.name, err, tt.err, tt.msg)
+		}
+		if s != nil {
+			closeStore(t, s)
+		}
+	}
+}
+
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openDisk(t, dir, zerolog.Nop())
+	defer closeStore(t, s)
+	s2, err := links.Open(dir, links.Options{EncryptionKey: testKey}, zerolog.Nop())
+	if !errors.Is(err, links.ErrLocked) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second Open = %v, want ErrLocked naming %q", err, dir)
+	}
+	if s2 != nil {
+		closeStore(t, s2)
+	}
+}
+
+func TestClosedStore(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	link(t, s, "u1", "a1")
+	state, err := s.NewState(ctx, "u1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	nop := func(any) error { return nil }
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Close", s.Close},
+		{"Ping", func() error { return s.Ping(ctx) }},
+		{"User", func() error { _, err := s.User(ctx, "u1"); return err }},
+		{"Accounts", func() error { _, err := s.Accounts(ctx, "u1"); return err }},
+		{"Account", func() error { _, err := s.Account(ctx, "a1"); return err }},
+		{"Link", func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, tokenFor("a2", 0)) }},
+		{"Unlink", func() error { return s.Unlink(ctx, "u1", "a1") }},
+		{"SetActive", func() error { return s.SetActive(ctx, "u1", "a1") }},
+		{"SetDefaultBoard", func() error { return s.SetDefaultBoard(ctx, "u1", "a1", "b1", "B") }},
+		{"Token", func() error { _, err := s.Token(ctx, "a1"); return err }},
+		{"SaveToken", func() error { return s.SaveToken(ctx, "a1", tokenFor("a1", 1)) }},
+		{"Saver", func() error { return s.Saver("a1")(ctx, tokenFor("a1", 1)) }},
+		{"MarkRelinkNeeded", func() error { return s.MarkRelinkNeeded(ctx, "a1") }},
+		{"NewState", func() error { _, err := s.NewState(ctx, "u1", t0); return err }},
+		{"ConsumeState", func() error { _, err := s.ConsumeState(ctx, state, t0); return err }},
+		{"ConsumeState malformed", func() error { _, err := s.ConsumeState(ctx, "x", t0); return err }},
+		{"PurgeStates", func() error { _, err := s.PurgeStates(ctx, t0); return err }},
+		{"Users", func() error { return s.Users(ctx, func(u links.User) error { return nop(u) }) }},
+		{"AllAccounts", func() error { return s.AllAccounts(ctx, func(a links.Account) error { return nop(a) }) }},
+	}
+	for _, c := range calls {
+		if err := c.call(); !errors.Is(err, links.ErrClosed) {
+			t.Errorf("%s on a closed store = %v, want ErrClosed", c.name, err)
+		}
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	s := newStore(t, links.Options{})
+	link(t, s, "u1", "a1")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := map[string]func() error{
+		"User":   func() error { _, err := s.User(ctx, "u1"); return err },
+		"Link":   func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, tokenFor("a2", 0)) },
+		"Unlink": func() error { return s.Unlink(ctx, "u1", "a1") },
+		"Users":  func() error { return s.Users(ctx, func(links.User) error { return nil }) },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a canceled context = %v, want context.Canceled", name, err)
+		}
+	}
+	if u := mustUser(t, s, "u1"); !slices.Equal(u.Accounts, []string{"a1"}) {
+		t.Errorf("canceled calls changed the user: %+v", u)
+	}
+}
+
+// TestConcurrentLinksOneUser races Link, SetActive and Unlink for one
+// user: no update may be lost.
+func TestConcurrentLinksOneUser(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	const n = links.MaxAccountsPerUser
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("a%02d", i)
+	}
+	runAll := func(f func(i int) error) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				errs[i] = f(i)
+			})
+		}
+		close(start)
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	runAll(func(i int) error {
+		return s.Link(ctx, "u1", links.Account{ID: ids[i], Username: ids[i]}, tokenFor(ids[i], 0))
+	})
+	u := mustUser(t, s, "u1")
+	if got := slices.Sorted(slices.Values(u.Accounts)); !slices.Equal(got, ids) {
+		t.Fatalf("after concurrent links, accounts = %v, want all %d", u.Accounts, n)
+	}
+	if !slices.Contains(ids, u.Active) {
+		t.Fatalf("active %q is not a linked account", u.Active)
+	}
+
+	// Odd accounts are unlinked while even ones are switched to and
+	// given a default board.
+	runAll(func(i int) error {
+		if i%2 == 1 {
+			return s.Unlink(ctx, "u1", ids[i])
+		}
+		if err := s.SetActive(ctx, "u1", ids[i]); err != nil {
+			return err
+		}
+		return s.SetDefaultBoard(ctx, "u1", ids[i], "b"+ids[i], "Board")
+	})
+	var even []string
+	for i, id := range ids {
+		if i%2 == 0 {
+			even = append(even, id)
+		}
+	}
+	u = mustUser(t, s, "u1")
+	if got := slices.Sorted(slices.Values(u.Accounts)); !slices.Equal(got, even) {
+		t.Fatalf("after concurrent unlinks, accounts = %v, want %v", got, even)
+	}
+	if !slices.Contains(even, u.Active) {
+		t.Fatalf("active %q is not a remaining account", u.Active)
+	}
+	accts, err := s.Accounts(ctx, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range accts {
+		if a.DefaultBoard != "b"+a.ID {
+			t.Errorf("account %s lost its default board: %+v", a.ID, a)
+		}
+	}
+	for i, id := range ids {
+		_, err := s.Token(ctx, id)
+		if i%2 == 1 && !errors.Is(err, links.ErrNoToken) {
+			t.Errorf("unlinked %s: Token err = %v, want ErrNoToken", id, err)
+		}
+		if i%2 == 0 && err != nil {
+			t.Errorf("linked %s: Token err = %v", id, err)
+		}
+	}
+}
+
+// TestConcurrentUsersOneAccount has many users link and then unlink one
+// account at once: its token lives exactly as long as one user links it.
+func TestConcurrentUsersOneAccount(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	const n = 50
+	run := func(f func(user string) error) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() { errs[i] = f(fmt.Sprintf("u%02d", i)) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(func(user string) error {
+		return s.Link(ctx, user, links.Account{ID: "a1", Username: "shared"}, tokenFor("a1", 0))
+	})
+	users := 0
+	err := s.Users(ctx, func(u links.User) error {
+		if u.Active != "a1" || !slices.Equal(u.Accounts, []string{"a1"}) {
+			return fmt.Errorf("user %+v", u)
+		}
+		users++
+		return nil
+	})
+	if err != nil || users != n {
+		t.Fatalf("Users: %d users, %v; want %d linked to a1", users, err, n)
+	}
+
+	// All but one unlink; the token stays.
+	run(func(user string) error {
+		if user == "u00" {
+			return nil
+		}
+		return s.Unlink(ctx, user, "a1")
+	})
+	if _, err := s.Token(ctx, "a1"); err != nil {
+		t.Fatalf("Token with one user left: %v", err)
+	}
+	if err := s.Unlink(ctx, "u00", "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("Token after every user unlinked: %v, want ErrNoToken", err)
+	}
+}
+
+// BenchmarkSaveToken measures one durable token write on disk: the cost
+// of a refresh-token rotation, dominated by the fsync.
+func BenchmarkSaveToken(b *testing.B) {
+	ctx := context.Background()
+	s, err := links.Open(b.TempDir(), links.Options{EncryptionKey: testKey}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, tokenFor("a1", 0)); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		if err := s.SaveToken(ctx, "a1", tokenFor("a1", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUser measures the read /pin does for every command.
+func BenchmarkUser(b *testing.B) {
+	ctx := context.Background()
+	s, err := links.Open(b.TempDir(), links.Options{EncryptionKey: testKey}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, tokenFor("a1", 0)); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.User(ctx, "u1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

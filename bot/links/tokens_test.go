@@ -1,0 +1,134 @@
+package links_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+)
+
+func TestSaveToken(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("Token(unknown) = %v, want ErrNoToken", err)
+	}
+	if err := s.SaveToken(ctx, "a1", tokenFor("a1", 1)); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("SaveToken(never linked) = %v, want ErrNoToken", err)
+	}
+	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("SaveToken of an unlinked account stored a token: %v", err)
+	}
+
+	link(t, s, "u1", "a1")
+	if err := s.MarkRelinkNeeded(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveToken(ctx, "a1", tokenFor("a1", 2)); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.Token(ctx, "a1")
+	if err != nil || !sameToken(tok, tokenFor("a1", 2)) {
+		t.Fatalf("Token = %+v, %v; want generation 2", tok, err)
+	}
+	if a, _ := s.Account(ctx, "a1"); !a.RelinkNeeded {
+		t.Errorf("SaveToken cleared RelinkNeeded; only Link may")
+	}
+
+	// The Saver is SaveToken.
+	if err := s.Saver("a1")(ctx, tokenFor("a1", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := s.Token(ctx, "a1"); err != nil || !sameToken(tok, tokenFor("a1", 3)) {
+		t.Fatalf("Token after Saver = %+v, %v; want generation 3", tok, err)
+	}
+
+	// After the last unlink, a late save (a refresh that was in flight)
+	// does not bring the token back.
+	if err := s.Unlink(ctx, "u1", "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Saver("a1")(ctx, tokenFor("a1", 4)); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("Saver after unlink = %v, want ErrNoToken", err)
+	}
+	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("Token after late save = %v, want ErrNoToken", err)
+	}
+}
+
+// TestSaverKeepsRotatedToken runs a refresh against the Pinterest stand-in,
+// whose refresh tokens work once: the rotated token must be the stored
+// one, and the original must be dead.
+func TestSaverKeepsRotatedToken(t *testing.T) {
+	ctx := context.Background()
+	clk := pinteresttest.NewClock(t0)
+	srv := pinteresttest.NewServer(pinteresttest.WithClock(clk.Now))
+	t.Cleanup(srv.Close)
+	c, err := pinterest.New(pinterest.Config{
+		ClientID:       srv.ClientID(),
+		ClientSecret:   srv.ClientSecret(),
+		RedirectURL:    "https://bot.example/oauth/callback",
+		APIBase:        srv.APIBase(),
+		AuthURL:        srv.AuthURL(),
+		RequestTimeout: 10 * time.Second,
+		Logger:         zerolog.Nop(),
+		Now:            clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openDisk(t, t.TempDir(), zerolog.Nop())
+	t.Cleanup(func() { closeStore(t, s) })
+
+	cred := srv.AddAccount("1001", "alice")
+	if err := s.Link(ctx, "u1", links.Account{ID: "1001", Username: "alice"}, cred.Token()); err != nil {
+		t.Fatal(err)
+	}
+	srv.ExpireAccessTokens("1001") // the next call gets a 401 and refreshes
+
+	stored, err := s.Token(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := pinterest.NewSession(stored, s.Saver("1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acct, err := c.UserAccount(ctx, sess); err != nil || acct.ID != "1001" {
+		t.Fatalf("UserAccount = %+v, %v", acct, err)
+	}
+	rotated, err := s.Token(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rotated.RefreshToken == cred.RefreshToken || !sameToken(rotated, sess.Token()) {
+		t.Fatalf("stored token is not the rotated one: refresh changed = %v, same as session = %v",
+			rotated.RefreshToken != cred.RefreshToken, sameToken(rotated, sess.Token()))
+	}
+
+	// A session from the stored token works; one from the original
+	// (rotated away) token needs a new authorization.
+	again, err := pinterest.NewSession(rotated, s.Saver("1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UserAccount(ctx, again); err != nil {
+		t.Fatalf("UserAccount with stored token: %v", err)
+	}
+	old := cred.Token()
+	old.AccessToken = "" // force a refresh with the dead refresh token
+	dead, err := pinterest.NewSession(old, func(context.Context, *oauth2.Token) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UserAccount(ctx, dead); !errors.Is(err, pinterest.ErrReauthRequired) {
+		t.Fatalf("UserAccount with the rotated-away token = %v, want ErrReauthRequired", err)
+	}
+}

@@ -1,0 +1,181 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+)
+
+// maxAccounts is links.MaxAccountsPerUser, for the page that mentions it.
+const maxAccounts = links.MaxAccountsPerUser
+
+// statePrefixLen is how many characters of a state may be logged: enough
+// to match log lines of one link, far too few to use the state.
+const statePrefixLen = 6
+
+// callback serves Pinterest's redirect back to the bot.
+func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.RawQuery) > maxQueryLen {
+		h.log.Info().Int("query_bytes", len(r.URL.RawQuery)).Msg("oauth callback: query too long")
+		writePage(w, http.StatusBadRequest, pageMissing)
+		return
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		h.log.Info().Msg("oauth callback: malformed query")
+		writePage(w, http.StatusBadRequest, pageMissing)
+		return
+	}
+	state := q.Get("state")
+	log := h.log.With().Str("state_prefix", prefix(state)).Logger()
+
+	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+	defer cancel()
+
+	if e := q.Get("error"); e != "" {
+		h.declined(ctx, w, log, state, e)
+		return
+	}
+	code := q.Get("code")
+	if state == "" || code == "" {
+		log.Info().Bool("has_state", state != "").Bool("has_code", code != "").
+			Msg("oauth callback: missing state or code")
+		writePage(w, http.StatusBadRequest, pageMissing)
+		return
+	}
+
+	userID, err := h.links.ConsumeState(ctx, state, h.now())
+	switch {
+	case errors.Is(err, links.ErrStateExpired):
+		log.Info().Msg("oauth callback: state expired")
+		writePage(w, http.StatusBadRequest, pageStateExpired)
+		return
+	case errors.Is(err, links.ErrStateInvalid):
+		log.Warn().Msg("oauth callback: state invalid (forged, replayed or unknown)")
+		writePage(w, http.StatusBadRequest, pageStateInvalid)
+		return
+	case err != nil:
+		log.Error().Err(err).Msg("oauth callback: checking state failed")
+		writePage(w, http.StatusInternalServerError, pageInternal)
+		return
+	}
+	log = log.With().Str("user", userID).Logger()
+
+	tok, err := h.pin.Exchange(ctx, code)
+	if err != nil {
+		h.pinterestFailed(w, log, "exchange code", err)
+		return
+	}
+	// The account id, under which the token is stored, is only known
+	// after GET /user_account. Until then the token stays in memory: the
+	// Session keeps whatever its saver accepted (a rotated token, should
+	// a refresh happen), and Link below stores Session.Token().
+	sess, err := pinterest.NewSession(tok, keepInMemory)
+	if err != nil {
+		log.Error().Err(err).Msg("oauth callback: unusable token from Pinterest")
+		writePage(w, http.StatusBadGateway, pagePinterestDown)
+		return
+	}
+	pa, err := h.pin.UserAccount(ctx, sess)
+	if err != nil {
+		h.pinterestFailed(w, log, "read user account", err)
+		return
+	}
+	log = log.With().Str("account", pa.ID).Logger()
+
+	// Pinterest has granted access: store it even if the browser has gone.
+	lctx := context.WithoutCancel(ctx)
+	acct := links.Account{ID: pa.ID, Username: pa.Username}
+	if err := h.links.Link(lctx, userID, acct, sess.Token()); err != nil {
+		if errors.Is(err, links.ErrTooManyAccounts) {
+			log.Info().Msg("oauth callback: user has too many accounts")
+			writePage(w, http.StatusConflict, pageTooMany)
+			return
+		}
+		log.Error().Err(err).Msg("oauth callback: storing the link failed")
+		writePage(w, http.StatusInternalServerError, pageInternal)
+		return
+	}
+	if stored, err := h.links.Account(lctx, pa.ID); err == nil {
+		acct = stored
+	} else {
+		log.Warn().Err(err).Msg("oauth callback: reading the linked account back failed")
+	}
+	log.Info().Msg("oauth callback: pinterest account linked")
+	if h.onLinked != nil {
+		h.onLinked(userID, acct)
+	}
+	name := acct.Username
+	if name == "" {
+		name = acct.ID
+	}
+	writePage(w, http.StatusOK, page{
+		Title:   "Linked",
+		Message: "Linked Pinterest account " + name + ". You can close this tab and go back to Discord.",
+	})
+}
+
+// declined answers a redirect carrying an OAuth error instead of a code.
+// The state, if valid, is consumed so that it cannot be used afterwards.
+func (h *Handler) declined(ctx context.Context, w http.ResponseWriter, log zerolog.Logger, state, oauthErr string) {
+	if len(oauthErr) > 64 {
+		oauthErr = oauthErr[:64]
+	}
+	log = log.With().Str("oauth_error", oauthErr).Logger()
+	if state != "" {
+		if _, err := h.links.ConsumeState(ctx, state, h.now()); err != nil &&
+			!errors.Is(err, links.ErrStateInvalid) && !errors.Is(err, links.ErrStateExpired) {
+			log.Error().Err(err).Msg("oauth callback: consuming declined state failed")
+		}
+	}
+	switch oauthErr {
+	case "access_denied":
+		log.Info().Msg("oauth callback: user declined")
+		writePage(w, http.StatusOK, pageDenied)
+	case "server_error", "temporarily_unavailable":
+		log.Warn().Msg("oauth callback: pinterest reported an error")
+		writePage(w, http.StatusBadGateway, pagePinterestDown)
+	default:
+		log.Warn().Msg("oauth callback: pinterest refused the authorization request")
+		writePage(w, http.StatusBadRequest, page{
+			Title:   "Nothing linked",
+			Message: "Pinterest refused the link request (" + oauthErr + "). Nothing was linked. Run /link in Discord to try again.",
+		})
+	}
+}
+
+// pinterestFailed answers a failed call to Pinterest: 400 when Pinterest
+// rejected the code, else 502. It logs the request id Pinterest gave.
+func (h *Handler) pinterestFailed(w http.ResponseWriter, log zerolog.Logger, op string, err error) {
+	ev := log.Warn().Str("op", op).Err(err)
+	var ae *pinterest.APIError
+	if errors.As(err, &ae) {
+		ev = ev.Int("status", ae.Status).Str("rid", ae.RequestID)
+	}
+	if errors.Is(err, pinterest.ErrReauthRequired) {
+		ev.Msg("oauth callback: pinterest rejected the grant")
+		writePage(w, http.StatusBadRequest, pageCodeRejected)
+		return
+	}
+	ev.Msg("oauth callback: pinterest call failed")
+	writePage(w, http.StatusBadGateway, pagePinterestDown)
+}
+
+// keepInMemory is the TokenSaver of the callback's Session: the token is
+// stored by Link once the account id is known.
+func keepInMemory(context.Context, *oauth2.Token) error { return nil }
+
+// prefix returns the first characters of state, for logs.
+func prefix(state string) string {
+	if len(state) <= statePrefixLen {
+		return state
+	}
+	return state[:statePrefixLen]
+}

@@ -1,0 +1,367 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/bot/web"
+)
+
+const linkedText = "Linked Pinterest account alice. You can close this tab and go back to Discord."
+
+func TestCallbackLinksAccount(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1", Name: "Cats"})
+	cb := e.callbackURL(t, "u1")
+
+	status, body, hdr := e.get(t, cb)
+	if status != http.StatusOK || !strings.Contains(body, linkedText) {
+		t.Fatalf("callback: %d %q; want 200 with %q", status, body, linkedText)
+	}
+	for k, want := range map[string]string{
+		"Content-Type":    "text/html; charset=utf-8",
+		"Cache-Control":   "no-store",
+		"Referrer-Policy": "no-referrer",
+	} {
+		if got := hdr.Get(k); got != want {
+			t.Errorf("header %s = %q, want %q", k, got, want)
+		}
+	}
+
+	u, err := e.store.User(ctx, "u1")
+	if err != nil || u.Active != "1001" || len(u.Accounts) != 1 {
+		t.Fatalf("User(u1) = %+v, %v; want 1001 linked and active", u, err)
+	}
+	if a, err := e.store.Account(ctx, "1001"); err != nil || a.Username != "alice" {
+		t.Fatalf("Account(1001) = %+v, %v", a, err)
+	}
+	tok, err := e.store.Token(ctx, "1001")
+	if err != nil || tok.AccessToken == "" || tok.RefreshToken == "" {
+		t.Fatalf("stored token: %v (access %t, refresh %t)", err, tok != nil && tok.AccessToken != "", tok != nil && tok.RefreshToken != "")
+	}
+	// The stored token works at Pinterest.
+	sess, err := pinterest.NewSession(tok, e.store.Saver("1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa, err := e.pin.UserAccount(ctx, sess); err != nil || pa.ID != "1001" {
+		t.Fatalf("UserAccount with the stored token = %+v, %v", pa, err)
+	}
+	if ev := e.events(); len(ev) != 1 || ev[0].user != "u1" || ev[0].acct != (links.Account{ID: "1001", Username: "alice"}) {
+		t.Fatalf("OnLinked calls = %+v; want one for u1 and 1001", ev)
+	}
+
+	// Replaying the same callback is refused before Pinterest is asked.
+	before := e.tokenRequests()
+	status, body, _ = e.get(t, cb)
+	if status != http.StatusBadRequest || !strings.Contains(body, "already used") {
+		t.Fatalf("replay: %d %q; want 400 saying the link was already used", status, body)
+	}
+	if n := e.tokenRequests(); n != before {
+		t.Errorf("replay made %d token requests", n-before)
+	}
+	if ev := e.events(); len(ev) != 1 {
+		t.Errorf("replay called OnLinked: %+v", ev)
+	}
+}
+
+func TestCallbackRejectsStates(t *testing.T) {
+	forged := strings.Repeat("A", links.StateLen)
+	tests := []struct {
+		name string
+		// url returns the callback address to visit.
+		url  func(t *testing.T, e *env) string
+		msg  string
+		code int
+	}{
+		{"expired", func(t *testing.T, e *env) string {
+			cb := e.callbackURL(t, "u1")
+			e.clk.Advance(links.DefaultStateTTL + time.Millisecond)
+			return cb
+		}, "expired", http.StatusBadRequest},
+		{"forged", func(t *testing.T, e *env) string {
+			cb := e.callbackURL(t, "u1") // a real code, a state never issued
+			return withQuery(t, cb, "state", forged)
+		}, "did not come from pinbot", http.StatusBadRequest},
+		{"malformed", func(t *testing.T, e *env) string {
+			return withQuery(t, e.callbackURL(t, "u1"), "state", "<x>")
+		}, "did not come from pinbot", http.StatusBadRequest},
+		{"no state", func(t *testing.T, e *env) string {
+			return withQuery(t, e.callbackURL(t, "u1"), "state", "")
+		}, "missing", http.StatusBadRequest},
+		{"no code", func(t *testing.T, e *env) string {
+			return withQuery(t, e.callbackURL(t, "u1"), "code", "")
+		}, "missing", http.StatusBadRequest},
+		{"huge query", func(t *testing.T, e *env) string {
+			return withQuery(t, e.callbackURL(t, "u1"), "pad", strings.Repeat("p", 5000))
+		}, "missing", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.srv.AddAccount("1001", "alice")
+			u := tt.url(t, e)
+			status, body, _ := e.get(t, u)
+			if status != tt.code || !strings.Contains(body, tt.msg) || !strings.Contains(body, "/link") {
+				t.Errorf("%d %q; want %d mentioning %q and /link", status, body, tt.code, tt.msg)
+			}
+			if n := e.tokenRequests(); n != 0 {
+				t.Errorf("%d token requests; want none", n)
+			}
+			e.nothingLinked(t, "u1", "1001")
+		})
+	}
+}
+
+func TestCallbackDeclined(t *testing.T) {
+	tests := []struct {
+		oauthErr string
+		code     int
+		msg      string
+	}{
+		{"access_denied", http.StatusOK, "You did not allow pinbot"},
+		{"temporarily_unavailable", http.StatusBadGateway, "Pinterest did not answer; run /link again"},
+		{"invalid_scope", http.StatusBadRequest, "Pinterest refused the link request (invalid_scope)"},
+		{"<b>bold</b>", http.StatusBadRequest, "(&lt;b&gt;bold&lt;/b&gt;)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.oauthErr, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, nil)
+			state, err := e.store.NewState(ctx, "u1", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := url.Values{"error": {tt.oauthErr}, "error_description": {"The user denied"}, "state": {state}}
+			status, body, _ := e.get(t, e.ts.URL+web.CallbackPath+"?"+q.Encode())
+			if status != tt.code || !strings.Contains(body, tt.msg) {
+				t.Errorf("%d %q; want %d with %q", status, body, tt.code, tt.msg)
+			}
+			if n := e.tokenRequests(); n != 0 {
+				t.Errorf("%d token requests; want none", n)
+			}
+			// The state is used up.
+			if _, err := e.store.ConsumeState(ctx, state, t0); !errors.Is(err, links.ErrStateInvalid) {
+				t.Errorf("state after decline: %v, want ErrStateInvalid", err)
+			}
+			e.nothingLinked(t, "u1", "1001")
+		})
+	}
+}
+
+func TestCallbackPinterestFails(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault pinteresttest.Fault
+		mod   func(*pinterest.Config)
+		code  int
+		msg   string
+	}{
+		{"exchange 503", withTimes(pinteresttest.ServerError(pinteresttest.PathToken, 503), -1), nil,
+			http.StatusBadGateway, "Pinterest did not answer; run /link again"},
+		{"exchange 500 once", pinteresttest.ServerError(pinteresttest.PathToken, 500), nil,
+			http.StatusBadGateway, "Pinterest did not answer; run /link again"},
+		{"exchange rate limited", pinteresttest.RateLimited(pinteresttest.PathToken, "60"), nil,
+			http.StatusBadGateway, "Pinterest did not answer; run /link again"},
+		{"exchange timeout", pinteresttest.Hang(pinteresttest.PathToken),
+			func(c *pinterest.Config) { c.RequestTimeout = 200 * time.Millisecond },
+			http.StatusBadGateway, "Pinterest did not answer; run /link again"},
+		{"user account 500", withTimes(pinteresttest.ServerError(pinteresttest.PathUserAccount, 500), -1), nil,
+			http.StatusBadGateway, "Pinterest did not answer; run /link again"},
+		{"code rejected", pinteresttest.Fault{Path: pinteresttest.PathToken, Status: 400,
+			Code: pinteresttest.CodeInvalidGrant, Message: "The authorization grant is invalid"}, nil,
+			http.StatusBadRequest, "Pinterest did not accept this authorization"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, tt.mod)
+			e.srv.AddAccount("1001", "alice")
+			cb := e.callbackURL(t, "u1")
+			e.srv.Inject(tt.fault)
+			status, body, _ := e.get(t, cb)
+			if status != tt.code || !strings.Contains(body, tt.msg) {
+				t.Errorf("%d %q; want %d with %q", status, body, tt.code, tt.msg)
+			}
+			e.nothingLinked(t, "u1", "1001")
+			if tt.fault.Status != 0 && !webLogged(e.logs.String(), `"rid":"9`) {
+				t.Errorf("the handler did not log x-pinterest-rid:\n%s", e.logs)
+			}
+		})
+	}
+}
+
+func TestCallbackUnknownCode(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice")
+	cb := withQuery(t, e.callbackURL(t, "u1"), "code", "not-a-code")
+	status, body, _ := e.get(t, cb)
+	if status != http.StatusBadRequest || !strings.Contains(body, "Pinterest did not accept") {
+		t.Errorf("%d %q; want 400 saying Pinterest did not accept it", status, body)
+	}
+	e.nothingLinked(t, "u1", "1001")
+}
+
+func TestCallbackEscapesUsername(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", `<script>alert("x")</script>&co`)
+	status, body, _ := e.get(t, e.callbackURL(t, "u1"))
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") || !strings.Contains(body, "&amp;co") {
+		t.Errorf("username not escaped: %s", body)
+	}
+}
+
+func TestCallbackSecondUserSameAccount(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice")
+	for _, user := range []string{"u1", "u2"} {
+		if status, body, _ := e.get(t, e.callbackURL(t, user)); status != http.StatusOK {
+			t.Fatalf("%s: %d %s", user, status, body)
+		}
+	}
+	for _, user := range []string{"u1", "u2"} {
+		u, err := e.store.User(ctx, user)
+		if err != nil || u.Active != "1001" {
+			t.Errorf("User(%s) = %+v, %v; want 1001 active", user, u, err)
+		}
+	}
+	// The second link's token replaced the first one and works.
+	tok, err := e.store.Token(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := pinterest.NewSession(tok, e.store.Saver("1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pin.UserAccount(ctx, sess); err != nil {
+		t.Errorf("UserAccount with the latest token: %v", err)
+	}
+}
+
+func TestCallbackTooManyAccounts(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice")
+	for i := range links.MaxAccountsPerUser {
+		id := "x" + strings.Repeat("1", i+1)
+		if err := e.store.Link(ctx, "u1", links.Account{ID: id}, e.srv.AddAccount(id, "n").Token()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status, body, _ := e.get(t, e.callbackURL(t, "u1"))
+	if status != http.StatusConflict || !strings.Contains(body, "/unlink") {
+		t.Errorf("%d %q; want 409 suggesting /unlink", status, body)
+	}
+	if _, err := e.store.Token(ctx, "1001"); !errors.Is(err, links.ErrNoToken) {
+		t.Errorf("Token(1001) = %v, want ErrNoToken", err)
+	}
+}
+
+// TestLogsHoldNoSecrets runs a successful link, a replay, a failed one and
+// a refresh, all logging at trace level into one buffer, and searches the
+// logs for every token, code and state involved.
+func TestLogsHoldNoSecrets(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice")
+	var secrets []string
+	codeAndState := func(cb string) {
+		u, err := url.Parse(cb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets = append(secrets, u.Query().Get("code"), u.Query().Get("state"))
+	}
+
+	good := e.callbackURL(t, "u1")
+	codeAndState(good)
+	if status, body, _ := e.get(t, good); status != http.StatusOK {
+		t.Fatalf("callback: %d %s", status, body)
+	}
+	e.get(t, good) // replay
+	tok, err := e.store.Token(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets = append(secrets, tok.AccessToken, tok.RefreshToken)
+
+	bad := e.callbackURL(t, "u2")
+	codeAndState(bad)
+	e.srv.Inject(pinteresttest.ServerError(pinteresttest.PathToken, 502))
+	if status, _, _ := e.get(t, bad); status != http.StatusBadGateway {
+		t.Fatalf("failed exchange: status %d", status)
+	}
+
+	// A refresh through the store's saver logs too.
+	e.srv.ExpireAccessTokens("1001")
+	sess, err := pinterest.NewSession(tok, e.store.Saver("1001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pin.UserAccount(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := e.store.Token(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets = append(secrets, rotated.AccessToken, rotated.RefreshToken)
+
+	logs := e.logs.String()
+	if !webLogged(logs, "pinterest account linked") || !webLogged(logs, `"rid":"9`) {
+		t.Fatalf("the logs lack the expected lines:\n%s", logs)
+	}
+	for _, s := range secrets {
+		if s == "" {
+			t.Fatal("empty secret")
+		}
+		if strings.Contains(logs, s) {
+			t.Errorf("secret %.8s… found in the logs", s)
+		}
+	}
+}
+
+// webLogged reports whether a log line of the handler (component web)
+// contains s.
+func webLogged(logs, s string) bool {
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, `"component":"web"`) && strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func withQuery(t *testing.T, raw, key, value string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	if value == "" {
+		q.Del(key)
+	} else {
+		q.Set(key, value)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func withTimes(f pinteresttest.Fault, n int) pinteresttest.Fault {
+	f.Times = n
+	return f
+}
