@@ -3,7 +3,6 @@ package persistence
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"math"
 	"strconv"
 )
 
@@ -186,12 +185,7 @@ func (d *decoder) finish() error {
 func appendEvent(dst []byte, e Event) []byte {
 	start := len(dst)
 	dst = append(dst, formatEventV1)
-	dst = binary.AppendUvarint(dst, e.Seq)
-	dst = append(dst, byte(e.Kind))
-	dst = binary.AppendUvarint(dst, e.ID)
-	dst = binary.AppendUvarint(dst, uint64(e.Count))
-	dst = binary.AppendVarint(dst, e.At)
-	dst = binary.AppendVarint(dst, e.Deadline-e.At)
+	dst = appendEventBody(dst, e)
 	return appendChecksum(dst, start)
 }
 
@@ -203,17 +197,7 @@ func decodeEvent(b []byte) (Event, error) {
 		return Event{}, err
 	}
 	d := decoder{b: body}
-	var e Event
-	e.Seq = d.uvarint("seq")
-	e.Kind = EventKind(d.u8("kind"))
-	e.ID = d.uvarint("id")
-	count := d.uvarint("count")
-	if count > math.MaxUint32 {
-		d.fail("count")
-	}
-	e.Count = uint32(count)
-	e.At = d.varint("at")
-	e.Deadline = e.At + d.varint("deadline")
+	e := d.event()
 	if err := d.finish(); err != nil {
 		return Event{}, err
 	}

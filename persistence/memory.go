@@ -151,6 +151,18 @@ func (m *MemStore) Load(account string) (Loaded, error) {
 // byte order. Like BadgerStore's, the scan sees the accounts stored when it
 // started; fn may call Load and Write but not Close.
 func (m *MemStore) Accounts(fn func(account string) error) error {
+	return m.each(fn, (*memAccount).live)
+}
+
+// Journaled calls fn with each account that has unexpired journal events
+// not superseded by a snapshot, in byte order, as BadgerStore.Journaled.
+func (m *MemStore) Journaled(fn func(account string) error) error {
+	return m.each(fn, (*memAccount).journaled)
+}
+
+// each calls fn, in byte order, with the accounts for which keep holds
+// when the call starts.
+func (m *MemStore) each(fn func(account string) error, keep func(a *memAccount, now int64) bool) error {
 	if err := m.life.enter(); err != nil {
 		return err
 	}
@@ -160,7 +172,7 @@ func (m *MemStore) Accounts(fn func(account string) error) error {
 	now := m.now()
 	var names []string
 	for name, a := range m.accounts {
-		if a.live(now) {
+		if keep(a, now) {
 			names = append(names, name)
 		}
 	}
@@ -175,46 +187,17 @@ func (m *MemStore) Accounts(fn func(account string) error) error {
 	return nil
 }
 
-// Journaled calls fn with each account that has unexpired journal events
-// not superseded by a snapshot, in byte order, as BadgerStore.Journaled.
-func (m *MemStore) Journaled(fn func(account string) error) error {
-	if err := m.life.enter(); err != nil {
-		return err
-	}
-	defer m.life.exit()
-
-	m.mu.Lock()
-	now := m.now()
-	var names []string
-	for name, a := range m.accounts {
-		for _, v := range a.journal {
-			if !v.expired(now) {
-				names = append(names, name)
-				break
-			}
-		}
-	}
-	m.mu.Unlock()
-
-	slices.Sort(names)
-	for _, name := range names {
-		if err := fn(name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (a *memAccount) live(now int64) bool {
-	if a.snapshot != nil && !a.snapshot.expired(now) {
-		return true
-	}
+func (a *memAccount) journaled(now int64) bool {
 	for _, v := range a.journal {
 		if !v.expired(now) {
 			return true
 		}
 	}
 	return false
+}
+
+func (a *memAccount) live(now int64) bool {
+	return (a.snapshot != nil && !a.snapshot.expired(now)) || a.journaled(now)
 }
 
 // HighWater returns the largest high-water mark written (0 if none).
