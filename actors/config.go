@@ -36,6 +36,14 @@ type Config struct {
 	// Recover, when true, makes New start the background replay of the
 	// accounts left with journal events (see Engine.Recover).
 	Recover bool
+	// CheckpointEvery is how often, when the store shares its journal
+	// between accounts (persistence.Checkpointer), the engine snapshots the
+	// accounts that keep more than CheckpointKeep journal records alive;
+	// 0 turns it off.
+	CheckpointEvery time.Duration
+	// CheckpointKeep is how many of the newest journal records a
+	// checkpoint leaves alone.
+	CheckpointKeep int
 }
 
 // DefaultConfig returns the production settings: 100 pins per 12 hours,
@@ -49,6 +57,9 @@ func DefaultConfig() Config {
 		SnapshotEvery: 100,
 		TTLMargin:     24 * time.Hour,
 		Recover:       true,
+
+		CheckpointEvery: time.Minute,
+		CheckpointKeep:  4096,
 	}
 }
 
@@ -67,6 +78,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("actors: Config.SnapshotEvery %d must be at least 1", c.SnapshotEvery)
 	case c.TTLMargin < 0:
 		return fmt.Errorf("actors: Config.TTLMargin %v is negative", c.TTLMargin)
+	case c.CheckpointEvery < 0:
+		return fmt.Errorf("actors: Config.CheckpointEvery %v is negative", c.CheckpointEvery)
+	case c.CheckpointKeep < 0:
+		return fmt.Errorf("actors: Config.CheckpointKeep %d is negative", c.CheckpointKeep)
 	case c.MaxJournalBatch < 0:
 		return fmt.Errorf("actors: Config.MaxJournalBatch %d is negative", c.MaxJournalBatch)
 	}

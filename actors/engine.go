@@ -81,6 +81,8 @@ type Engine struct {
 	closeErr      error
 	cancelRecover context.CancelFunc
 	recoverDone   chan struct{}
+	// checkpointDone is closed when the checkpoint goroutine has stopped.
+	checkpointDone chan struct{}
 
 	// onStopped, when set (tests), is called after an account actor stopped.
 	onStopped func(account string)
@@ -137,7 +139,51 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	} else {
 		close(e.recoverDone)
 	}
+	e.checkpointDone = make(chan struct{})
+	if cp, ok := store.(persistence.Checkpointer); ok && cfg.CheckpointEvery > 0 {
+		go e.checkpoints(ctx, cp)
+	} else {
+		close(e.checkpointDone)
+	}
 	return e, nil
+}
+
+// checkpoints runs Checkpoint every Config.CheckpointEvery until ctx ends.
+// The ticker paces housekeeping only; no decision depends on it.
+func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
+	defer close(e.checkpointDone)
+	t := time.NewTicker(e.cfg.CheckpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := e.Checkpoint(ctx, cp); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+				e.log.Error().Err(err).Msg("checkpoint failed")
+			}
+		}
+	}
+}
+
+// Checkpoint snapshots every account whose journal events keep records
+// older than the newest Config.CheckpointKeep alive, so that the store can
+// delete them, and returns how many accounts it snapshotted. Accounts
+// that are in use stay resident; idle ones passivate.
+func (e *Engine) Checkpoint(ctx context.Context, cp persistence.Checkpointer) (int, error) {
+	n := 0
+	err := cp.Stale(e.cfg.CheckpointKeep, func(account string) error {
+		if _, err := e.call(ctx, account, &request{op: opCompact}); err != nil {
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				return err
+			}
+			e.log.Error().Err(err).Str("account", account).Msg("checkpoint of account failed")
+			return nil
+		}
+		n++
+		return nil
+	})
+	return n, err
 }
 
 // offsetClock runs a fixed offset ahead of its base.
@@ -304,6 +350,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.closed.Store(true)
 		e.cancelRecover()
 		<-e.recoverDone
+		<-e.checkpointDone
 		for _, done := range e.reg.stopAll() {
 			select {
 			case <-done:

@@ -548,3 +548,53 @@ func TestEngineHold(t *testing.T) {
 		t.Fatalf("b granted %d after an unstored hold", g.Granted)
 	}
 }
+
+// TestEngineCheckpointBoundsJournal: accounts that never reach
+// SnapshotEvery would keep every journal record alive; a checkpoint
+// snapshots them so the store deletes the old records, and nothing counted
+// is lost.
+func TestEngineCheckpointBoundsJournal(t *testing.T) {
+	store, err := persistence.OpenBadger("", persistence.BadgerOptions{InMemory: true}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	clock := NewManualClock(monday)
+	cfg := testConfig(clock)
+	cfg.SnapshotEvery = 1000
+	cfg.CheckpointEvery = 0 // run by hand below
+	cfg.CheckpointKeep = 3
+	eng, err := New(cfg, store, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	ctx := context.Background()
+	const accounts = 30
+	for i := range accounts {
+		// One at a time: each grant waits for its own group commit, so
+		// each lands in its own record.
+		if g, err := eng.Reserve(ctx, fmt.Sprintf("cp-%02d", i), 2); err != nil || g.Granted != 2 {
+			t.Fatalf("Reserve: %+v, %v", g, err)
+		}
+	}
+	if n := store.Records(); n < accounts {
+		t.Fatalf("%d WAL records before the checkpoint, want at least %d", n, accounts)
+	}
+	n, err := eng.Checkpoint(ctx, store)
+	if err != nil {
+		t.Fatalf("Checkpoint: %v", err)
+	}
+	if err := eng.journal.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := store.Records(); got > cfg.CheckpointKeep {
+		t.Errorf("%d WAL records after checkpointing %d accounts, want at most %d", got, n, cfg.CheckpointKeep)
+	}
+	for i := range accounts {
+		st, err := eng.Status(ctx, fmt.Sprintf("cp-%02d", i))
+		if err != nil || st.Used != 2 || st.Pending != 2 {
+			t.Fatalf("account %d after checkpoint: %+v, %v; want 2 pending", i, st, err)
+		}
+	}
+}

@@ -560,6 +560,31 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 	})
 }
 
+// Stale implements Checkpointer: it calls fn for each account with events
+// in the WAL records older than the newest keep live ones.
+func (s *BadgerStore) Stale(keep int, fn func(account string) error) error {
+	if err := s.life.enter(); err != nil {
+		return err
+	}
+	defer s.life.exit()
+	s.walMu.RLock()
+	list := s.wal.stale(keep)
+	s.walMu.RUnlock()
+	for _, a := range list {
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Records returns how many WAL records are live (not yet deleted).
+func (s *BadgerStore) Records() int {
+	s.walMu.RLock()
+	defer s.walMu.RUnlock()
+	return len(s.wal.live)
+}
+
 // Journaled calls fn with each account that has journal events not folded
 // into a snapshot, in byte order, from a list taken when it starts. It
 // reads nothing from disk.

@@ -132,3 +132,13 @@ func ValidAccount(account string) bool {
 	}
 	return true
 }
+
+// Checkpointer is implemented by stores whose journal is shared between
+// accounts, such as BadgerStore's write-ahead log, where one account's
+// events that no snapshot covers keep a whole record alive.
+type Checkpointer interface {
+	// Stale calls fn for each account holding events in the oldest records
+	// beyond the newest keep live ones, from a list taken when it starts.
+	// Snapshotting those accounts lets the store delete those records.
+	Stale(keep int, fn func(account string) error) error
+}

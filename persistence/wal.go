@@ -3,6 +3,7 @@ package persistence
 import (
 	"cmp"
 	"encoding/binary"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -219,6 +220,24 @@ func (x *walIndex) accounts(nowSec uint64) []string {
 	out := make([]string, 0, len(x.tails))
 	for a := range x.tails {
 		if x.hasLive(a, nowSec) {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stale returns, sorted, the accounts with events in the live records
+// older than the newest keep.
+func (x *walIndex) stale(keep int) []string {
+	if len(x.live) <= max(keep, 0) {
+		return nil
+	}
+	recs := slices.Sorted(maps.Keys(x.live))
+	limit := recs[len(recs)-max(keep, 0)-1] // records up to here are stale
+	var out []string
+	for a, t := range x.tails {
+		if len(t) > 0 && slices.ContainsFunc(t, func(te tailEvent) bool { return te.rec <= limit }) {
 			out = append(out, a)
 		}
 	}
