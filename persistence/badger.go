@@ -81,6 +81,14 @@ type BadgerOptions struct {
 	// 16 MiB for an encrypted store and, for an unencrypted one, no cache:
 	// every index stays in memory.
 	IndexCacheSize int64
+	// MinFreeBytes is the free space Write keeps in reserve on the store's
+	// file system: below it, Write fails with ErrNoSpace before touching
+	// Badger. Badger writes its memtable log through a memory-mapped file,
+	// so a disk that fills up under it kills the process with SIGBUS
+	// instead of returning an error; the reserve keeps that from
+	// happening. 0 means two memtables plus one value-log file; negative
+	// turns the check off.
+	MinFreeBytes int64
 }
 
 func (o *BadgerOptions) validate() error {
@@ -164,6 +172,28 @@ type BadgerStore struct {
 	walMu    sync.RWMutex
 	wal      walIndex
 	walChunk int // largest WAL record, in bytes
+
+	dir     string
+	minFree int64 // see BadgerOptions.MinFreeBytes; < 0: no check
+}
+
+// checkSpace fails with ErrNoSpace when the store's file system has less
+// than minFree bytes available.
+func (s *BadgerStore) checkSpace() error {
+	if s.minFree < 0 {
+		return nil
+	}
+	free, err := freeBytes(s.dir)
+	if err != nil {
+		// Not knowing is no reason to refuse; Badger reports real errors.
+		s.log.Warn().Err(err).Msg("cannot read free disk space")
+		return nil
+	}
+	if free < uint64(s.minFree) {
+		return fmt.Errorf("persistence: %q has %d bytes free, less than the %d kept in reserve: %w",
+			s.dir, free, s.minFree, ErrNoSpace)
+	}
+	return nil
 }
 
 var _ Store = (*BadgerStore)(nil)
@@ -182,6 +212,13 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 		return nil, errors.New("persistence: open badger: empty directory")
 	}
 	bopts := opts.badger(dir, log)
+	minFree := opts.MinFreeBytes
+	if minFree == 0 {
+		minFree = 2*bopts.MemTableSize + valueLogFileSize
+	}
+	if opts.InMemory {
+		minFree = -1
+	}
 	db, err := badger.Open(bopts)
 	if errors.Is(err, badger.ErrEncryptionKeyMismatch) {
 		return nil, fmt.Errorf("%w (opening %q): %w", ErrEncryptionKey, dir, err)
@@ -190,7 +227,8 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 		return nil, fmt.Errorf("persistence: open badger %q: %w", dir, err)
 	}
 	s := &BadgerStore{db: db, log: log.With().Str("component", "persistence").Logger(), wal: newWALIndex(),
-		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2))}
+		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2)),
+		dir:      dir, minFree: minFree}
 	hw, err := s.loadHighWater()
 	if err == nil {
 		err = s.loadWAL()
@@ -264,6 +302,9 @@ func (s *BadgerStore) Write(b *Batch) error {
 	writeHW := b.HighWater > s.highWater.Load()
 	if len(b.Accounts) == 0 && !writeHW {
 		return nil
+	}
+	if err := s.checkSpace(); err != nil {
+		return err
 	}
 	n, err := s.write(b.Accounts, writeHW, b.HighWater)
 	if err != nil && n > 0 {

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -502,4 +504,28 @@ func BenchmarkBadgerWrite(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(seq*perBatch)/b.Elapsed().Seconds(), "events/s")
+}
+
+// TestBadgerKeepsSpaceInReserve: with less free space than the reserve,
+// Write fails with ErrNoSpace before Badger writes anything (Badger itself
+// would die of SIGBUS on a full disk); reads go on, and writes resume once
+// space is back.
+func TestBadgerKeepsSpaceInReserve(t *testing.T) {
+	opts := testBadgerOptions()
+	opts.MinFreeBytes = math.MaxInt64
+	s := openBadger(t, t.TempDir(), opts)
+	err := s.Write(&Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}})
+	if !errors.Is(err, ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Write on a full disk = %v, want ErrNoSpace", err)
+	}
+	checkLoaded(t, s, "a", Loaded{})
+	s.minFree = 1 // space is back
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}})
+	checkLoaded(t, s, "a", Loaded{Events: []Event{reserve(1, 1, t0)}})
+
+	// The default reserve is two memtables and a value-log file.
+	def := openBadger(t, t.TempDir(), testBadgerOptions())
+	if want := int64(2<<20 + valueLogFileSize); def.minFree != want {
+		t.Errorf("default reserve = %d bytes, want %d", def.minFree, want)
+	}
 }

@@ -1,14 +1,8 @@
 package persistence
 
 import (
-	"fmt"
 	"sync"
-	"syscall"
 )
-
-// ErrNoSpace is a ready-made fault for FaultStore: the error a full disk
-// gives. errors.Is(ErrNoSpace, syscall.ENOSPC) holds.
-var ErrNoSpace = fmt.Errorf("persistence: write: %w", syscall.ENOSPC)
 
 // FaultStore wraps a Store and makes chosen calls fail, for tests only:
 // tests of the code above the store use it to check what happens when the

@@ -1,6 +1,10 @@
 package persistence
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
 
 // EventKind says what an Event records.
 type EventKind uint8
@@ -115,6 +119,10 @@ var (
 	// ErrInvalidAccount is returned for an account ID that cannot be stored:
 	// empty, longer than MaxAccountLen bytes, or containing a NUL byte.
 	ErrInvalidAccount = errors.New("persistence: invalid account id")
+	// ErrNoSpace is wrapped by the error of a Write refused because the
+	// disk is (nearly) full; errors.Is(err, syscall.ENOSPC) holds too. It
+	// is also a ready-made fault for FaultStore.
+	ErrNoSpace = fmt.Errorf("persistence: no space left: %w", syscall.ENOSPC)
 )
 
 // MaxAccountLen is the longest account ID, in bytes, a Store accepts.
