@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/rs/zerolog"
+)
+
+// TestSoakOneCycle runs one SIGKILL cycle of a re-executed engine process
+// (this test binary, see TestMain) and all the checks.
+func TestSoakOneCycle(t *testing.T) {
+	t.Parallel()
+	r := pinbench(t, "soak", "--cycles", "1", "-n", "20", "-c", "4", "--limit", "10", "--window", "500ms",
+		"--lease", "200ms", "--idle", "100ms", "--kill-min", "1s", "--kill-max", "1200ms", "--seed", "7", "--json")
+	r.want(t, exitOK)
+	var rep soakReport
+	r.decode(t, &rep)
+	if rep.Kills != 1 || rep.AckedSlots == 0 || rep.StoreChecks != 2 || len(rep.Violations) != 0 {
+		t.Fatalf("kills %d, acked %d, store checks %d, violations %v", rep.Kills, rep.AckedSlots, rep.StoreChecks, rep.Violations)
+	}
+	if rep.HistoryGrants == 0 || rep.HistoryFull == 0 {
+		t.Errorf("%d acknowledged grants checked, %d filled the limit: the soak must hit the limit", rep.HistoryGrants, rep.HistoryFull)
+	}
+	if rep.Kept {
+		t.Errorf("the temporary data directory %s was kept after a clean soak", rep.DataDir)
+	}
+	if !strings.Contains(r.stderr, "soak: cycle 1/1: killed") {
+		t.Errorf("no progress line on stderr:\n%s", r.stderr)
+	}
+}
+
+func TestSoakDiskFullInjectedFault(t *testing.T) {
+	t.Parallel()
+	r := pinbench(t, "soak", "--disk-full", "--disk-full-mode", "fault")
+	r.want(t, exitOK)
+	for _, w := range []string{
+		"mode fault",
+		"ok   Reserve refuses while the disk is full",
+		"journal unavailable, nothing granted",
+		"ENOSPC in the error: true",
+		"ok   Status answers while the disk is full",
+		"ok   grants resume once space is back",
+		"result: PASS",
+	} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+}
+
+// brokenFiller fills the disk in a way the engine cannot see: the
+// scenario must then fail.
+type brokenFiller struct{}
+
+func (brokenFiller) fill() (string, error) { return "nothing filled", nil }
+func (brokenFiller) free() (string, error) { return "nothing freed", nil }
+
+func TestDiskFullScenarioDetectsGrantsOnFullDisk(t *testing.T) {
+	t.Parallel()
+	store := persistence.NewMemStore(nil)
+	eng, err := actors.New(engineConfig(100, time.Hour), store, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	var steps []dfStep
+	if diskFullScenario(context.Background(), eng, brokenFiller{}, func(s dfStep) { steps = append(steps, s) }, nil) {
+		t.Fatalf("the scenario passed although grants went on after the disk 'filled': %+v", steps)
+	}
+	last := steps[len(steps)-1]
+	if last.OK || !strings.Contains(last.Detail, "all granted") {
+		t.Fatalf("last step %+v, want the failure to refuse", last)
+	}
+}
+
+// ledgerOf builds an acknowledged ledger from child output lines.
+func ledgerOf(window, lease int64, lines ...string) *ackLedger {
+	l := newAckLedger(window, lease)
+	for _, s := range lines {
+		l.line(s)
+	}
+	return l
+}
+
+func TestLedgerMustCount(t *testing.T) {
+	// Window 1000 ms, lease 100 ms. Slots 1-4 granted at 10 000.
+	l := ledgerOf(1000, 100,
+		"READY 9000",
+		"G a 1 4 10000",
+		"C a 1 10050", // committed: counts until 11 050
+		"R a 2 10020", // released: may be free at once
+		"C a 4 10300", // committed after its deadline (10 100): counts until 11 100 either way
+	)
+	// Slot 3 is left to its lease: a pin at 10 100, counting until 11 100.
+	steps := []struct {
+		t    int64
+		want int
+	}{
+		{10000, 3}, {11049, 3}, {11050, 2}, {11099, 2}, {11100, 0},
+	}
+	for i, s := range steps {
+		if got := l.mustCount("a", s.t); got != s.want {
+			t.Errorf("step %d: mustCount(a, %d) = %d want %d", i, s.t, got, s.want)
+		}
+	}
+	if l.slots != 4 || l.commits != 2 || l.releases != 1 || l.unparsed != 0 {
+		t.Errorf("slots %d commits %d releases %d unparsed %d", l.slots, l.commits, l.releases, l.unparsed)
+	}
+	bad := ledgerOf(1000, 100, "G a 1 1 10", "G a 1 1 20", "C b 7 30", "garbage")
+	if len(bad.anomalies) != 2 || bad.unparsed != 1 {
+		t.Errorf("anomalies %q, unparsed %d; want a twice-granted ID, a commit of an unknown one, one bad line", bad.anomalies, bad.unparsed)
+	}
+}
+
+func TestHistoryCheck(t *testing.T) {
+	// Limit 2, window 1000, lease 100.
+	ok := ledgerOf(1000, 100,
+		"G a 1 1 1000", "C a 1 1000", // pin at 1000 until 2000
+		"G a 2 1 1500", "R a 2 1500", // released at once
+		"G a 3 1 1500", // IDs order grants in the same ms: 2 was released before 3 was asked
+		"G a 4 1 2000", // pin 1 expired at 2000
+	)
+	checked, full, v := ok.historyCheck(2)
+	if len(v) != 0 || checked != 4 || full != 3 {
+		t.Fatalf("checked %d full %d violations %v; want 4, 3, none", checked, full, v)
+	}
+	over := ledgerOf(1000, 100,
+		"G a 1 2 1000", "C a 1 1000",
+		"G a 3 1 1999", // slot 1 counts until 2000, slot 2 until 2100: 3 held
+	)
+	if _, _, v := over.historyCheck(2); len(v) != 1 || v[0].Kind != violOver {
+		t.Fatalf("violations %v, want one window over the limit", v)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	ev := func(seq uint64, k persistence.EventKind, id uint64, n uint32, at int64) persistence.Event {
+		return persistence.Event{Seq: seq, Kind: k, ID: id, Count: n, At: at, Deadline: at + 100}
+	}
+	fine := persistence.Loaded{
+		Snapshot: persistence.Snapshot{Seq: 2, NextID: 3, Committed: []int64{500}, Pending: []persistence.Pending{{ID: 2, ReservedAt: 900, Deadline: 1000}}},
+		Events: []persistence.Event{
+			ev(3, persistence.EventReserve, 3, 1, 1200), // 500, pending 2 (a pin at 1000 now), 3: full
+			ev(4, persistence.EventRelease, 3, 0, 0),
+			ev(5, persistence.EventReserve, 4, 1, 1600), // 500 expired: 1000 and 4
+			ev(6, persistence.EventCommit, 4, 0, 1610),
+		},
+	}
+	r := replay("a", fine, 3, 1000)
+	if len(r.over) != 0 || len(r.broken) != 0 || r.grants != 2 || r.full != 1 || r.events != 4 {
+		t.Fatalf("replay: %+v", r)
+	}
+	over := fine
+	over.Events = append(fine.Events[:1:1], ev(4, persistence.EventReserve, 4, 1, 1300))
+	if r := replay("a", over, 3, 1000); len(r.over) != 1 {
+		t.Fatalf("4 slots in use with a limit of 3 not reported: %+v", r)
+	}
+	broken := fine
+	broken.Events = []persistence.Event{ev(2, persistence.EventCommit, 99, 0, 1200)}
+	if r := replay("a", broken, 3, 1000); len(r.broken) != 2 {
+		t.Fatalf("a seq going back and a commit of an unknown reservation not reported: %+v", r)
+	}
+	crowded := persistence.Loaded{Snapshot: persistence.Snapshot{Committed: []int64{1, 2, 3, 4}}}
+	if r := replay("a", crowded, 3, 1000); len(r.over) != 2 {
+		t.Fatalf("a snapshot with 4 pins in one window, limit 3, not reported twice: %+v", r)
+	}
+}
+
+// TestCheckStoreFindsLostGrants writes a store with an engine, then claims
+// more acknowledged grants than it holds: the check must call them lost.
+func TestCheckStoreFindsLostGrants(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := soakEngineConfig(10, time.Hour, time.Minute, time.Minute, 16)
+	store, err := persistence.OpenBadger(dir, soakStoreOptions, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := actors.New(cfg, store, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g, err := eng.Reserve(ctx, "lost", 2)
+	if err != nil || g.Granted != 2 {
+		t.Fatalf("reserve: %+v %v", g, err)
+	}
+	if err := eng.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	acked := newAckLedger(time.Hour.Milliseconds(), time.Minute.Milliseconds())
+	at := g.At.UnixMilli()
+	acked.line(fmt.Sprintf("G lost %d 2 %d", g.First, at))
+	if c := checkStore(ctx, dir, 1, cfg, acked, zerolog.Nop()); len(c.viols) != 0 || c.accounts != 1 || c.maxUsed != 2 {
+		t.Fatalf("honest ledger: %+v", c)
+	}
+	acked.line(fmt.Sprintf("G lost %d 1 %d", g.First+2, at)) // never granted by this store
+	c := checkStore(ctx, dir, 2, cfg, acked, zerolog.Nop())
+	if len(c.viols) != 1 || c.viols[0].Kind != violLost || c.viols[0].Cycle != 2 {
+		t.Fatalf("violations %v, want one lost grant in cycle 2", c.viols)
+	}
+}
