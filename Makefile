@@ -7,9 +7,10 @@ DATA     ?= ./data
 
 # Fuzz targets: package:Target. Each runs for FUZZTIME in `make test`.
 FUZZ_TARGETS := ./actors:FuzzLedger ./persistence:FuzzDecode \
-	./bot/pinterest:FuzzResetAt ./bot/pinterest:FuzzParseErrorBody
+	./bot/pinterest:FuzzResetAt ./bot/pinterest:FuzzParseErrorBody \
+	./bot:FuzzParseMessageRefs
 
-.PHONY: run test vet unit gateway fuzz bench build
+.PHONY: run test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
 
 run:
 	$(GO) run ./cmd/pinbot --data-dir $(DATA)
@@ -17,13 +18,24 @@ run:
 build:
 	$(GO) build -o bin/pinbot ./cmd/pinbot
 
-test: vet unit gateway fuzz
+test: test-deps vet unit gateway fuzz
+
+# What the tests need beyond Go: redis-server, for the smoke run of the
+# Redis comparison in cmd/pinbench (PINBOT_REQUIRE_REDIS=1 below makes
+# those tests fail rather than skip when it is missing).
+test-deps: bench-deps
+
+# redis-server from Debian's packages (needs root and apt-get).
+bench-deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "redis-server is missing and apt-get is not available: install redis-server" >&2; exit 1; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
 
 vet:
 	$(GO) vet ./...
 
 unit:
-	$(GO) test -race -count=1 ./...
+	PINBOT_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
 
 # Tests that open a real disgo gateway connection run without -race: disgo
 # v0.19.6's gateway CloseWithCode races with its own heartbeat goroutine
@@ -31,7 +43,7 @@ unit:
 # They are built with `//go:build !race` and named TestDisgoGateway*; the
 # -race run above skips them, this one runs only them.
 gateway:
-	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/discordtest/
+	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/...
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -40,6 +52,23 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
 
-# Benchmarks; results and the machine they came from are in docs/benchmarks.md.
-bench:
+# pinbot against a Redis sorted-set log (appendfsync always and everysec),
+# x/time/rate and the bare actor round trip: same machine, workload and
+# run. Results and the machine are in docs/benchmarks.md.
+bench: bench-deps
+	$(GO) run ./cmd/pinbench compare --plot docs/bench
+
+# The engine's Go benchmarks.
+bench-engine:
 	$(GO) test -run='^$$' -bench=. -benchmem ./actors ./persistence
+
+# The bot under a burst: 1,000 concurrent /pin against the stand-ins.
+bench-bot:
+	$(GO) test -run='^$$' -bench=BenchmarkPin1000Guilds -benchtime=5x ./bot
+
+# SOAK_CYCLES SIGKILL cycles under load, then a run where the disk fills up
+# (a tmpfs when root can mount one, else an injected store fault).
+SOAK_CYCLES ?= 100
+soak:
+	$(GO) run ./cmd/pinbench soak --cycles $(SOAK_CYCLES)
+	$(GO) run ./cmd/pinbench soak --disk-full

@@ -1,0 +1,85 @@
+package bot
+
+import (
+	"github.com/disgoorg/disgo/discord"
+)
+
+// Command names, as registered with Discord.
+const (
+	cmdPin        = "pin"
+	cmdPinMessage = "Pin to Pinterest"
+	cmdSettings   = "settings"
+	cmdLink       = "link"
+	cmdUnlink     = "unlink"
+
+	optMessages = "messages"
+	optBoard    = "board"
+	optAccount  = "account"
+)
+
+// Custom IDs of the /settings components. They start with "/" so that the
+// handler.Mux routes them; the board menu's ID ends with the account.
+const (
+	idSwitch = "/settings/switch"
+	idBoard  = "/settings/board"
+)
+
+// commands returns the application commands the bot registers globally.
+func commands() []discord.ApplicationCommandCreate {
+	guildOnly := []discord.InteractionContextType{discord.InteractionContextTypeGuild}
+	guildOrDM := []discord.InteractionContextType{discord.InteractionContextTypeGuild, discord.InteractionContextTypeBotDM}
+	install := []discord.ApplicationIntegrationType{discord.ApplicationIntegrationTypeGuildInstall}
+	maxMessages := 2000
+	return []discord.ApplicationCommandCreate{
+		discord.SlashCommandCreate{
+			Name:             cmdPin,
+			Description:      "Pin the images of up to 10 messages to your active Pinterest account",
+			IntegrationTypes: install,
+			Contexts:         guildOnly,
+			Options: []discord.ApplicationCommandOption{
+				discord.ApplicationCommandOptionString{
+					Name:        optMessages,
+					Description: "1 to 10 message IDs or message links, separated by spaces or commas",
+					Required:    true,
+					MaxLength:   &maxMessages,
+				},
+				discord.ApplicationCommandOptionString{
+					Name:         optBoard,
+					Description:  "Board to pin to (default: the board chosen in /settings)",
+					Autocomplete: true,
+				},
+			},
+		},
+		discord.MessageCommandCreate{
+			Name:             cmdPinMessage,
+			IntegrationTypes: install,
+			Contexts:         guildOnly,
+		},
+		discord.SlashCommandCreate{
+			Name:             cmdSettings,
+			Description:      "Your Pinterest accounts: 12-hour pin counts, the active account, default boards",
+			IntegrationTypes: install,
+			Contexts:         guildOrDM,
+		},
+		discord.SlashCommandCreate{
+			Name:             cmdLink,
+			Description:      "Connect a Pinterest account to Pinbot",
+			IntegrationTypes: install,
+			Contexts:         guildOrDM,
+		},
+		discord.SlashCommandCreate{
+			Name:             cmdUnlink,
+			Description:      "Disconnect one of your Pinterest accounts from Pinbot",
+			IntegrationTypes: install,
+			Contexts:         guildOrDM,
+			Options: []discord.ApplicationCommandOption{
+				discord.ApplicationCommandOptionString{
+					Name:         optAccount,
+					Description:  "The account to disconnect",
+					Required:     true,
+					Autocomplete: true,
+				},
+			},
+		},
+	}
+}

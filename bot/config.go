@@ -1,0 +1,153 @@
+package bot
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/disgoorg/snowflake/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	// DefaultHandlerTimeout bounds the work of one interaction once a
+	// worker has taken it, below the 15 minutes an interaction token lets
+	// the bot edit its reply.
+	DefaultHandlerTimeout = 10 * time.Minute
+	// DefaultCloseTimeout is how long Close waits for running handlers.
+	DefaultCloseTimeout = 30 * time.Second
+	// DefaultWorkers is how many interactions are worked on at once; the
+	// others wait, already acknowledged. A worker mostly waits for
+	// Pinterest and Discord; more of them also means more goroutines
+	// competing for the CPU that acknowledgements need (see
+	// docs/benchmarks.md).
+	DefaultWorkers = 32
+)
+
+// Config configures a Bot. Token, Engine, Links and Pinterest are
+// required; the zero value of every other field selects a default.
+type Config struct {
+	// Token is the Discord bot token. It is never logged.
+	Token string
+	// APIURL is the Discord REST base, such as
+	// https://discord.com/api/v10; "" means Discord's.
+	APIURL string
+	// GatewayURL overrides the gateway address Discord recommends in
+	// GET /gateway/bot; "" keeps Discord's.
+	GatewayURL string
+	// Shards is the number of gateway shards; 0 takes Discord's
+	// recommendation from GET /gateway/bot.
+	Shards int
+
+	// Engine counts every Pinterest account's pins.
+	Engine *actors.Engine
+	// Links holds who linked which Pinterest account, and the tokens.
+	Links *links.Store
+	// Pinterest is the client for every account.
+	Pinterest *pinterest.Client
+
+	// Log receives the bot's log lines, tagged component=bot, and
+	// disgo's, tagged component=disgo.
+	Log zerolog.Logger
+
+	// HandlerTimeout bounds the work on one interaction once a worker
+	// has taken it; default DefaultHandlerTimeout.
+	HandlerTimeout time.Duration
+	// CloseTimeout is how long Close waits for running handlers before
+	// cancelling them; default DefaultCloseTimeout.
+	CloseTimeout time.Duration
+	// Workers is how many interactions are worked on at once; default
+	// DefaultWorkers. Every interaction is acknowledged at once whatever
+	// this limit; the work waits for a worker.
+	Workers int
+	// Now is the wall clock, used for OAuth states and for how long
+	// board lists are kept; default time.Now. Pin counts use the
+	// Engine's clock.
+	Now func() time.Time
+}
+
+// Validate reports the first problem with c, naming the field.
+func (c Config) Validate() error {
+	switch {
+	case c.Token == "":
+		return errors.New("bot: Config.Token is empty")
+	case c.Engine == nil:
+		return errors.New("bot: Config.Engine is nil")
+	case c.Links == nil:
+		return errors.New("bot: Config.Links is nil")
+	case c.Pinterest == nil:
+		return errors.New("bot: Config.Pinterest is nil")
+	case c.Shards < 0:
+		return fmt.Errorf("bot: Config.Shards %d is negative", c.Shards)
+	case c.HandlerTimeout < 0:
+		return fmt.Errorf("bot: Config.HandlerTimeout %v is negative", c.HandlerTimeout)
+	case c.CloseTimeout < 0:
+		return fmt.Errorf("bot: Config.CloseTimeout %v is negative", c.CloseTimeout)
+	case c.Workers < 0:
+		return fmt.Errorf("bot: Config.Workers %d is negative", c.Workers)
+	}
+	if _, err := applicationID(c.Token); err != nil {
+		return err
+	}
+	if c.APIURL != "" {
+		if err := checkURL("APIURL", c.APIURL, "http", "https"); err != nil {
+			return err
+		}
+	}
+	if c.GatewayURL != "" {
+		if err := checkURL("GatewayURL", c.GatewayURL, "ws", "wss"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applicationID reads the application ID that starts a bot token, as
+// disgo does, without ever putting the token into an error.
+func applicationID(token string) (snowflake.ID, error) {
+	first, _, _ := strings.Cut(token, ".")
+	raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(first, "="))
+	if err == nil {
+		if id, perr := snowflake.Parse(string(raw)); perr == nil && id != 0 {
+			return id, nil
+		}
+	}
+	return 0, errors.New("bot: Config.Token is not a Discord bot token (its first part must be the base64 application ID)")
+}
+
+func checkURL(field, raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	if err == nil && u.Host != "" {
+		for _, s := range schemes {
+			if u.Scheme == s {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("bot: Config.%s %q is not an absolute %s URL", field, raw, strings.Join(schemes, "/"))
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.HandlerTimeout == 0 {
+		c.HandlerTimeout = DefaultHandlerTimeout
+	}
+	if c.CloseTimeout == 0 {
+		c.CloseTimeout = DefaultCloseTimeout
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

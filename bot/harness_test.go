@@ -1,0 +1,497 @@
+package bot
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/disgo/gateway"
+	"github.com/disgoorg/snowflake/v2"
+	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/persistence"
+)
+
+var debugLogs = flag.Bool("bot.debug", false, "write the bot's debug logs to the test log")
+
+// Values the Config tests need to be non-nil; they are never used.
+var (
+	nonNilEngine    = new(actors.Engine)
+	nonNilLinks     = new(links.Store)
+	nonNilPinterest = new(pinterest.Client)
+)
+
+// t0 is the fixed instant the test clocks start at.
+var t0 = time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
+
+// testWriter writes log lines to a test's log until the test ends, and
+// keeps them for checks on what was logged.
+type testWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+	all  strings.Builder
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.all.Write(p)
+	if !w.done && *debugLogs {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.all.String()
+}
+
+// worldOptions tune newWorld.
+type worldOptions struct {
+	// realDiscordClock makes the Discord stand-in read the wall clock, so
+	// that the 3-second deadline is real; otherwise it stands still.
+	realDiscordClock bool
+	workers          int
+	// faults wraps the engine's store in a FaultStore.
+	faults bool
+	// pinterestHTTP replaces the Pinterest client's HTTP client.
+	pinterestHTTP *http.Client
+	quiet         bool // log nothing, not even to the buffer (benchmarks)
+	debugLog      bool // keep debug lines too
+	// closeTimeout is the bot's CloseTimeout; default 20 s.
+	closeTimeout time.Duration
+	// shards is the shard count the Discord stand-in recommends.
+	shards int
+	// gateway leaves the commands unsynced and opens no pump: the test
+	// calls Start, which opens disgo's gateway.
+	gateway bool
+}
+
+// world is the bot between the two stand-ins, with a real engine and a
+// real links store, driven without opening a disgo gateway: a bare
+// websocket client identifies as shard 0 and hands every
+// INTERACTION_CREATE to the disgo client's event manager.
+type world struct {
+	t      testing.TB
+	ctx    context.Context
+	logs   *testWriter
+	dc     *discordtest.Server
+	ps     *pinteresttest.Server
+	pclock *pinteresttest.Clock
+	eclock *actors.ManualClock
+	faults *persistence.FaultStore
+	engine *actors.Engine
+	links  *links.Store
+	pc     *pinterest.Client
+	bot    *Bot
+
+	guild   discordtest.Guild
+	channel discordtest.Channel
+
+	mu   sync.Mutex
+	done map[snowflake.ID]chan struct{}
+	// closeErrOK accepts an error from the bot's Close at cleanup.
+	closeErrOK bool
+}
+
+func newWorld(t testing.TB, o worldOptions) *world {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	w := &world{t: t, ctx: ctx, logs: &testWriter{t: t}, done: map[snowflake.ID]chan struct{}{}}
+	t.Cleanup(func() {
+		w.logs.mu.Lock()
+		w.logs.done = true
+		w.logs.mu.Unlock()
+	})
+	level := zerolog.InfoLevel
+	if *debugLogs || o.debugLog {
+		level = zerolog.DebugLevel
+	}
+	log := zerolog.New(w.logs).Level(level).With().Timestamp().Logger()
+	if o.quiet {
+		log = zerolog.Nop()
+	}
+
+	dopts := []discordtest.Option{discordtest.WithShardCount(max(o.shards, 1)), discordtest.WithMaxConcurrency(max(o.shards, 1))}
+	if !o.realDiscordClock {
+		dopts = append(dopts, discordtest.WithClock(discordtest.NewManualClock(t0).Now))
+	}
+	w.dc = discordtest.NewServer(dopts...)
+	t.Cleanup(w.dc.Close)
+
+	w.pclock = pinteresttest.NewClock(t0)
+	w.ps = pinteresttest.NewServer(pinteresttest.WithClock(w.pclock.Now))
+	t.Cleanup(w.ps.Close)
+
+	w.eclock = actors.NewManualClock(t0)
+	var store persistence.Store = persistence.NewMemStore(w.eclock.Now)
+	if o.faults {
+		w.faults = persistence.NewFaultStore(store)
+		store = w.faults
+	}
+	ecfg := actors.DefaultConfig()
+	ecfg.Clock = w.eclock
+	ecfg.Recover = false
+	var err error
+	if w.engine, err = actors.New(ecfg, store, log); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.engine.Close(context.Background()) })
+
+	if w.links, err = links.Open("", links.Options{InMemory: true}, log); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.links.Close() })
+
+	if w.pc, err = pinterest.New(pinterest.Config{
+		ClientID:     w.ps.ClientID(),
+		ClientSecret: w.ps.ClientSecret(),
+		RedirectURL:  "http://127.0.0.1:8080/oauth/callback",
+		APIBase:      w.ps.APIBase(),
+		AuthURL:      w.ps.AuthURL(),
+		Now:          w.pclock.Now,
+		Logger:       log,
+		HTTPClient:   o.pinterestHTTP,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	if w.bot, err = New(Config{
+		Token:        w.dc.Token(),
+		APIURL:       w.dc.APIURL(),
+		Engine:       w.engine,
+		Links:        w.links,
+		Pinterest:    w.pc,
+		Log:          log,
+		Workers:      o.workers,
+		CloseTimeout: cmp.Or(o.closeTimeout, 20*time.Second),
+		Now:          w.pclock.Now,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.bot.onDone = w.markDone
+	t.Cleanup(func() {
+		if err := w.bot.Close(context.Background()); err != nil && !w.closeErrOK {
+			t.Errorf("bot.Close: %v", err)
+		}
+	})
+	if !o.gateway {
+		if err := w.bot.syncCommands(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for shard := range max(o.shards, 1) {
+			p := startPump(t, w.dc, w.bot, shard, max(o.shards, 1))
+			t.Cleanup(p.close)
+		}
+	}
+
+	if w.guild, err = w.dc.AddGuild(discordtest.Guild{Name: "home"}); err != nil {
+		t.Fatal(err)
+	}
+	if w.channel, err = w.dc.AddChannel(discordtest.Channel{GuildID: w.guild.ID, Name: "general"}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) doneChan(id snowflake.ID) chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.done[id]
+	if !ok {
+		ch = make(chan struct{})
+		w.done[id] = ch
+	}
+	return ch
+}
+
+func (w *world) markDone(id snowflake.ID) { close(w.doneChan(id)) }
+
+// waitDone waits until the bot finished with the interaction.
+func (w *world) waitDone(in *discordtest.Interaction) {
+	w.t.Helper()
+	select {
+	case <-w.doneChan(in.ID):
+	case <-w.ctx.Done():
+		w.t.Fatalf("interaction %d not finished: %v; responses %+v", in.ID, w.ctx.Err(), in.Responses())
+	}
+}
+
+// addUser adds a member to the world's guild.
+func (w *world) addUser(name string) snowflake.ID {
+	w.t.Helper()
+	m, err := w.dc.AddMember(discordtest.Member{GuildID: w.guild.ID, Username: name})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return m.UserID
+}
+
+// addImages adds a message with n image attachments to channel.
+func (w *world) addImages(channel snowflake.ID, n int, text string) discordtest.Message {
+	w.t.Helper()
+	atts := make([]discordtest.Attachment, n)
+	for i := range atts {
+		atts[i] = discordtest.Attachment{Filename: fmt.Sprintf("img%d.png", i), ContentType: "image/png", Width: 640, Height: 480}
+	}
+	m, err := w.dc.AddMessage(discordtest.Message{ChannelID: channel, Content: text, Attachments: atts})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return m
+}
+
+// link makes a Pinterest account on the stand-in (the first call for an
+// id), links it to the user with a default board, and returns its
+// credentials.
+func (w *world) link(user snowflake.ID, accountID, username string) pinteresttest.Credentials {
+	w.t.Helper()
+	board := pinteresttest.Board{ID: "b" + accountID, Name: "Board of " + username}
+	cred := w.ps.AddAccount(accountID, username, board)
+	if err := w.links.Link(w.ctx, user.String(), links.Account{ID: accountID, Username: username, DefaultBoard: board.ID, DefaultBoardName: board.Name}, cred.Token()); err != nil {
+		w.t.Fatal(err)
+	}
+	return cred
+}
+
+// fill records n pins for the account at the engine's current time.
+func (w *world) fill(account string, n int) {
+	w.t.Helper()
+	for n > 0 {
+		k := min(n, actors.MaxBatch)
+		g, err := w.engine.Reserve(w.ctx, account, k)
+		if err != nil || g.Granted != k {
+			w.t.Fatalf("fill: reserve %d: granted %d, %v", k, g.Granted, err)
+		}
+		for _, r := range g.Reservations() {
+			if _, err := w.engine.Commit(w.ctx, r, w.engine.Now()); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+		n -= k
+	}
+}
+
+// used returns the account's count.
+func (w *world) used(account string) int {
+	w.t.Helper()
+	st, err := w.engine.Status(w.ctx, account)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if st.Pending != 0 {
+		w.t.Errorf("account %s has %d unresolved reservations", account, st.Pending)
+	}
+	return st.Used
+}
+
+// interact starts an interaction without waiting for it.
+func (w *world) interact(inv discordtest.Invocation) *discordtest.Interaction {
+	w.t.Helper()
+	if inv.ChannelID == 0 {
+		inv.ChannelID = w.channel.ID
+	}
+	in, err := w.dc.Interact(inv)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return in
+}
+
+// run runs an interaction to its end and returns the text the user reads:
+// the edited response and its followups. It checks the interaction was
+// deferred ephemerally first, at once, and that everything the bot sent
+// had empty allowed_mentions.
+func (w *world) run(inv discordtest.Invocation) (string, *discordtest.Interaction) {
+	w.t.Helper()
+	in := w.interact(inv)
+	w.waitDone(in)
+	return w.text(in), in
+}
+
+// text checks an interaction's responses and returns what the user reads.
+func (w *world) text(in *discordtest.Interaction) string {
+	w.t.Helper()
+	rs := in.Responses()
+	if len(rs) == 0 {
+		w.t.Fatalf("interaction %d: no response", in.ID)
+	}
+	first := rs[0]
+	if first.Kind != discordtest.KindCallback || !first.OK() {
+		w.t.Fatalf("interaction %d: first response %+v, want an accepted callback", in.ID, first)
+	}
+	if in.Type == discord.InteractionTypeAutocomplete {
+		return ""
+	}
+	if first.Type != discord.InteractionResponseTypeDeferredCreateMessage || first.Data == nil || !first.Data.Flags.Has(discord.MessageFlagEphemeral) {
+		w.t.Fatalf("interaction %d: first response type %d flags %v, want an ephemeral deferral", in.ID, first.Type, first.Data)
+	}
+	checkNoMentions(w.t, first)
+	var parts []string
+	for i, r := range rs[1:] {
+		if !r.OK() {
+			w.t.Fatalf("interaction %d: response %d (%s) refused: %d %s", in.ID, i+1, r.Kind, r.Code, r.Error)
+		}
+		checkNoMentions(w.t, r)
+		if r.Data != nil && r.Data.HasContent {
+			parts = append(parts, r.Data.Content)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// checkNoMentions checks a response carried allowed_mentions that allow
+// nothing.
+func checkNoMentions(t testing.TB, r discordtest.Response) {
+	t.Helper()
+	type mentions struct {
+		Parse []string `json:"parse"`
+		Roles []string `json:"roles"`
+		Users []string `json:"users"`
+	}
+	var body struct {
+		AllowedMentions *mentions `json:"allowed_mentions"`
+		// A callback carries its message in data.
+		Data *struct {
+			AllowedMentions *mentions `json:"allowed_mentions"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatalf("response body %s: %v", r.Body, err)
+	}
+	am := body.AllowedMentions
+	if r.Kind == discordtest.KindCallback && body.Data != nil {
+		am = body.Data.AllowedMentions
+	}
+	if am == nil || am.Parse == nil || len(am.Parse)+len(am.Roles)+len(am.Users) != 0 {
+		t.Fatalf("%s sent allowed_mentions %+v, want all empty: %s", r.Kind, am, r.Body)
+	}
+}
+
+// pin runs /pin.
+func (w *world) pin(user snowflake.ID, messages string, board ...string) (string, *discordtest.Interaction) {
+	w.t.Helper()
+	opts := []discordtest.CommandOption{{Name: optMessages, Value: messages}}
+	if len(board) > 0 {
+		opts = append(opts, discordtest.CommandOption{Name: optBoard, Value: board[0]})
+	}
+	return w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdPin, Options: opts}})
+}
+
+// settings runs /settings.
+func (w *world) settings(user snowflake.ID) (string, *discordtest.Interaction) {
+	w.t.Helper()
+	return w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdSettings}})
+}
+
+// ids joins message IDs with spaces.
+func ids(ms ...discordtest.Message) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = m.ID.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// pump is a bare gateway client: it identifies as one shard and hands
+// every INTERACTION_CREATE to the bot's disgo event manager, as a
+// disgo gateway would, without disgo's gateway code (whose close races
+// with its heartbeat under -race).
+type pump struct {
+	ws   *websocket.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+// pumpGateway is the gateway disgo's event manager is told an event came
+// from; only ShardID is asked.
+type pumpGateway struct {
+	gateway.Gateway
+	shard int
+}
+
+func (g pumpGateway) ShardID() int { return g.shard }
+
+// startPump connects shard of count to the stand-in's gateway. Like a
+// disgo shard, it decodes the events it receives one at a time.
+func startPump(t testing.TB, dc *discordtest.Server, b *Bot, shard, count int) *pump {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial(dc.GatewayURL()+"?v=10&encoding=json", nil)
+	if err != nil {
+		t.Fatalf("dial gateway: %v", err)
+	}
+	read := func() gateway.Message {
+		t.Helper()
+		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("gateway read: %v", err)
+		}
+		var m gateway.Message
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("gateway payload %s: %v", data, err)
+		}
+		return m
+	}
+	if m := read(); m.Op != gateway.OpcodeHello {
+		t.Fatalf("first payload op %d, want HELLO", m.Op)
+	}
+	identify := map[string]any{"op": gateway.OpcodeIdentify, "d": map[string]any{
+		"token":      dc.Token(),
+		"properties": map[string]string{"os": "linux", "browser": "pump", "device": "pump"},
+		"shard":      []int{shard, count},
+		"intents":    0,
+	}}
+	if err := ws.WriteJSON(identify); err != nil {
+		t.Fatal(err)
+	}
+	if m := read(); m.T != gateway.EventTypeReady {
+		t.Fatalf("got %s, want READY", m.T)
+	}
+	_ = ws.SetReadDeadline(time.Time{})
+	p := &pump{ws: ws, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var m gateway.Message
+			if err := json.Unmarshal(data, &m); err != nil || m.Op != gateway.OpcodeDispatch || m.T != gateway.EventTypeInteractionCreate {
+				continue
+			}
+			ev, ok := m.D.(gateway.EventData)
+			if !ok {
+				continue
+			}
+			b.client.EventManager.HandleGatewayEvent(pumpGateway{shard: shard}, m.T, m.S, ev)
+		}
+	}()
+	return p
+}
+
+func (p *pump) close() {
+	p.once.Do(func() {
+		_ = p.ws.Close()
+		<-p.done
+	})
+}

@@ -1,0 +1,176 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/disgo/handler"
+	"github.com/disgoorg/disgo/rest"
+
+	"github.com/pinbot/pinbot/bot/links"
+)
+
+// maxButtonURL is the longest URL a Discord link button takes.
+const maxButtonURL = 512
+
+// handleLink serves /link: an ephemeral message with Pinterest's
+// authorization address, whose state is bound to the user, single use
+// and short lived. The OAuth callback finishes the link.
+func (b *Bot) handleLink(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
+	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+	b.reply(inv.token, b.link(inv))
+	return nil
+}
+
+func (b *Bot) link(inv invocation) reply {
+	userID := inv.userID.String()
+	u, err := b.cfg.Links.User(inv.ctx, userID)
+	if err != nil {
+		inv.log.Error().Err(err).Msg("reading the user's links failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	if len(u.Accounts) >= links.MaxAccountsPerUser {
+		return reply{content: msgMaxAccounts}
+	}
+	state, err := b.cfg.Links.NewState(inv.ctx, userID, b.cfg.Now())
+	if err != nil {
+		inv.log.Error().Err(err).Msg("creating an OAuth state failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	u2 := b.cfg.Pinterest.AuthCodeURL(state)
+	r := reply{content: fmt.Sprintf("Open this link to connect a Pinterest account to Pinbot:\n<%s>\n"+
+		"It works once, only for you, and expires in %d minutes. After you approve on Pinterest, run /settings to see the account.",
+		u2, int(links.DefaultStateTTL.Minutes()))}
+	if len(u2) <= maxButtonURL {
+		r.components = []discord.LayoutComponent{discord.NewActionRow(discord.NewLinkButton("Connect Pinterest", u2))}
+	}
+	inv.log.Info().Msg("link started")
+	return r
+}
+
+// handleUnlink serves /unlink account:, which takes an account id (as the
+// autocomplete offers) or username.
+func (b *Bot) handleUnlink(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
+	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+	b.reply(inv.token, b.unlink(inv, data.String(optAccount)))
+	return nil
+}
+
+func (b *Bot) unlink(inv invocation, which string) reply {
+	userID := inv.userID.String()
+	u, err := b.cfg.Links.User(inv.ctx, userID)
+	if err != nil {
+		inv.log.Error().Err(err).Msg("reading the user's links failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	acct, ok := b.findLinked(inv, u, which)
+	if !ok {
+		return reply{content: msgNotLinked}
+	}
+	if err := b.cfg.Links.Unlink(inv.ctx, userID, acct.ID); err != nil {
+		if errors.Is(err, links.ErrNotLinked) {
+			return reply{content: msgNotLinked}
+		}
+		inv.log.Error().Err(err).Str("account", acct.ID).Msg("unlinking failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	inv.log.Info().Str("account", acct.ID).Msg("account unlinked")
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Unlinked %s. The pins it made in the last 12 hours still count toward its limit.", accountName(acct.Username, acct.ID))
+	after, err := b.cfg.Links.User(inv.ctx, userID)
+	switch {
+	case err != nil:
+	case after.Active == "" || len(after.Accounts) == 0:
+		sb.WriteString(" You have no linked account now; run /link to connect one.")
+	default:
+		if a, err := b.cfg.Links.Account(inv.ctx, after.Active); err == nil {
+			fmt.Fprintf(&sb, " Your active account is %s.", accountName(a.Username, after.Active))
+		}
+	}
+	return reply{content: sb.String()}
+}
+
+// findLinked finds which among the user's accounts: by id, or by
+// username with or without its @.
+func (b *Bot) findLinked(inv invocation, u links.User, which string) (links.Account, bool) {
+	which = strings.TrimSpace(which)
+	var byName *links.Account
+	for _, id := range u.Accounts {
+		a, err := b.cfg.Links.Account(inv.ctx, id)
+		if err != nil {
+			inv.log.Error().Err(err).Str("account", id).Msg("reading an account failed")
+			a = links.Account{ID: id}
+		}
+		if a.ID == "" {
+			a.ID = id
+		}
+		if id == which {
+			return a, true
+		}
+		if byName == nil && a.Username != "" && strings.EqualFold(a.Username, strings.TrimPrefix(which, "@")) {
+			byName = &a
+		}
+	}
+	if byName != nil {
+		return *byName, true
+	}
+	return links.Account{}, false
+}
+
+// autocompleteUnlink offers the user's linked accounts.
+func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
+	typed := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(e.Data.String(optAccount)), "@"))
+	choices := []discord.AutocompleteChoice{}
+	u, err := b.cfg.Links.User(e.Ctx, e.User().ID.String())
+	if err == nil {
+		for _, id := range u.Accounts {
+			if len(choices) == maxSelectOptions {
+				break
+			}
+			a, err := b.cfg.Links.Account(e.Ctx, id)
+			if err != nil {
+				continue
+			}
+			if typed != "" && !strings.Contains(strings.ToLower(a.Username), typed) && !strings.Contains(id, typed) {
+				continue
+			}
+			label := id
+			if a.Username != "" {
+				label = "@" + a.Username + " (" + id + ")"
+			}
+			choices = append(choices, discord.AutocompleteChoiceString{Name: truncateRunes(label, 100), Value: id})
+		}
+	}
+	return e.AutocompleteResult(choices, rest.WithCtx(e.Ctx))
+}
+
+// autocompletePin offers the active account's boards for /pin's board:
+// option.
+func (b *Bot) autocompletePin(e *handler.AutocompleteEvent) error {
+	choices := []discord.AutocompleteChoice{}
+	if e.Data.Focused().Name == optBoard {
+		typed := strings.ToLower(strings.TrimSpace(e.Data.String(optBoard)))
+		acct, refusal := b.activeAccount(e.Ctx, e.User().ID.String())
+		if refusal == "" && !acct.RelinkNeeded {
+			if sess, err := b.session(e.Ctx, acct.ID); err == nil {
+				if boards, err := b.listBoards(e.Ctx, acct.ID, sess); err == nil {
+					for _, bd := range boards {
+						if len(choices) == maxSelectOptions {
+							break
+						}
+						if typed != "" && !strings.Contains(strings.ToLower(bd.Name), typed) {
+							continue
+						}
+						choices = append(choices, discord.AutocompleteChoiceString{
+							Name:  truncateRunes(firstNonEmpty(bd.Name, bd.ID), 100),
+							Value: bd.ID,
+						})
+					}
+				}
+			}
+		}
+	}
+	return e.AutocompleteResult(choices, rest.WithCtx(e.Ctx))
+}

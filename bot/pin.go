@@ -1,0 +1,519 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/disgo/handler"
+	"github.com/disgoorg/disgo/rest"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+)
+
+// MaxPinsPerBatch is the most pins one /pin or "Pin to Pinterest" makes.
+// Every picture of a referenced message (each image attachment and each
+// image embed) is one pin and takes one of the account's 100 slots; a
+// command names at most MaxMessagesPerPin messages and pins at most
+// MaxPinsPerBatch pictures in all, in the order given. Pictures beyond
+// that are reported as skipped: one command stays bounded in time and in
+// Pinterest calls, whatever the messages hold.
+const MaxPinsPerBatch = 10
+
+// resolveTimeout bounds Commit and Release, which run even when the
+// handler's own time is up: a pin Pinterest made must be recorded.
+const resolveTimeout = 10 * time.Second
+
+// handlePin serves /pin.
+func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
+	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+	b.reply(inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard)))
+	return nil
+}
+
+// pinCommand parses /pin's options and runs the batch.
+func (b *Bot) pinCommand(inv invocation, messages, board string) reply {
+	if inv.guildID == 0 || inv.channelID == 0 {
+		return reply{content: msgGuildOnly}
+	}
+	refs, err := parseMessageRefs(messages, inv.guildID, inv.channelID)
+	if err != nil {
+		return reply{content: err.Error()}
+	}
+	return b.runBatch(inv, batch{refs: refs, board: board})
+}
+
+// handlePinMessage serves the "Pin to Pinterest" message command. Discord
+// hands over the target message, content and attachments included, so it
+// works without the message content intent; the user ran it on a message
+// they are looking at, in the channel it is in.
+func (b *Bot) handlePinMessage(data discord.MessageCommandInteractionData, e *handler.CommandEvent) error {
+	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+	if inv.guildID == 0 {
+		b.reply(inv.token, reply{content: msgGuildOnly})
+		return nil
+	}
+	msg := data.TargetMessage()
+	if msg.ID == 0 {
+		msg.ID = data.TargetID()
+	}
+	if msg.ChannelID == 0 {
+		msg.ChannelID = inv.channelID
+	}
+	ref := messageRef{GuildID: inv.guildID, ChannelID: msg.ChannelID, MessageID: msg.ID, Raw: msg.ID.String()}
+	b.reply(inv.token, b.runBatch(inv, batch{refs: []messageRef{ref}, target: &msg}))
+	return nil
+}
+
+// batch is one command's pins to make.
+type batch struct {
+	refs  []messageRef
+	board string // the board option, "" for the account's default
+	// target is the message of a message command; nil for /pin, whose
+	// messages are fetched fresh (attachment URLs are signed and expire).
+	target *discord.Message
+}
+
+// runBatch checks everything that can refuse the whole batch (the
+// account, the board, the user's access to every channel, the account's
+// count) and then pins.
+func (b *Bot) runBatch(inv invocation, bt batch) reply {
+	ctx := inv.ctx
+	acct, refusal := b.activeAccount(ctx, inv.userID.String())
+	if refusal != "" {
+		return reply{content: refusal}
+	}
+	name := accountName(acct.Username, acct.ID)
+	if acct.RelinkNeeded {
+		return reply{content: msgRelink(name)}
+	}
+	sess, err := b.session(ctx, acct.ID)
+	if err != nil {
+		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
+			b.markRelink(acct.ID)
+			return reply{content: msgRelink(name)}
+		}
+		inv.log.Error().Err(err).Str("account", acct.ID).Msg("loading the account's token failed")
+		return reply{content: msgLinksUnavailable}
+	}
+
+	boardID, boardName := acct.DefaultBoard, acct.DefaultBoardName
+	if strings.TrimSpace(bt.board) != "" {
+		boards, err := b.listBoards(ctx, acct.ID, sess)
+		if err != nil {
+			return reply{content: b.boardsTrouble(inv, acct.ID, name, err)}
+		}
+		bd, ok := findBoard(boards, bt.board)
+		if !ok {
+			return reply{content: msgUnknownBoard(bt.board, name)}
+		}
+		boardID, boardName = bd.ID, bd.Name
+	}
+	if boardID == "" {
+		return reply{content: msgNoBoard(name)}
+	}
+	if boardName == "" {
+		boardName = boardID
+	}
+
+	if bt.target == nil {
+		ac := &accessChecker{
+			rest: b.client.Rest, ctx: ctx, guildID: inv.guildID, userID: inv.userID,
+			invokingChannel: inv.channelID, invokingPerms: inv.perms,
+		}
+		for _, r := range bt.refs {
+			res, err := ac.canRead(r.ChannelID)
+			if err != nil {
+				inv.log.Warn().Str("error", errText(err)).Msg("permission check failed")
+				return reply{content: fmt.Sprintf("Pinbot could not check whether you can read the channel of `%s`, so nothing was pinned. Please try again.", quoteInput(r.Raw))}
+			}
+			if !res.ok {
+				return reply{content: fmt.Sprintf("Nothing was pinned: %s (`%s`).", res.why, quoteInput(r.Raw))}
+			}
+		}
+	}
+
+	st, err := b.cfg.Engine.Status(ctx, acct.ID)
+	if err != nil {
+		inv.log.Error().Err(err).Str("account", acct.ID).Msg("reading the pin count failed")
+		return reply{content: msgEngineDown}
+	}
+	if st.Used >= st.Limit {
+		return reply{content: msgAtLimit(st, name)}
+	}
+	if held(st) {
+		return reply{content: msgHeld(st, name)}
+	}
+
+	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID}
+	p.run(bt)
+	return reply{content: p.rep.render(name, boardName)}
+}
+
+// boardsTrouble explains why the account's boards could not be listed.
+func (b *Bot) boardsTrouble(inv invocation, accountID, name string, err error) string {
+	switch {
+	case errors.Is(err, pinterest.ErrReauthRequired):
+		b.markRelink(accountID)
+		return msgRelink(name)
+	case errors.Is(err, pinterest.ErrRateLimited):
+		var rl *pinterest.RateLimitError
+		if errors.As(err, &rl) {
+			return fmt.Sprintf("Pinterest is rate limiting %s; try again %s.", name, relTime(b.cfg.Now().Add(rl.Wait)))
+		}
+	}
+	inv.log.Warn().Err(err).Str("account", accountID).Msg("listing boards failed")
+	return msgPinterestDown
+}
+
+// markRelink records that the account needs a new authorization.
+func (b *Bot) markRelink(accountID string) {
+	ctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
+	defer cancel()
+	if err := b.cfg.Links.MarkRelinkNeeded(ctx, accountID); err != nil {
+		b.log.Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
+	}
+}
+
+// result is what became of one picture or message.
+type result int
+
+const (
+	resPinned result = iota + 1
+	resFailed
+	resSkipped
+)
+
+// entry is one line of a batch's report: a picture, or a whole message
+// when it could not be read or has no picture.
+type entry struct {
+	ref messageRef
+	// image is the picture's position among the message's images,
+	// counting from 1; 0 for the whole message.
+	image, images int
+	res           result
+	pinURL        string
+	count         string
+	why           string
+}
+
+// report is the outcome of a batch.
+type report struct {
+	entries []entry
+	// stop, when set, is why the batch ended early; it is shown before
+	// the first entry skipped because of it, whose why is stopWhy.
+	stop    string
+	stopWhy string
+}
+
+// pinner makes the pins of one batch, one slot at a time.
+type pinner struct {
+	b       *Bot
+	inv     invocation
+	acct    links.Account
+	name    string
+	sess    *pinterest.Session
+	boardID string
+
+	attempts int
+	rep      report
+}
+
+func (p *pinner) stopped() bool { return p.rep.stop != "" }
+
+func (p *pinner) stopWith(msg, why string) {
+	if p.stopped() {
+		return
+	}
+	p.rep.stop, p.rep.stopWhy = msg, why
+}
+
+func (p *pinner) add(e entry) { p.rep.entries = append(p.rep.entries, e) }
+
+// run pins every picture of every message in order, until done or
+// stopped.
+func (p *pinner) run(bt batch) {
+	for _, ref := range bt.refs {
+		if p.stopped() {
+			p.add(entry{ref: ref, res: resSkipped, why: p.rep.stopWhy})
+			continue
+		}
+		msg, why := p.fetch(ref, bt.target)
+		if why != "" {
+			p.add(entry{ref: ref, res: resFailed, why: why})
+			continue
+		}
+		imgs := imagesOf(*msg)
+		if len(imgs) == 0 {
+			p.add(entry{ref: ref, res: resFailed, why: "this message has no image"})
+			continue
+		}
+		for j, im := range imgs {
+			e := entry{ref: ref, image: j + 1, images: len(imgs)}
+			switch {
+			case p.stopped():
+				e.res, e.why = resSkipped, p.rep.stopWhy
+			case p.attempts >= MaxPinsPerBatch:
+				e.res, e.why = resSkipped, fmt.Sprintf("one command pins at most %d images", MaxPinsPerBatch)
+			default:
+				p.attempts++
+				p.pin(*msg, im, &e)
+			}
+			p.add(e)
+		}
+	}
+}
+
+// fetch returns the message: the command's target, or a fresh copy from
+// Discord. why, when set, says why there is none.
+func (p *pinner) fetch(ref messageRef, target *discord.Message) (*discord.Message, string) {
+	if target != nil {
+		return target, ""
+	}
+	m, err := p.b.client.Rest.GetMessage(ref.ChannelID, ref.MessageID, rest.WithCtx(p.inv.ctx))
+	if err == nil {
+		return m, ""
+	}
+	switch restKind(err) {
+	case restNotFound:
+		return nil, "message not found (deleted, or not in that channel)"
+	case restForbidden:
+		return nil, "Pinbot cannot read that channel"
+	}
+	p.inv.log.Warn().Str("error", errText(err)).Str("message_id", ref.MessageID.String()).Msg("fetching the message failed")
+	return nil, "Discord did not return the message; try again later"
+}
+
+// pin makes one pin: reserve a slot, create the pin, then commit the slot
+// if the pin exists or may exist, or release it if it surely does not.
+func (p *pinner) pin(msg discord.Message, im image, e *entry) {
+	ctx := p.inv.ctx
+	eng := p.b.cfg.Engine
+	start := time.Now()
+	if ctx.Err() != nil {
+		e.res, e.why = resSkipped, "the command ran out of time"
+		p.stopWith("The command took too long, so Pinbot stopped here.", "not attempted: out of time")
+		return
+	}
+	g, err := eng.Reserve(ctx, p.acct.ID, 1)
+	if err != nil {
+		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("reserving a slot failed")
+		e.res, e.why = resFailed, "not pinned: Pinbot's pin counter is unavailable"
+		p.stopWith(msgEngineDown, "not attempted: the pin counter is unavailable")
+		return
+	}
+	if g.Granted == 0 {
+		if held(g.Status) {
+			e.res, e.why = resSkipped, "Pinterest asked Pinbot to wait"
+			p.stopWith(msgHeld(g.Status, p.name), "Pinterest asked Pinbot to wait")
+			return
+		}
+		e.res, e.why = resSkipped, "limit reached"
+		p.stopWith(msgLimitReached+" The next slot frees "+relTime(nextFree(g.Status))+".", "limit reached")
+		return
+	}
+	slot := g.Reservations()[0]
+	title := pinTitle(msg)
+	req := pinterest.PinRequest{
+		BoardID:  p.boardID,
+		ImageURL: im.URL,
+		Link:     e.ref.jumpURL(),
+		Title:    title,
+		AltText:  truncateRunes(firstNonEmpty(im.Alt, title), 500),
+	}
+	callStart := time.Now()
+	pin, err := p.b.cfg.Pinterest.CreatePin(ctx, p.sess, req)
+	call := time.Since(callStart)
+	at := eng.Now()
+
+	rctx, cancel := context.WithTimeout(p.b.workCtx, resolveTimeout)
+	defer cancel()
+	if err == nil {
+		st, cerr := eng.Commit(rctx, slot, at)
+		if cerr != nil {
+			// The slot stays counted until its lease ends: safe.
+			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
+			st = g.Status
+		}
+		e.res, e.pinURL, e.count = resPinned, pin.URL, pinCount(st.Used, st.Limit)
+		if p.b.onPin != nil {
+			p.b.onPin(time.Since(start), call)
+		}
+		return
+	}
+	p.failed(rctx, slot, at, err, e)
+}
+
+// failed settles a slot whose pin failed and says why. Only
+// ErrOutcomeUnknown leaves open whether Pinterest created the pin (the
+// client's contract); such a slot is committed, unless the request
+// provably never left (a failed dial). Every other failure happened before
+// Pinterest acted, and its slot is released.
+func (p *pinner) failed(ctx context.Context, slot actors.Reservation, at time.Time, err error, e *entry) {
+	eng := p.b.cfg.Engine
+	unknown := errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err)
+	var st actors.Status
+	var rerr error
+	if unknown {
+		st, rerr = eng.Commit(ctx, slot, at)
+	} else {
+		st, rerr = eng.Release(ctx, slot)
+	}
+	if rerr != nil {
+		p.inv.log.Error().Err(rerr).Str("account", p.acct.ID).Bool("commit", unknown).Msg("settling a failed pin's slot failed")
+	}
+	log := p.inv.log.Warn().Str("error", errText(err)).Str("account", p.acct.ID)
+	e.res = resFailed
+	switch {
+	case unknown:
+		log.Msg("pin outcome unknown; slot kept")
+		e.why = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit"
+		if rerr == nil {
+			e.count = pinCount(st.Used, st.Limit)
+		}
+		p.stopWith("Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
+	case isDialError(err) || errors.Is(err, pinterest.ErrUnavailable):
+		log.Msg("pinterest unreachable")
+		e.why = "Pinterest is not answering"
+		p.stopWith(msgPinterestDown, "not attempted: Pinterest is not answering")
+	case errors.Is(err, pinterest.ErrRateLimited):
+		var rl *pinterest.RateLimitError
+		wait := time.Duration(0)
+		if errors.As(err, &rl) {
+			wait = rl.Wait
+		}
+		until := eng.Now().Add(wait)
+		if _, herr := eng.Hold(ctx, p.acct.ID, until); herr != nil {
+			p.inv.log.Error().Err(herr).Str("account", p.acct.ID).Msg("holding the rate-limited account failed")
+		}
+		if errors.Is(err, pinterest.ErrSpamBlocked) {
+			log.Msg("pinterest spam block")
+			e.why = "blocked by Pinterest's spam protection"
+			p.stopWith(fmt.Sprintf("Pinterest's spam protection blocked pins from %s. Skipped remaining pins; Pinbot will not pin with this account again before %s.", p.name, relTime(until)),
+				"not attempted: spam block")
+			return
+		}
+		log.Msg("pinterest rate limit")
+		e.why = "Pinterest rate limited this account"
+		p.stopWith(fmt.Sprintf("Pinterest rate limited %s. Skipped remaining pins; Pinbot will not pin with this account again before %s.", p.name, relTime(until)),
+			"not attempted: rate limited by Pinterest")
+	case errors.Is(err, pinterest.ErrReauthRequired):
+		log.Msg("pinterest grant refused")
+		p.b.markRelink(p.acct.ID)
+		e.why = "Pinterest refused Pinbot's access to the account"
+		p.stopWith(msgRelink(p.name), "not attempted: the account must be linked again")
+	case errors.Is(err, pinterest.ErrImageRejected):
+		log.Msg("pinterest rejected the image")
+		e.why = "Pinterest could not use this image"
+	default:
+		var ae *pinterest.APIError
+		switch {
+		case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
+			log.Msg("pinterest refused the pin")
+			e.why = "Pinterest refused it: " + plain(truncateRunes(ae.Message, 200))
+		case errors.As(err, &ae):
+			log.Msg("pinterest refused the pin")
+			e.why = fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200)))
+			p.stopWith("Pinterest refused the pin, so Pinbot stopped here. Check the board in /settings.", "not attempted after Pinterest's refusal")
+		case p.inv.ctx.Err() != nil:
+			log.Msg("pin abandoned: out of time")
+			e.why = "the command ran out of time"
+			p.stopWith("The command took too long, so Pinbot stopped here.", "not attempted: out of time")
+		default:
+			log.Msg("pin not sent")
+			e.why = "it could not be sent to Pinterest"
+			p.stopWith(msgPinterestDown, "not attempted after the error")
+		}
+	}
+}
+
+// isDialError reports whether err comes from failing to connect: the
+// request was never sent.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// pinTitle is a pin's title: the first line of the message's text, else a
+// plain label.
+func pinTitle(m discord.Message) string {
+	for _, line := range strings.Split(m.Content, "\n") {
+		if t := strings.TrimSpace(line); t != "" {
+			return truncateRunes(t, 100)
+		}
+	}
+	return "Image from Discord"
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// render writes the report for the user: a summary, each picture pinned
+// (with its Pinterest URL and the count after it), failed or skipped (with
+// why), and why the batch stopped, before what it skipped.
+func (r report) render(name, boardName string) string {
+	var pinned, failed, skipped int
+	for _, e := range r.entries {
+		switch e.res {
+		case resPinned:
+			pinned++
+		case resFailed:
+			failed++
+		case resSkipped:
+			skipped++
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Pinterest account %s, board **%s**: %d pinned", name, plain(boardName), pinned)
+	if failed > 0 {
+		fmt.Fprintf(&sb, ", %d failed", failed)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(&sb, ", %d skipped", skipped)
+	}
+	sb.WriteString(".\n")
+	stopShown := r.stop == ""
+	for _, e := range r.entries {
+		if !stopShown && e.res == resSkipped && e.why == r.stopWhy {
+			sb.WriteString(r.stop + "\n")
+			stopShown = true
+		}
+		sb.WriteString(e.line() + "\n")
+	}
+	if !stopShown {
+		sb.WriteString(r.stop + "\n")
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+// line renders one entry.
+func (e entry) line() string {
+	what := "<" + e.ref.jumpURL() + ">"
+	if e.image > 0 && e.images > 1 {
+		what += fmt.Sprintf(" (image %d of %d)", e.image, e.images)
+	}
+	switch e.res {
+	case resPinned:
+		return fmt.Sprintf("✅ %s → <%s> · %s", what, e.pinURL, e.count)
+	case resSkipped:
+		return fmt.Sprintf("⏭️ %s · skipped: %s", what, e.why)
+	}
+	s := fmt.Sprintf("❌ %s · failed: %s", what, e.why)
+	if e.count != "" {
+		s += " · " + e.count
+	}
+	return s
+}

@@ -1,0 +1,260 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/disgo/handler"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+)
+
+// maxSelectOptions is the most options a Discord select menu holds.
+const maxSelectOptions = 25
+
+// handleSettings serves /settings: every account the user linked with its
+// 12-hour count and default board, the active one marked, a menu to switch
+// the active account and a menu to choose the active account's default
+// board.
+func (b *Bot) handleSettings(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
+	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+	b.reply(inv.token, b.settings(inv))
+	return nil
+}
+
+func (b *Bot) settings(inv invocation) reply {
+	ctx := inv.ctx
+	userID := inv.userID.String()
+	u, err := b.cfg.Links.User(ctx, userID)
+	if err != nil {
+		inv.log.Error().Err(err).Msg("reading the user's links failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	if len(u.Accounts) == 0 {
+		return reply{content: msgNoAccount}
+	}
+	accts := make([]links.Account, len(u.Accounts))
+	for i, id := range u.Accounts {
+		a, err := b.cfg.Links.Account(ctx, id)
+		if err != nil {
+			inv.log.Error().Err(err).Str("account", id).Msg("reading an account failed")
+		}
+		if a.ID == "" {
+			a.ID = id
+		}
+		accts[i] = a
+	}
+	sts, err := b.cfg.Engine.StatusMany(ctx, u.Accounts)
+	if err != nil {
+		inv.log.Error().Err(err).Msg("reading pin counts failed")
+	}
+
+	var sb strings.Builder
+	sb.WriteString("**Your Pinterest accounts**\n")
+	var active *links.Account
+	var activeSt actors.Status
+	for i, a := range accts {
+		name := accountName(a.Username, a.ID)
+		marker, suffix := "•", ""
+		if a.ID == u.Active {
+			marker, suffix = "▶", " (active)"
+			active, activeSt = &accts[i], sts[i]
+		}
+		count := "12-hour pins: unknown"
+		if sts[i].Limit > 0 {
+			count = pinsLine(sts[i].Used, sts[i].Limit)
+		}
+		board := "none yet"
+		if a.DefaultBoard != "" {
+			board = "**" + plain(firstNonEmpty(a.DefaultBoardName, a.DefaultBoard)) + "**"
+		}
+		fmt.Fprintf(&sb, "%s %s%s — %s — default board: %s", marker, name, suffix, count, board)
+		if a.RelinkNeeded {
+			sb.WriteString(" — needs /link again")
+		}
+		if sts[i].Limit > 0 && held(sts[i]) {
+			sb.WriteString(" — paused by Pinterest until " + relTime(nextFree(sts[i])))
+		}
+		sb.WriteString("\n")
+	}
+	if active == nil {
+		sb.WriteString("No account is active: pick one with the menu below.\n")
+	} else if activeSt.Limit > 0 && activeSt.Used >= activeSt.Limit {
+		fmt.Fprintf(&sb, "Your active account is at its limit; its next slot frees %s. Switch to another account to keep pinning.\n", relTime(nextFree(activeSt)))
+	}
+
+	var comps []discord.LayoutComponent
+	opts := make([]discord.StringSelectMenuOption, 0, min(len(accts), maxSelectOptions))
+	for i, a := range accts {
+		if i == maxSelectOptions {
+			break
+		}
+		desc := "12-hour pins: unknown"
+		if sts[i].Limit > 0 {
+			desc = pinsLine(sts[i].Used, sts[i].Limit)
+		}
+		opts = append(opts, discord.StringSelectMenuOption{
+			Label:       truncateRunes(accountName(a.Username, a.ID), 100),
+			Value:       a.ID,
+			Description: desc,
+			Default:     a.ID == u.Active,
+		})
+	}
+	comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idSwitch, "Switch the active account", opts...)))
+
+	if active != nil {
+		name := accountName(active.Username, active.ID)
+		boards, why := b.boardsFor(inv, *active)
+		switch {
+		case why != "":
+			sb.WriteString(why + "\n")
+		case len(boards) == 0:
+			fmt.Fprintf(&sb, "%s has no boards yet: create one on Pinterest first.\n", name)
+		default:
+			bopts := make([]discord.StringSelectMenuOption, 0, min(len(boards), maxSelectOptions))
+			for i, bd := range boards {
+				if i == maxSelectOptions {
+					fmt.Fprintf(&sb, "The menu shows %s's first %d boards; /pin's board: option reaches all of them.\n", name, maxSelectOptions)
+					break
+				}
+				bopts = append(bopts, discord.StringSelectMenuOption{
+					Label:   truncateRunes(firstNonEmpty(bd.Name, bd.ID), 100),
+					Value:   bd.ID,
+					Default: bd.ID == active.DefaultBoard,
+				})
+			}
+			placeholder := truncateRunes("Default board for "+firstNonEmpty(active.Username, active.ID), 150)
+			comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idBoard+"/"+active.ID, placeholder, bopts...)))
+		}
+	}
+	return reply{content: strings.TrimRight(sb.String(), "\n"), components: comps}
+}
+
+// boardsFor lists the account's boards for /settings; why, when set, says
+// why they could not be listed.
+func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, string) {
+	name := accountName(a.Username, a.ID)
+	if a.RelinkNeeded {
+		return nil, fmt.Sprintf("%s needs /link again before Pinbot can list its boards.", name)
+	}
+	sess, err := b.session(inv.ctx, a.ID)
+	if err != nil {
+		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
+			b.markRelink(a.ID)
+			return nil, fmt.Sprintf("%s needs /link again before Pinbot can list its boards.", name)
+		}
+		inv.log.Error().Err(err).Str("account", a.ID).Msg("loading the account's token failed")
+		return nil, "Pinbot could not load your boards right now."
+	}
+	boards, err := b.listBoards(inv.ctx, a.ID, sess)
+	if err != nil {
+		return nil, "Boards: " + b.boardsTrouble(inv, a.ID, name, err)
+	}
+	return boards, ""
+}
+
+// selected returns the single value picked in a string select menu.
+func selected(e *handler.ComponentEvent) (string, bool) {
+	d, ok := e.Data.(discord.StringSelectMenuInteractionData)
+	if !ok || len(d.Values) != 1 {
+		return "", false
+	}
+	return d.Values[0], true
+}
+
+// handleSwitch serves the /settings account menu: the picked account
+// becomes the active one, if the user linked it.
+func (b *Bot) handleSwitch(e *handler.ComponentEvent) error {
+	inv := b.invocation(e.Ctx, e.ComponentInteraction)
+	b.reply(inv.token, b.switchAccount(inv, e))
+	return nil
+}
+
+func (b *Bot) switchAccount(inv invocation, e *handler.ComponentEvent) reply {
+	id, ok := selected(e)
+	if !ok {
+		return reply{content: "Pick one account from the menu."}
+	}
+	userID := inv.userID.String()
+	acct, _, ok := b.linkedAccount(inv.ctx, userID, id)
+	if !ok {
+		inv.log.Warn().Str("account", id).Msg("switch to an account the user has not linked refused")
+		return reply{content: msgNotLinked}
+	}
+	if err := b.cfg.Links.SetActive(inv.ctx, userID, id); err != nil {
+		if errors.Is(err, links.ErrNotLinked) {
+			return reply{content: msgNotLinked}
+		}
+		inv.log.Error().Err(err).Str("account", id).Msg("switching the active account failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	name := accountName(acct.Username, acct.ID)
+	var sb strings.Builder
+	st, err := b.cfg.Engine.Status(inv.ctx, id)
+	if err != nil {
+		inv.log.Error().Err(err).Str("account", id).Msg("reading the pin count failed")
+		fmt.Fprintf(&sb, "Active account is now %s. 12-hour pins: unknown.", name)
+	} else {
+		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, pinsLine(st.Used, st.Limit))
+		if st.Used >= st.Limit {
+			fmt.Fprintf(&sb, " It is at its limit; its next slot frees %s.", relTime(nextFree(st)))
+		}
+	}
+	if acct.RelinkNeeded {
+		sb.WriteString(" It needs /link again before it can pin.")
+	}
+	if acct.DefaultBoard == "" {
+		sb.WriteString(" Choose its default board in /settings.")
+	}
+	return reply{content: sb.String()}
+}
+
+// handleDefaultBoard serves the /settings board menu: the picked board
+// becomes the account's default, if the user linked the account and the
+// board is the account's.
+func (b *Bot) handleDefaultBoard(e *handler.ComponentEvent) error {
+	inv := b.invocation(e.Ctx, e.ComponentInteraction)
+	b.reply(inv.token, b.defaultBoard(inv, e.Vars["account"], e))
+	return nil
+}
+
+func (b *Bot) defaultBoard(inv invocation, accountID string, e *handler.ComponentEvent) reply {
+	boardID, ok := selected(e)
+	if !ok {
+		return reply{content: "Pick one board from the menu."}
+	}
+	userID := inv.userID.String()
+	acct, _, ok := b.linkedAccount(inv.ctx, userID, accountID)
+	if !ok {
+		inv.log.Warn().Str("account", accountID).Msg("board choice for an account the user has not linked refused")
+		return reply{content: msgNotLinked}
+	}
+	name := accountName(acct.Username, acct.ID)
+	boards, why := b.boardsFor(inv, acct)
+	if why != "" {
+		return reply{content: why}
+	}
+	var board pinterest.Board
+	found := false
+	for _, bd := range boards {
+		if bd.ID == boardID {
+			board, found = bd, true
+			break
+		}
+	}
+	if !found {
+		return reply{content: fmt.Sprintf("That board is not one of %s's boards any more. Run /settings again.", name)}
+	}
+	if err := b.cfg.Links.SetDefaultBoard(inv.ctx, userID, acct.ID, board.ID, board.Name); err != nil {
+		if errors.Is(err, links.ErrNotLinked) {
+			return reply{content: msgNotLinked}
+		}
+		inv.log.Error().Err(err).Str("account", acct.ID).Msg("setting the default board failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	return reply{content: fmt.Sprintf("Default board for %s is now **%s**.", name, plain(firstNonEmpty(board.Name, board.ID)))}
+}

@@ -1,0 +1,80 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// splitMessage cuts s into parts of at most max runes, at line ends where
+// it can, inside a line only when the line alone is too long. An empty s
+// gives one empty part.
+func splitMessage(s string, max int) []string {
+	if utf8.RuneCountInString(s) <= max {
+		return []string{s}
+	}
+	var parts []string
+	var cur strings.Builder
+	curLen := 0
+	flush := func() {
+		if curLen > 0 {
+			parts = append(parts, strings.TrimRight(cur.String(), "\n"))
+			cur.Reset()
+			curLen = 0
+		}
+	}
+	for _, line := range strings.SplitAfter(s, "\n") {
+		n := utf8.RuneCountInString(line)
+		if curLen+n <= max {
+			cur.WriteString(line)
+			curLen += n
+			continue
+		}
+		flush()
+		for n > max {
+			r := []rune(line)
+			parts = append(parts, string(r[:max]))
+			line = string(r[max:])
+			n -= max
+		}
+		cur.WriteString(line)
+		curLen = n
+	}
+	flush()
+	if len(parts) == 0 {
+		return []string{""}
+	}
+	return parts
+}
+
+// markdownEscaper escapes the characters Discord reads as formatting.
+var markdownEscaper = strings.NewReplacer(
+	`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`, `>`, `\>`, `#`, `\#`, `[`, `\[`, `]`, `\]`,
+)
+
+// plain makes a name from Pinterest or a user safe to show as text.
+func plain(s string) string { return markdownEscaper.Replace(s) }
+
+// accountName is how an account is shown: its username, or its id.
+func accountName(username, id string) string {
+	if username == "" {
+		return "account " + plain(id)
+	}
+	return "@" + plain(username)
+}
+
+// relTime is a Discord timestamp that each reader sees as relative time,
+// such as "in 3 hours".
+func relTime(t time.Time) string {
+	return fmt.Sprintf("<t:%d:R>", t.Unix())
+}
+
+// truncateRunes cuts s to at most n runes.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
