@@ -1,5 +1,5 @@
-# pinbot: `make run` starts the bot (or the local engine demo), `make test`
-# is what CI runs.
+# pinbot: `make run` starts the bot (or, without DISCORD_TOKEN, the local
+# sandbox), `make test` is what CI runs.
 
 GO       ?= go
 FUZZTIME ?= 5s
@@ -10,10 +10,16 @@ FUZZ_TARGETS := ./actors:FuzzLedger ./persistence:FuzzDecode \
 	./bot/pinterest:FuzzResetAt ./bot/pinterest:FuzzParseErrorBody \
 	./bot:FuzzParseMessageRefs
 
-.PHONY: run test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
+.PHONY: run demo test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
 
+# With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
+# Discord and Pinterest on loopback, the real bot, a console).
 run:
 	$(GO) run ./cmd/pinbot --data-dir $(DATA)
+
+# The engine alone, in an interactive demo.
+demo:
+	$(GO) run ./cmd/pinbot --data-dir $(DATA) demo
 
 build:
 	$(GO) build -o bin/pinbot ./cmd/pinbot
@@ -37,13 +43,14 @@ vet:
 unit:
 	PINBOT_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
 
-# Tests that open a real disgo gateway connection run without -race: disgo
+# Tests that open a real disgo gateway connection (in-process, or in a
+# child process built from the test binary) run without -race: disgo
 # v0.19.6's gateway CloseWithCode races with its own heartbeat goroutine
 # (upstream, not ours), so under -race they would fail on disgo's code.
 # They are built with `//go:build !race` and named TestDisgoGateway*; the
 # -race run above skips them, this one runs only them.
 gateway:
-	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/...
+	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./cmd/pinbot/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

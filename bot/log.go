@@ -15,12 +15,21 @@ import (
 var (
 	interactionTokenPath = regexp.MustCompile(`(/(?:interactions|webhooks)/[0-9]+/)[^/?"\s]+`)
 	oauthParam           = regexp.MustCompile(`((?:^|[?&;]|\\u0026)(?:state|code)=)[^&\s"\\<>]+`)
+	// Gateway payloads, which disgo logs whole at debug level: IDENTIFY
+	// carries the bot token and INTERACTION_CREATE the interaction token,
+	// both as a JSON "token" field (quoted once more when the payload is
+	// itself inside a JSON string).
+	tokenField = regexp.MustCompile(`(\\?"token\\?"\s*:\s*\\?")[^"\\]+`)
+	// An Authorization header value: "Bot <token>" or "Bearer <token>".
+	authHeader = regexp.MustCompile(`((?:Bot|Bearer) )[A-Za-z0-9._~+/=-]{8,}`)
 )
 
 // redact removes interaction tokens and OAuth states and codes from s,
 // such as an error text that quotes a request URL.
 func redact(s string) string {
 	s = interactionTokenPath.ReplaceAllString(s, "${1}<redacted>")
+	s = tokenField.ReplaceAllString(s, "${1}<redacted>")
+	s = authHeader.ReplaceAllString(s, "${1}<redacted>")
 	return oauthParam.ReplaceAllString(s, "${1}<redacted>")
 }
 

@@ -98,7 +98,7 @@ func (b *Bot) settings(inv invocation) reply {
 			desc = pinsLine(sts[i].Used, sts[i].Limit)
 		}
 		opts = append(opts, discord.StringSelectMenuOption{
-			Label:       truncateRunes(accountName(a.Username, a.ID), 100),
+			Label:       truncateRunes(accountLabel(a.Username, a.ID), 100),
 			Value:       a.ID,
 			Description: desc,
 			Default:     a.ID == u.Active,

@@ -58,10 +58,16 @@ func plain(s string) string { return markdownEscaper.Replace(s) }
 
 // accountName is how an account is shown: its username, or its id.
 func accountName(username, id string) string {
+	return plain(accountLabel(username, id))
+}
+
+// accountLabel names an account in plain-text places (select-menu labels,
+// which Discord shows without markdown, so nothing is escaped).
+func accountLabel(username, id string) string {
 	if username == "" {
-		return "account " + plain(id)
+		return "account " + id
 	}
-	return "@" + plain(username)
+	return "@" + username
 }
 
 // relTime is a Discord timestamp that each reader sees as relative time,

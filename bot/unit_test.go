@@ -164,6 +164,18 @@ func TestRedact(t *testing.T) {
 	if !strings.Contains(out, "/interactions/123/<redacted>/callback") || !strings.Contains(out, "/webhooks/456/<redacted>/messages") {
 		t.Fatalf("redact(%q) = %q", in, out)
 	}
+
+	// Gateway payloads as disgo logs them at debug level, plain and quoted
+	// inside another JSON string, and an Authorization header.
+	for _, in := range []string{
+		`{"op":2,"d":{"token":"MTIzNDU2.Gx.BotSecret","intents":1}}`,
+		`{"data":"{\"t\":\"INTERACTION_CREATE\",\"d\":{\"token\": \"aW50ZXJhY3Rpb246BotSecret\"}}"}`,
+		`Authorization: Bot MTIzNDU2.Gx.BotSecret`,
+	} {
+		if out := redact(in); strings.Contains(out, "BotSecret") || !strings.Contains(out, "<redacted>") {
+			t.Errorf("redact(%q) = %q", in, out)
+		}
+	}
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -16,16 +16,19 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pinbot/pinbot/actors"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // statusChunk is how many accounts one StatusMany call asks about.
 const statusChunk = 256
 
 // accountsCommand lists the stored accounts with their pin counts, as a
-// table or as JSON. It fails when an account's state cannot be read, after
-// listing the others.
+// table or as JSON, with their usernames when the token store can be
+// read. It fails when an account's state cannot be read, after listing the
+// others.
 func accountsCommand(st settings, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	flags, asJSON := accountsFlags(&st)
 	if err := parseFlags(flags, "accounts", args, stdout); err != nil {
@@ -48,6 +51,7 @@ func accountsCommand(st settings, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return err
 	}
+	addUsernames(ctx, entries, layout{dir: dir}, &st.keyFile, log)
 	if *asJSON {
 		err = writeAccountsJSON(stdout, entries)
 	} else {
@@ -73,20 +77,24 @@ func accountsCommand(st settings, args []string, stdout, stderr io.Writer, geten
 func accountsFlags(st *settings) (*flag.FlagSet, *bool) {
 	flags := newFlagSet("accounts")
 	asJSON := flags.Bool("json", false, jsonFlagHelp+" "+jsonFlagFields)
-	st.bind(flags)
+	st.bind(flags, "accounts")
 	return flags, asJSON
 }
 
 // accountEntry is one listed account: its status, or the error that
-// prevented reading it (then only status.Account is set).
+// prevented reading it (then only status.Account is set), and its
+// Pinterest username when known.
 type accountEntry struct {
-	status actors.Status
-	err    error
+	status   actors.Status
+	err      error
+	username string
 }
 
-// listAccounts returns every account stored in dir, in key order, with its
-// status, read through an engine that replays nothing on its own. dir must
-// exist: listing a mistyped directory must not create an empty store.
+// listAccounts returns every account stored in the engine store of the
+// data directory dir, in key order, with its status, read through an
+// engine that replays nothing on its own. dir must exist: listing a
+// mistyped directory must not create an empty store; a data directory
+// without an engine store holds no account.
 func listAccounts(ctx context.Context, dir string, log zerolog.Logger) (entries []accountEntry, err error) {
 	switch fi, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -96,7 +104,14 @@ func listAccounts(ctx context.Context, dir string, log zerolog.Logger) (entries 
 	case !fi.IsDir():
 		return nil, fmt.Errorf("data directory %s is not a directory", dir)
 	}
-	store, err := openStore(dir, log)
+	l := layout{dir: dir}
+	if err := l.checkLayout(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(l.engine()); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	store, err := openStore(l.engine(), log)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +169,9 @@ func statusChunkOf(ctx context.Context, eng *actors.Engine, accounts []string) [
 // accountJSON is one element of the JSON listing.
 type accountJSON struct {
 	Account string `json:"account"`
+	// Username is the account's Pinterest username, when the token store
+	// could be read.
+	Username string `json:"username,omitempty"`
 	// Used counts the pins inside the window plus the pending reservations.
 	Used    int `json:"used"`
 	Pending int `json:"pending"`
@@ -169,7 +187,7 @@ type accountJSON struct {
 func writeAccountsJSON(w io.Writer, entries []accountEntry) error {
 	list := make([]accountJSON, len(entries))
 	for i, e := range entries {
-		list[i] = accountJSON{Account: e.status.Account}
+		list[i] = accountJSON{Account: e.status.Account, Username: e.username}
 		if e.err != nil {
 			list[i].Error = e.err.Error()
 			continue
@@ -184,22 +202,87 @@ func writeAccountsJSON(w io.Writer, entries []accountEntry) error {
 }
 
 // writeAccountsTable writes entries as a table, or says that dir holds no
-// account.
+// account. A USERNAME column follows ACCOUNT when some username is known.
 func writeAccountsTable(w io.Writer, dir string, entries []accountEntry) error {
 	if len(entries) == 0 {
 		_, err := fmt.Fprintf(w, "No accounts stored in %s.\n", dir)
 		return err
 	}
+	named := slices.ContainsFunc(entries, func(e accountEntry) bool { return e.username != "" })
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-	fmt.Fprintf(tw, "ACCOUNT\t%s PINS\tPENDING\tNEXT SLOT FREE\n", strings.ToUpper(windowAdjective(actors.DefaultWindow)))
+	head := "ACCOUNT\t"
+	if named {
+		head += "USERNAME\t"
+	}
+	fmt.Fprintf(tw, "%s%s PINS\tPENDING\tNEXT SLOT FREE\n", head, strings.ToUpper(windowAdjective(actors.DefaultWindow)))
 	for _, e := range entries {
 		st := e.status
+		name := displayAccount(st.Account) + "\t"
+		if named {
+			user := "-"
+			if e.username != "" {
+				user = "@" + displayAccount(e.username)
+			}
+			name += user + "\t"
+		}
 		if e.err != nil {
-			fmt.Fprintf(tw, "%s\t-\t-\terror: %v\n", displayAccount(st.Account), e.err)
+			fmt.Fprintf(tw, "%s-\t-\terror: %v\n", name, e.err)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%s\n",
-			displayAccount(st.Account), st.Used, st.Limit, st.Pending, whenFree(st.NextFree, st.At))
+		fmt.Fprintf(tw, "%s%d/%d\t%d\t%s\n", name, st.Used, st.Limit, st.Pending, whenFree(st.NextFree, st.At))
 	}
 	return tw.Flush()
+}
+
+// addUsernames fills in the entries' Pinterest usernames from the token
+// store of the data directory, opened with the key the setting names, or
+// else with the sandbox's key when there is one. Without a key or a
+// token store, or when it cannot be opened, the entries keep their ids
+// alone; why is logged.
+func addUsernames(ctx context.Context, entries []accountEntry, dir layout, keyFile *setting, log zerolog.Logger) {
+	if len(entries) == 0 {
+		return
+	}
+	if _, err := os.Stat(dir.links()); err != nil {
+		log.Debug().Err(err).Msg("no token store: listing account ids only")
+		return
+	}
+	var key []byte
+	var err error
+	switch {
+	case keyFile.value != "":
+		key, err = readKeyFile(keyFile)
+	default:
+		sk := setting{opt: &keyFileOption, value: dir.sandboxKey(), from: "the sandbox's key"}
+		if _, serr := os.Stat(sk.value); serr != nil {
+			log.Info().Msgf("usernames not shown: no key for the token store (set %s)", keyFileOption.env)
+			return
+		}
+		key, err = readKeyFile(&sk)
+	}
+	if err != nil {
+		log.Warn().Err(err).Msg("usernames not shown")
+		return
+	}
+	st, err := links.Open(dir.links(), links.Options{EncryptionKey: key}, log)
+	if err != nil {
+		log.Warn().Err(err).Msg("usernames not shown: the token store cannot be opened")
+		return
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Warn().Err(err).Msg("closing the token store")
+		}
+	}()
+	names := map[string]string{}
+	if err := st.AllAccounts(ctx, func(a links.Account) error {
+		names[a.ID] = a.Username
+		return nil
+	}); err != nil {
+		log.Warn().Err(err).Msg("usernames not shown: reading the token store failed")
+		return
+	}
+	for i := range entries {
+		entries[i].username = names[entries[i].status.Account]
+	}
 }

@@ -17,6 +17,7 @@ import (
 // listedAccount is one element of `accounts --json` as a client reads it.
 type listedAccount struct {
 	Account  string     `json:"account"`
+	Username string     `json:"username"`
 	Used     int        `json:"used"`
 	Pending  int        `json:"pending"`
 	Limit    int        `json:"limit"`
@@ -28,7 +29,7 @@ type listedAccount struct {
 func pinSome(t *testing.T, dir string) {
 	t.Helper()
 	stdin := "pin alice 3\npin bob 10\npin bob 2\n" + strings.Repeat("pin carol 10\n", 10)
-	pinbot(t, stdin, nil, "--data-dir", dir).wantCode(t, "demo", exitOK)
+	pinbot(t, stdin, nil, "demo", "--data-dir", dir).wantCode(t, "demo", exitOK)
 }
 
 func TestAccountsJSON(t *testing.T) {
@@ -110,7 +111,7 @@ func TestAccountsFlagOverridesEnvironment(t *testing.T) {
 	t.Parallel()
 	envDir, flagDir := filepath.Join(t.TempDir(), "env"), t.TempDir()
 	env := map[string]string{"PINBOT_DATA_DIR": envDir}
-	pinbot(t, "pin dave 2\n", env, "--data-dir", flagDir).wantCode(t, "demo", exitOK)
+	pinbot(t, "pin dave 2\n", env, "--data-dir", flagDir, "demo").wantCode(t, "demo", exitOK)
 	if _, err := os.Stat(envDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("PINBOT_DATA_DIR directory: Stat error %v, want it unused", err)
 	}
@@ -157,7 +158,7 @@ func TestAccountsOnLockedDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pinSome(t, dir)
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+	store, err := persistence.OpenBadger(filepath.Join(dir, engineSubdir), persistence.BadgerOptions{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

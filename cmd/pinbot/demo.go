@@ -26,21 +26,26 @@ const (
 
 // demoConfig is what runDemo needs.
 type demoConfig struct {
-	dataDir string         // directory of the store
+	dataDir string         // the data directory; the store is its engine subdirectory
 	in      io.Reader      // commands, one per line
 	out     io.Writer      // replies
 	prompt  bool           // print a prompt before each command
 	log     zerolog.Logger // for the store, the engine and the demo
 }
 
-// runDemo opens the store in cfg.dataDir, starts an engine with the
-// production settings over it, and serves the commands read from cfg.in
+// runDemo opens the engine store of the data directory cfg.dataDir,
+// starts an engine with the production settings over it, and serves the
+// commands read from cfg.in
 // until quit, the end of cfg.in or the end of ctx. Then it closes the
 // engine, which writes every account's state, and the store. The end of
 // ctx is a normal stop, not an error.
 func runDemo(ctx context.Context, cfg demoConfig) (err error) {
 	log := cfg.log.With().Str("component", "demo").Logger()
-	store, err := openStore(cfg.dataDir, cfg.log)
+	dir := layout{dir: cfg.dataDir}
+	if err := dir.prepare(); err != nil {
+		return err
+	}
+	store, err := openStore(dir.engine(), cfg.log)
 	if err != nil {
 		return err
 	}
@@ -68,7 +73,7 @@ func runDemo(ctx context.Context, cfg demoConfig) (err error) {
 		short:     windowShort(limits.Window),
 	}
 	d.out.printf("pinbot engine demo: store in %s, %d pins per account in any rolling %s.\n",
-		cfg.dataDir, limits.Limit, windowNoun(limits.Window))
+		dir.engine(), limits.Limit, windowNoun(limits.Window))
 	d.out.printf("Type \"help\" for the commands.\n")
 	return d.serve(ctx, cfg.in, cfg.prompt)
 }

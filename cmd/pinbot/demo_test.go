@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +35,7 @@ type demoStep struct {
 func runDemoSteps(t *testing.T, dir string, steps []demoStep) {
 	t.Helper()
 	for i, s := range steps {
-		r := pinbot(t, s.stdin, nil, "--data-dir", dir)
+		r := pinbot(t, s.stdin, nil, "demo", "--data-dir", dir)
 		r.wantCode(t, fmt.Sprintf("step %d", i), exitOK)
 		checkReplies(t, fmt.Sprintf("step %d", i), r.stdout, s.want)
 	}
@@ -156,12 +157,12 @@ func TestDemoBadInputKeepsGoing(t *testing.T) {
 func TestDemoOnLockedDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+	store, err := persistence.OpenBadger(filepath.Join(dir, engineSubdir), persistence.BadgerOptions{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	r := pinbot(t, "pin alice 1\n", nil, "--data-dir", dir)
+	r := pinbot(t, "pin alice 1\n", nil, "demo", "--data-dir", dir)
 	r.wantCode(t, "demo on a locked directory", exitFailure)
 	if !strings.Contains(r.stderr, "pinbot: data directory is in use by another pinbot process") {
 		t.Errorf("stderr = %q, want the in-use message", r.stderr)

@@ -1,43 +1,95 @@
 // Command pinbot runs the Discord bot that pins images to Pinterest, keeping
 // every Pinterest account within 100 pins in any rolling 12 hours.
 //
-// This version has no Discord bot built in yet. Without a command, pinbot
-// runs an interactive demo of the rate-limit engine over the durable store
-// in its data directory; the accounts command lists what that store holds.
+// With DISCORD_TOKEN set, pinbot runs the bot. Without it, it runs the
+// local sandbox (package bot/sandbox): the same bot between stand-ins of
+// Discord and Pinterest on loopback, with a demo server and a console on
+// stdin and stdout where a person plays the Discord users.
 //
 // # Usage
 //
-//	pinbot [flags]             run the engine demo, reading commands from stdin
-//	pinbot accounts [flags]    list the stored accounts and their pin counts
-//	pinbot help [command]      show the help of pinbot or of a command
+//	pinbot [flags]                    the bot, or the sandbox
+//	pinbot [flags] accounts [flags]   list the stored accounts and their pin counts
+//	pinbot [flags] demo [flags]       an interactive demo of the engine alone
+//	pinbot help [command]             show the help of pinbot or of a command
 //
-// Every flag can also be set from the environment; a flag given on the
-// command line wins over its environment variable:
+// # Configuration
 //
-//	--data-dir DIR      PINBOT_DATA_DIR   directory of the store (./data)
-//	--log-level LEVEL   PINBOT_LOG_LEVEL  trace, debug, info, warn, error
-//	                                      or disabled (info)
-//	--json                                accounts only: print JSON
+// Every setting has a flag and an environment variable; a flag given on
+// the command line wins. Secrets are better set in the environment: flags
+// show in process lists.
 //
-// The demo reads one command per line:
+//	--data-dir DIR                PINBOT_DATA_DIR             data directory (./data)
+//	--log-level LEVEL             PINBOT_LOG_LEVEL            trace, debug, info, warn, error, disabled (info)
+//	--discord-token TOKEN         DISCORD_TOKEN               runs the bot when set
+//	--pinterest-client-id ID      PINTEREST_CLIENT_ID         Pinterest app id (bot: required)
+//	--pinterest-client-secret S   PINTEREST_CLIENT_SECRET     Pinterest app secret (bot: required)
+//	--http-addr HOST:PORT         PINBOT_HTTP_ADDR            OAuth callback and /healthz (127.0.0.1:8080)
+//	--public-url URL              PINBOT_PUBLIC_URL           public address of that listener (bot: required)
+//	--encryption-key-file FILE    PINBOT_ENCRYPTION_KEY_FILE  key of the token store (bot: required)
+//	--discord-api-url URL         PINBOT_DISCORD_API_URL      Discord REST base (https://discord.com/api/v10)
+//	--discord-gateway-url URL     PINBOT_DISCORD_GATEWAY_URL  gateway address (Discord's recommendation)
+//	--pinterest-api-url URL       PINBOT_PINTEREST_API_URL    Pinterest API base (https://api.pinterest.com/v5)
+//	--pinterest-oauth-url URL     PINBOT_PINTEREST_OAUTH_URL  authorization page (https://www.pinterest.com/oauth/)
+//	--shards N                    PINBOT_SHARDS               gateway shards; 0: Discord's recommendation (0)
+//	--json                                                    accounts only: print JSON
 //
-//	pin ACCOUNT N                make N pins (1 to 10) on ACCOUNT
-//	status ACCOUNT [ACCOUNT...]  show the accounts' 12-hour pin counts
-//	help                         list the commands
-//	quit                         stop
+// Errors name the flag or variable at fault and never show a secret. The
+// OAuth redirect address to register with Pinterest is PINBOT_PUBLIC_URL
+// followed by /oauth/callback; the bot serves it on PINBOT_HTTP_ADDR.
 //
-// End of input, SIGINT and SIGTERM stop it too; every stop closes the engine
-// (each account's state is written durably) and then the store.
+// The key file holds exactly 16, 24 or 32 random bytes (AES-128, -192,
+// -256): pinbot refuses to start without one, and refuses one that its
+// group or others may read or write (as ssh refuses such a private key);
+// create one with
 //
-// The store admits one process at a time: while the demo (or, later, the
-// bot) runs on a data directory, accounts on the same directory fails with
-// "data directory is in use by another pinbot process".
+//	head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key
 //
-// Logs go to stderr: human-readable when stderr is a terminal, JSON lines
-// otherwise. Replies of the demo and listings go to stdout.
+// # Data directory
 //
-// pinbot exits with status 0 on success, 1 when something failed (the store
-// could not be opened or closed, an account could not be read), and 2 on a
-// usage error or when DISCORD_TOKEN is set, since the Discord bot is not
-// built into this version.
+//	DIR/engine       the engine's store: every account's pins (Badger)
+//	DIR/links        linked accounts and OAuth tokens (Badger, encrypted)
+//	DIR/sandbox.key  the sandbox's key for DIR/links, made by the sandbox
+//	DIR/sandbox.log  the sandbox's logs
+//
+// Each store admits one process at a time: a second pinbot on the same
+// directory fails with "data directory is in use by another pinbot
+// process". DIR/links is written with one key, so the bot can use a
+// directory the sandbox made only with --encryption-key-file
+// DIR/sandbox.key. A directory holding the engine's files directly, as the
+// first versions of pinbot wrote it, is refused with a message saying to
+// move them into DIR/engine.
+//
+// # The bot
+//
+// Start: the engine store and the engine (which replays what the store
+// holds), the token store, the HTTP listener (OAuth callback, /healthz),
+// then the bot (command sync, gateway). SIGINT or SIGTERM stops it in
+// reverse order, each step within a timeout: the bot (closing the gateway,
+// then waiting for the running commands), the HTTP listener, the engine
+// (which writes every account's state), the token store, the engine
+// store. A second signal kills the process at once. Expired OAuth states
+// are purged every five minutes.
+//
+// Logs are zerolog JSON lines on stderr (human-readable when stderr is a
+// terminal; NO_COLOR turns colors off). The Discord token and the
+// Pinterest app secret are replaced by [REDACTED] in every line written,
+// whichever library wrote it.
+//
+// # The sandbox
+//
+// See package bot/sandbox for the demo world and the console commands.
+// Its state lives in the data directory: stop it and start it again, and
+// the 12-hour counts are still there. Its logs go to DIR/sandbox.log, not
+// to the console. Settings only the bot uses are ignored, with a note on
+// stderr.
+//
+// # Exit status
+//
+//	0  a clean stop: quit or end of input (sandbox, demo), SIGINT, SIGTERM
+//	1  a failure at run time: a store in use or unreadable, the HTTP
+//	   address taken, Discord or the stores failing, an unclean shutdown
+//	2  a usage error: a bad flag or variable, a missing setting the bot
+//	   needs, a missing or bad key file, a token store written with
+//	   another key
 package main

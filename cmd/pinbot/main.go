@@ -15,13 +15,8 @@ import (
 const (
 	exitOK      = 0
 	exitFailure = 1 // something failed at run time
-	exitUsage   = 2 // bad command line or environment, or DISCORD_TOKEN set
+	exitUsage   = 2 // bad command line, environment or key file
 )
-
-// errDiscordBot is returned when DISCORD_TOKEN asks for the Discord bot,
-// which this version does not have.
-var errDiscordBot = errors.New("DISCORD_TOKEN is set, but the Discord bot is not built into this version of pinbot; " +
-	"unset DISCORD_TOKEN to run the engine demo")
 
 // usageError is a mistake in the command line or the environment. cmd is
 // the command whose help explains it ("" for pinbot itself).
@@ -39,8 +34,8 @@ func main() {
 
 // run runs pinbot with the command-line arguments args (without the program
 // name) and the environment getenv, and returns the exit status. Replies,
-// listings and the help asked for go to stdout; errors and logs go to
-// stderr.
+// listings, the console and the help asked for go to stdout; errors and
+// logs go to stderr (the sandbox's logs to its log file).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	err := dispatch(args, stdin, stdout, stderr, getenv)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
@@ -48,18 +43,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	fmt.Fprintf(stderr, "pinbot: %v\n", err)
 	var ue *usageError
+	var ke *keyError
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", commandPath(ue.cmd))
 		return exitUsage
-	case errors.Is(err, errDiscordBot):
+	case errors.As(err, &ke):
 		return exitUsage
 	}
 	return exitFailure
 }
 
 // dispatch parses pinbot's own flags, then runs the command that follows
-// them, or the demo when none does.
+// them, or, when none does, the bot (DISCORD_TOKEN set) or the sandbox.
 func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	st := newSettings(getenv)
 	fs := mainFlags(&st)
@@ -70,11 +66,16 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return demoCommand(st, stdin, stdout, stderr, getenv)
+		if st.botMode() {
+			return botCommand(st, stderr, getenv)
+		}
+		return sandboxCommand(st, stdin, stdout, stderr)
 	}
 	switch cmd, rest := rest[0], rest[1:]; cmd {
 	case "accounts":
 		return accountsCommand(st, rest, stdout, stderr, getenv)
+	case "demo":
+		return demoCommand(st, rest, stdin, stdout, stderr, getenv)
 	case "help":
 		return helpCommand(rest, stdout)
 	default:
@@ -82,21 +83,74 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 	}
 }
 
-// demoCommand runs the engine demo, or refuses to when DISCORD_TOKEN asks
-// for the Discord bot. SIGINT and SIGTERM stop the demo gracefully; a
-// second one, once shutdown has begun, kills the process.
-func demoCommand(st settings, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+// signalContext returns a context that ends at the first SIGINT or
+// SIGTERM; once it has, the signals' default action is restored, so that
+// a second one kills the process.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
+}
+
+// botCommand runs the Discord bot.
+func botCommand(st settings, stderr io.Writer, getenv func(string) string) error {
 	level, err := st.validate()
 	if err != nil {
 		return &usageError{err: err}
 	}
-	if getenv(discordTokenEnv) != "" {
-		return errDiscordBot
+	cfg, err := st.validateBot()
+	if err != nil {
+		return &usageError{err: err}
+	}
+	key, err := readKeyFile(&st.keyFile)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, level, getenv, cfg.token, cfg.clientSecret)
+	ctx, stop := signalContext()
+	defer stop()
+	return runBot(ctx, cfg, key, layout{dir: st.dataDir.value}, log)
+}
+
+// sandboxCommand runs the local sandbox with its console on stdin and
+// stdout.
+func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) error {
+	level, err := st.validate()
+	if err != nil {
+		return &usageError{err: err}
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	return runSandbox(ctx, sandboxConfig{
+		dir:     layout{dir: st.dataDir.value},
+		level:   level,
+		in:      stdin,
+		out:     stdout,
+		stderr:  stderr,
+		prompt:  isTerminal(stdin),
+		ignored: st.ignoredInSandbox(),
+	})
+}
+
+// demoCommand runs the engine demo. SIGINT and SIGTERM stop the demo
+// gracefully; a second one, once shutdown has begun, kills the process.
+func demoCommand(st settings, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	flags := newFlagSet("demo")
+	st.bind(flags, "demo")
+	if err := parseFlags(flags, "demo", args, stdout); err != nil {
+		return err
+	}
+	st.noteFlags(flags)
+	if flags.NArg() > 0 {
+		return &usageError{cmd: "demo", err: fmt.Errorf("demo: unexpected argument %q", flags.Arg(0))}
+	}
+	level, err := st.validate()
+	if err != nil {
+		return &usageError{cmd: "demo", err: err}
 	}
 	log := newLogger(stderr, level, getenv)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
-	context.AfterFunc(ctx, stop)
 	return runDemo(ctx, demoConfig{
 		dataDir: st.dataDir.value,
 		in:      stdin,
@@ -113,8 +167,8 @@ func helpCommand(args []string, stdout io.Writer) error {
 		printUsage(stdout, "")
 	case len(args) > 1:
 		return &usageError{err: fmt.Errorf("help: want at most one command, got %d", len(args))}
-	case args[0] == "accounts":
-		printUsage(stdout, "accounts")
+	case args[0] == "accounts", args[0] == "demo":
+		printUsage(stdout, args[0])
 	default:
 		return &usageError{err: fmt.Errorf("help: unknown command %q", args[0])}
 	}
@@ -124,7 +178,7 @@ func helpCommand(args []string, stdout io.Writer) error {
 // mainFlags returns the flag set of pinbot itself, bound to st.
 func mainFlags(st *settings) *flag.FlagSet {
 	fs := newFlagSet("")
-	st.bind(fs)
+	st.bind(fs, "")
 	return fs
 }
 

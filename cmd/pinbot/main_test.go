@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,18 +38,20 @@ func (r result) wantCode(t *testing.T, what string, code int) {
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		args     []string
-		accounts bool // the accounts command's help
+		args []string
+		cmd  string // the command whose help it is
 	}{
 		{args: []string{"--help"}},
 		{args: []string{"-h"}},
 		{args: []string{"-help"}},
 		{args: []string{"help"}},
 		{args: []string{"--data-dir", "elsewhere", "--help"}},
-		{args: []string{"accounts", "--help"}, accounts: true},
-		{args: []string{"accounts", "--json", "-h"}, accounts: true},
-		{args: []string{"--data-dir", "x", "accounts", "-h"}, accounts: true},
-		{args: []string{"help", "accounts"}, accounts: true},
+		{args: []string{"accounts", "--help"}, cmd: "accounts"},
+		{args: []string{"accounts", "--json", "-h"}, cmd: "accounts"},
+		{args: []string{"--data-dir", "x", "accounts", "-h"}, cmd: "accounts"},
+		{args: []string{"help", "accounts"}, cmd: "accounts"},
+		{args: []string{"demo", "--help"}, cmd: "demo"},
+		{args: []string{"help", "demo"}, cmd: "demo"},
 	}
 	// DISCORD_TOKEN does not get in the way of help.
 	env := map[string]string{discordTokenEnv: "token"}
@@ -64,10 +62,15 @@ func TestHelp(t *testing.T) {
 			t.Errorf("step %d: %q: stderr = %q, want nothing", i, tt.args, r.stderr)
 		}
 		want := []string{"Usage:", "--data-dir DIR", "PINBOT_DATA_DIR", "--log-level LEVEL", "PINBOT_LOG_LEVEL", "--help"}
-		if tt.accounts {
-			want = append(want, "pinbot accounts [flags]", "--json")
-		} else {
-			want = append(want, "pinbot [flags] accounts [flags]", discordTokenEnv, "pin ACCOUNT N", "status ACCOUNT")
+		switch tt.cmd {
+		case "accounts":
+			want = append(want, "pinbot accounts [flags]", "--json", "--encryption-key-file FILE")
+		case "demo":
+			want = append(want, "pinbot demo [flags]", "pin ACCOUNT N", "status ACCOUNT")
+		default:
+			want = append(want, "pinbot [flags] accounts [flags]", "pinbot [flags] demo [flags]", discordTokenEnv,
+				"/pin 1001 1002", "/settings", "/switch ACCOUNT", "DIR/engine", "DIR/links",
+				"head -c 32 /dev/urandom > pinbot.key", "PINBOT_PUBLIC_URL/oauth/callback", "Exit status:")
 		}
 		for _, w := range want {
 			if !strings.Contains(r.stdout, w) {
@@ -78,12 +81,14 @@ func TestHelp(t *testing.T) {
 }
 
 // TestHelpListsEveryFlag keeps the hand-formatted help in step with the
-// flags actually defined.
+// flags actually defined, and every variable read with its flag.
 func TestHelpListsEveryFlag(t *testing.T) {
 	t.Parallel()
 	st := newSettings(func(string) string { return "" })
 	accounts, _ := accountsFlags(&st)
-	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts} {
+	demo := newFlagSet("demo")
+	st.bind(demo, "demo")
+	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "demo": demo} {
 		var b strings.Builder
 		printUsage(&b, cmd)
 		fset.VisitAll(func(f *flag.Flag) {
@@ -91,6 +96,17 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				t.Errorf("help of %q lacks --%s:\n%s", commandPath(cmd), f.Name, b.String())
 			}
 		})
+	}
+	var b strings.Builder
+	printUsage(&b, "")
+	for _, env := range []string{
+		"DISCORD_TOKEN", "PINTEREST_CLIENT_ID", "PINTEREST_CLIENT_SECRET", "PINBOT_DATA_DIR", "PINBOT_HTTP_ADDR",
+		"PINBOT_PUBLIC_URL", "PINBOT_ENCRYPTION_KEY_FILE", "PINBOT_DISCORD_API_URL", "PINBOT_DISCORD_GATEWAY_URL",
+		"PINBOT_PINTEREST_API_URL", "PINBOT_PINTEREST_OAUTH_URL", "PINBOT_LOG_LEVEL", "PINBOT_SHARDS",
+	} {
+		if !strings.Contains(b.String(), "env "+env+",") {
+			t.Errorf("help lacks the variable %s", env)
+		}
 	}
 }
 
@@ -114,6 +130,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"accounts", "extra"}, nil, `unexpected argument "extra"`},
 		{[]string{"help", "nope"}, nil, `help: unknown command "nope"`},
 		{[]string{"help", "accounts", "nope"}, nil, "help: want at most one command"},
+		{[]string{"demo", "extra"}, nil, `demo: unexpected argument "extra"`},
+		{[]string{"demo", "--json"}, nil, "flag provided but not defined: -json"},
+		{[]string{"demo", "--log-level", "x"}, nil, `invalid --log-level "x"`},
+		{[]string{"--log-level", "x"}, map[string]string{discordTokenEnv: "t"}, `invalid --log-level "x"`},
 	}
 	for i, tt := range tests {
 		r := pinbot(t, "", tt.env, tt.args...)
@@ -124,25 +144,6 @@ func TestUsageErrors(t *testing.T) {
 		if !strings.Contains(r.stderr, "--help' for usage.") {
 			t.Errorf("step %d: %q: stderr = %q, want a pointer to --help", i, tt.args, r.stderr)
 		}
-	}
-}
-
-func TestDiscordTokenExits2(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "data")
-	r := pinbot(t, "pin alice 1\n", map[string]string{discordTokenEnv: "secret"}, "--data-dir", dir)
-	r.wantCode(t, "with DISCORD_TOKEN", exitUsage)
-	if !strings.Contains(r.stderr, "Discord bot is not built into this version") {
-		t.Errorf("stderr = %q, want it to say the Discord bot is not built in", r.stderr)
-	}
-	if strings.Contains(r.stderr, "secret") {
-		t.Errorf("stderr = %q shows the token", r.stderr)
-	}
-	if r.stdout != "" {
-		t.Errorf("stdout = %q, want nothing", r.stdout)
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("data directory: Stat error %v, want it not created", err)
 	}
 }
 

@@ -3,16 +3,18 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
+	"net"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/pinbot/pinbot/actors"
 	"github.com/rs/zerolog"
 )
 
-// discordTokenEnv names the variable that will carry the Discord bot token.
+// discordTokenEnv names the variable that carries the Discord bot token;
+// when set (or --discord-token is given) pinbot runs the bot, otherwise
+// the local sandbox.
 const discordTokenEnv = "DISCORD_TOKEN"
 
 // option describes a setting that a flag and an environment variable both
@@ -22,23 +24,74 @@ type option struct {
 	env  string // environment variable
 	arg  string // placeholder of the value in the help
 	def  string // default value
-	help string
+	// defHelp describes the default in the help when def is "".
+	defHelp string
+	help    string
+	// secret marks a value that must never be printed or logged.
+	secret bool
 }
 
-// The options every command takes.
+// The options. Each command takes some of them (see commandOptions).
 var (
 	dataDirOption = option{
 		flag: "data-dir", env: "PINBOT_DATA_DIR", arg: "DIR", def: "./data",
-		help: "directory of the store",
+		help: "data directory: the stores, and the sandbox's key and log",
 	}
 	logLevelOption = option{
 		flag: "log-level", env: "PINBOT_LOG_LEVEL", arg: "LEVEL", def: "info",
 		help: "least level logged: " + strings.Join(logLevels, ", "),
 	}
+	discordTokenOption = option{
+		flag: "discord-token", env: discordTokenEnv, arg: "TOKEN", defHelp: "none: run the sandbox",
+		help: "Discord bot token; when set, pinbot runs the bot", secret: true,
+	}
+	clientIDOption = option{
+		flag: "pinterest-client-id", env: "PINTEREST_CLIENT_ID", arg: "ID", defHelp: "none",
+		help: "Pinterest app id (the bot requires it)",
+	}
+	clientSecretOption = option{
+		flag: "pinterest-client-secret", env: "PINTEREST_CLIENT_SECRET", arg: "SECRET", defHelp: "none",
+		help: "Pinterest app secret (the bot requires it)", secret: true,
+	}
+	httpAddrOption = option{
+		flag: "http-addr", env: "PINBOT_HTTP_ADDR", arg: "HOST:PORT", def: "127.0.0.1:8080",
+		help: "where the bot serves the OAuth callback and /healthz",
+	}
+	publicURLOption = option{
+		flag: "public-url", env: "PINBOT_PUBLIC_URL", arg: "URL", defHelp: "none",
+		help: "public address of that listener; the OAuth redirect is URL/oauth/callback (the bot requires it)",
+	}
+	keyFileOption = option{
+		flag: "encryption-key-file", env: "PINBOT_ENCRYPTION_KEY_FILE", arg: "FILE", defHelp: "none",
+		help: "key of the token store: 16, 24 or 32 bytes, mode 0600 (the bot requires it)",
+	}
+	discordAPIOption = option{
+		flag: "discord-api-url", env: "PINBOT_DISCORD_API_URL", arg: "URL", defHelp: "https://discord.com/api/v10",
+		help: "Discord REST API base",
+	}
+	discordGatewayOption = option{
+		flag: "discord-gateway-url", env: "PINBOT_DISCORD_GATEWAY_URL", arg: "URL", defHelp: "the one Discord recommends",
+		help: "Discord gateway address (ws or wss)",
+	}
+	pinterestAPIOption = option{
+		flag: "pinterest-api-url", env: "PINBOT_PINTEREST_API_URL", arg: "URL", defHelp: "https://api.pinterest.com/v5",
+		help: "Pinterest API base, such as https://api-sandbox.pinterest.com/v5",
+	}
+	pinterestOAuthOption = option{
+		flag: "pinterest-oauth-url", env: "PINBOT_PINTEREST_OAUTH_URL", arg: "URL", defHelp: "https://www.pinterest.com/oauth/",
+		help: "Pinterest authorization page",
+	}
+	shardsOption = option{
+		flag: "shards", env: "PINBOT_SHARDS", arg: "N", def: "0",
+		help: "gateway shards; 0 takes Discord's recommendation",
+	}
 )
 
 // logLevels are the accepted values of --log-level.
 var logLevels = []string{"trace", "debug", "info", "warn", "error", "disabled"}
+
+// maxShards bounds --shards.
+const maxShards = 1 << 16
 
 // setting is the value of one option and where it came from.
 type setting struct {
@@ -58,18 +111,47 @@ func (s *setting) name() string {
 	return s.from
 }
 
-// settings are the values every command shares, taken from the command
-// line, else the environment, else the defaults.
+// both names the setting by its variable and its flag, for messages
+// about a setting that is missing.
+func (s *setting) both() string {
+	return s.opt.env + " (or --" + s.opt.flag + ")"
+}
+
+// shown is the value as messages may show it: secrets are not shown.
+func (s *setting) shown() string {
+	if s.opt.secret {
+		return "(hidden)"
+	}
+	return strconv.Quote(s.value)
+}
+
+// settings are the values of every option, taken from the command line,
+// else the environment, else the defaults.
 type settings struct {
-	dataDir  setting
-	logLevel setting
+	dataDir, logLevel                    setting
+	discordToken, clientID, clientSecret setting
+	httpAddr, publicURL, keyFile         setting
+	discordAPI, discordGateway           setting
+	pinterestAPI, pinterestOAuth         setting
+	shards                               setting
 }
 
 // newSettings returns the defaults overridden by the environment.
 func newSettings(getenv func(string) string) settings {
 	st := settings{
-		dataDir:  setting{opt: &dataDirOption},
-		logLevel: setting{opt: &logLevelOption},
+		dataDir:        setting{opt: &dataDirOption},
+		logLevel:       setting{opt: &logLevelOption},
+		discordToken:   setting{opt: &discordTokenOption},
+		clientID:       setting{opt: &clientIDOption},
+		clientSecret:   setting{opt: &clientSecretOption},
+		httpAddr:       setting{opt: &httpAddrOption},
+		publicURL:      setting{opt: &publicURLOption},
+		keyFile:        setting{opt: &keyFileOption},
+		discordAPI:     setting{opt: &discordAPIOption},
+		discordGateway: setting{opt: &discordGatewayOption},
+		pinterestAPI:   setting{opt: &pinterestAPIOption},
+		pinterestOAuth: setting{opt: &pinterestOAuthOption},
+		shards:         setting{opt: &shardsOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -80,14 +162,46 @@ func newSettings(getenv func(string) string) settings {
 	return st
 }
 
-func (st *settings) all() []*setting { return []*setting{&st.dataDir, &st.logLevel} }
+func (st *settings) all() []*setting {
+	return []*setting{
+		&st.dataDir, &st.logLevel,
+		&st.discordToken, &st.clientID, &st.clientSecret,
+		&st.httpAddr, &st.publicURL, &st.keyFile,
+		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth,
+		&st.shards,
+	}
+}
 
-// bind defines the settings' flags in fs, with the current values as
-// defaults, so that a flag set earlier (before the command name) or by the
-// environment holds unless given again.
-func (st *settings) bind(fs *flag.FlagSet) {
+// commandOptions lists the options each command takes: "" is pinbot
+// itself (the bot or the sandbox), which takes them all.
+func commandOptions(cmd string) []*option {
+	switch cmd {
+	case "accounts":
+		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
+	case "demo":
+		return []*option{&dataDirOption, &logLevelOption}
+	}
+	return allOptions
+}
+
+// allOptions are the options in the order the help lists them.
+var allOptions = []*option{
+	&dataDirOption, &logLevelOption,
+	&discordTokenOption, &clientIDOption, &clientSecretOption,
+	&httpAddrOption, &publicURLOption, &keyFileOption,
+	&discordAPIOption, &discordGatewayOption, &pinterestAPIOption, &pinterestOAuthOption,
+	&shardsOption,
+}
+
+// bind defines in fs the flags of the options cmd takes, with the current
+// values as defaults, so that a flag set earlier (before the command name)
+// or by the environment holds unless given again.
+func (st *settings) bind(fs *flag.FlagSet, cmd string) {
+	opts := commandOptions(cmd)
 	for _, s := range st.all() {
-		fs.StringVar(&s.value, s.opt.flag, s.value, s.opt.help)
+		if slices.Contains(opts, s.opt) {
+			fs.StringVar(&s.value, s.opt.flag, s.value, s.opt.help)
+		}
 	}
 }
 
@@ -102,8 +216,8 @@ func (st *settings) noteFlags(fs *flag.FlagSet) {
 	})
 }
 
-// validate checks the settings and returns the log level. Its errors name
-// the flag or environment variable at fault.
+// validate checks the settings every command uses and returns the log
+// level. Its errors name the flag or environment variable at fault.
 func (st *settings) validate() (zerolog.Level, error) {
 	if strings.TrimSpace(st.dataDir.value) == "" {
 		return 0, fmt.Errorf("invalid %s %q: want a directory", st.dataDir.name(), st.dataDir.value)
@@ -119,71 +233,125 @@ func (st *settings) validate() (zerolog.Level, error) {
 	return level, nil
 }
 
-// jsonFlagHelp and jsonFlagFields describe the --json flag of the accounts
-// command.
-const (
-	jsonFlagHelp   = "print a JSON array of objects instead of a table:"
-	jsonFlagFields = "{account, used, pending, limit, next_free}"
-)
+// botMode reports whether the settings ask for the Discord bot.
+func (st *settings) botMode() bool { return st.discordToken.value != "" }
 
-// demoCommandsHelp lists the commands of the demo.
-var demoCommandsHelp = fmt.Sprintf(`  pin ACCOUNT N                 make N pins (1 to %d) on ACCOUNT, as many as its limit allows
-  status ACCOUNT [ACCOUNT...]   show the accounts' %s pin counts
-  help                          list these commands
-  quit                          stop; so do end of input, Ctrl-C and SIGTERM
-`, actors.MaxBatch, windowAdjective(actors.DefaultWindow))
+// botSettings are the validated settings of the bot.
+type botSettings struct {
+	token, clientID, clientSecret string
+	httpAddr                      string
+	publicURL, redirectURL        string
+	keyFile                       string
+	discordAPI, discordGateway    string
+	pinterestAPI, pinterestOAuth  string
+	shards                        int
+}
 
-// printUsage writes the help of cmd ("" for pinbot itself) to w.
-func printUsage(w io.Writer, cmd string) {
-	var b strings.Builder
-	if cmd == "accounts" {
-		fmt.Fprintf(&b, `Usage:
-  pinbot accounts [flags]
+// callbackPath is where the bot's listener serves the OAuth callback
+// (bot/web.CallbackPath).
+const callbackPath = "/oauth/callback"
 
-Lists every account stored in the data directory with its %[1]s pin count:
-the pins still inside the window plus the reservations not yet resolved
-(pending). The store admits one process at a time, so accounts fails while
-pinbot runs on the same data directory.
-`, windowAdjective(actors.DefaultWindow))
-	} else {
-		fmt.Fprintf(&b, `pinbot pins images from Discord to Pinterest, keeping every Pinterest account
-within %[1]d pins in any rolling %[2]s.
-
-This version has no Discord bot built in: without a command, pinbot runs an
-interactive demo of the rate-limit engine on the store in its data directory.
-
-Usage:
-  pinbot [flags]                    run the engine demo, reading commands from stdin
-  pinbot [flags] accounts [flags]   list the stored accounts and their %[3]s pin counts
-  pinbot help [command]             show this help, or the help of a command
-`, actors.DefaultLimit, windowNoun(actors.DefaultWindow), windowAdjective(actors.DefaultWindow))
+// validateBot checks the settings the bot needs, beyond those of
+// validate. Its errors name the flag or environment variable at fault,
+// and never show a secret.
+func (st *settings) validateBot() (botSettings, error) {
+	b := botSettings{
+		token:          st.discordToken.value,
+		clientID:       st.clientID.value,
+		clientSecret:   st.clientSecret.value,
+		httpAddr:       st.httpAddr.value,
+		keyFile:        st.keyFile.value,
+		discordAPI:     st.discordAPI.value,
+		discordGateway: st.discordGateway.value,
+		pinterestAPI:   st.pinterestAPI.value,
+		pinterestOAuth: st.pinterestOAuth.value,
 	}
-
-	b.WriteString("\nFlags (a flag wins over its environment variable):\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
-	if cmd == "accounts" {
-		fmt.Fprintf(tw, "  --json\t%s\n", jsonFlagHelp)
-		fmt.Fprintf(tw, "  \t%s\n", jsonFlagFields)
+	if strings.TrimSpace(b.token) != b.token || strings.ContainsAny(b.token, " \t\r\n") {
+		return b, fmt.Errorf("invalid %s: it contains spaces or line breaks", st.discordToken.name())
 	}
-	for _, o := range []*option{&dataDirOption, &logLevelOption} {
-		fmt.Fprintf(tw, "  --%s %s\t%s\n", o.flag, o.arg, o.help)
-		fmt.Fprintf(tw, "  \tenv %s, default %q\n", o.env, o.def)
+	for _, s := range []*setting{&st.clientID, &st.clientSecret, &st.publicURL} {
+		if strings.TrimSpace(s.value) == "" {
+			return b, fmt.Errorf("%s is set, so %s is required", st.discordToken.name(), s.both())
+		}
 	}
-	fmt.Fprintf(tw, "  -h, --help\tshow this help\n")
-	tw.Flush() // writes to a strings.Builder, which cannot fail
-
-	if cmd == "" {
-		fmt.Fprintf(&b, `
-Environment:
-  %[1]s   token of the Discord bot; this version has none, so pinbot
-                  without a command exits with status 2 when it is set
-  NO_COLOR        when set, logs written to a terminal are not colored
-
-Demo commands, one per line:
-%[2]s
-Exit status: 0 on success, 1 on failure, 2 on a usage error or when
-%[1]s is set.
-`, discordTokenEnv, demoCommandsHelp)
+	if strings.TrimSpace(b.keyFile) == "" {
+		return b, fmt.Errorf("%s is set, so %s is required: the OAuth tokens are stored encrypted with it. "+
+			"Create a key with: head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key",
+			st.discordToken.name(), st.keyFile.both())
 	}
-	io.WriteString(w, b.String())
+	if err := checkAddr(&st.httpAddr); err != nil {
+		return b, err
+	}
+	u, err := checkURL(&st.publicURL, "http", "https")
+	if err != nil {
+		return b, err
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return b, fmt.Errorf("invalid %s %s: want an address without a query or fragment", st.publicURL.name(), st.publicURL.shown())
+	}
+	b.publicURL = strings.TrimRight(u.String(), "/")
+	b.redirectURL = b.publicURL + callbackPath
+	for _, c := range []struct {
+		s       *setting
+		schemes []string
+	}{
+		{&st.discordAPI, []string{"http", "https"}},
+		{&st.discordGateway, []string{"ws", "wss"}},
+		{&st.pinterestAPI, []string{"http", "https"}},
+		{&st.pinterestOAuth, []string{"http", "https"}},
+	} {
+		if c.s.value == "" {
+			continue
+		}
+		if _, err := checkURL(c.s, c.schemes...); err != nil {
+			return b, err
+		}
+	}
+	n, err := strconv.Atoi(st.shards.value)
+	if err != nil || n < 0 || n > maxShards {
+		return b, fmt.Errorf("invalid %s %s: want a whole number from 0 (Discord's recommendation) to %d",
+			st.shards.name(), st.shards.shown(), maxShards)
+	}
+	b.shards = n
+	return b, nil
+}
+
+// checkURL parses the setting as an absolute URL with one of schemes.
+func checkURL(s *setting, schemes ...string) (*url.URL, error) {
+	u, err := url.Parse(s.value)
+	if err != nil || u.Host == "" || !slices.Contains(schemes, u.Scheme) || u.User != nil {
+		return nil, fmt.Errorf("invalid %s %s: want an absolute %s URL", s.name(), s.shown(), strings.Join(schemes, " or "))
+	}
+	return u, nil
+}
+
+// checkAddr checks that the setting is a HOST:PORT to listen on.
+func checkAddr(s *setting) error {
+	_, port, err := net.SplitHostPort(s.value)
+	if err == nil {
+		var n int
+		n, err = strconv.Atoi(port)
+		if err == nil && (n < 0 || n > 65535) {
+			err = fmt.Errorf("port %d out of range", n)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("invalid %s %s: want HOST:PORT, such as 127.0.0.1:8080", s.name(), s.shown())
+	}
+	return nil
+}
+
+// ignoredInSandbox lists the settings given (by flag or environment) that
+// only the bot uses.
+func (st *settings) ignoredInSandbox() []string {
+	var out []string
+	for _, s := range []*setting{
+		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
+		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards,
+	} {
+		if s.from != "" {
+			out = append(out, s.from)
+		}
+	}
+	return out
 }

@@ -32,7 +32,7 @@ func TestSignalStopsDemo(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "--data-dir", dir)
+			cmd := exec.Command(os.Args[0], "demo", "--data-dir", dir)
 			cmd.Env = append(os.Environ(), runMainEnv+"=1", discordTokenEnv+"=", "PINBOT_LOG_LEVEL=info")
 			stdin, err := cmd.StdinPipe()
 			if err != nil {

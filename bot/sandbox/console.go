@@ -1,0 +1,693 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/snowflake/v2"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/discordtest"
+)
+
+// PartWait is how long the console waits for the next part of a reply
+// longer than Discord's 2000 characters, after a part without components
+// (see the package documentation).
+const PartWait = 3 * time.Second
+
+const (
+	// replyTimeout bounds the wait for the bot's reply to one command.
+	replyTimeout = 2 * time.Minute
+	// maxLineLen is the longest command line the console reads, in bytes.
+	maxLineLen = 64 << 10
+)
+
+// Names of the bot's commands, as the bot registers them with Discord.
+const (
+	cmdPin        = "pin"
+	cmdPinMessage = "Pin to Pinterest"
+	cmdSettings   = "settings"
+	cmdLink       = "link"
+	cmdUnlink     = "unlink"
+)
+
+// Commands lists the console's commands, for help.
+const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links
+  /pin messages:LINK ...          the same, naming the option
+  /pinmsg ID                      the "Pin to Pinterest" message command on one message
+  /settings                       your accounts, their 12-hour pin counts, the active one
+  /switch ACCOUNT                 make ACCOUNT active (picks it in the /settings menu)
+  /board BOARD                    choose the active account's default board (/settings menu)
+  /link [ACCOUNT]                 run /link, then approve it on the Pinterest stand-in as ACCOUNT
+  /unlink ACCOUNT                 run /unlink
+  /as USER                        act as another demo user: alice, bob or carol
+  /channel NAME                   act in another channel: general, art or staff
+  /messages                       list the demo messages and their links
+  /pinterest                      the pins the Pinterest stand-in made in this run
+  help                            list these commands
+  quit                            stop; so do end of input, Ctrl-C and SIGTERM
+`
+
+// Console plays the demo users in the sandbox: it turns command lines
+// into Discord interactions on the Discord stand-in and prints the bot's
+// replies as the user reads them. A Console is used from one goroutine.
+type Console struct {
+	sb      *Sandbox
+	out     io.Writer
+	err     error // the first write error; nothing is written after it
+	user    demoUser
+	channel demoChannel
+}
+
+// Console returns a console writing to out, acting as the first demo user
+// (alice) in the first channel (#general).
+func (s *Sandbox) Console(out io.Writer) *Console {
+	return &Console{sb: s, out: out, user: users[0], channel: channels[0]}
+}
+
+// Err returns the first error met writing to the console's output.
+func (c *Console) Err() error { return c.err }
+
+func (c *Console) printf(format string, args ...any) {
+	if c.err == nil {
+		_, c.err = fmt.Fprintf(c.out, format, args...)
+	}
+}
+
+// println writes text and a newline, unless text is empty.
+func (c *Console) println(text string) {
+	if text != "" {
+		c.printf("%s\n", text)
+	}
+}
+
+func (c *Console) errorf(format string, args ...any) {
+	c.printf("error: "+format+"\n", args...)
+}
+
+// Banner prints what the sandbox holds: the demo server, the users and
+// what they linked, and who the console acts as.
+func (c *Console) Banner(ctx context.Context) {
+	c.printf("pinbot sandbox: the bot runs against stand-ins of Discord and Pinterest on loopback.\n")
+	c.printf("OAuth callback: %s\n", c.sb.CallbackURL())
+	c.printf("Server %q (%d):\n", "Pinbot sandbox", GuildID)
+	for _, ch := range channels {
+		var ms []string
+		for _, m := range messages {
+			if m.Channel == ch.ID {
+				ms = append(ms, fmt.Sprintf("%d %s", m.ID, m.About))
+			}
+		}
+		note := ""
+		if ch.ModsOnly {
+			note = " (mods only)"
+		}
+		c.printf("  #%s (%d)%s: %s\n", ch.Name, ch.ID, note, strings.Join(ms, ", "))
+	}
+	c.printf("Users:\n")
+	for _, u := range users {
+		c.printf("  %s\n", c.describeUser(ctx, u))
+	}
+	c.printf("You are %s in #%s. Type \"help\" for the commands.\n", c.user.Name, c.channel.Name)
+}
+
+// describeUser says who u is and what they linked, from the token store.
+func (c *Console) describeUser(ctx context.Context, u demoUser) string {
+	s := u.Name
+	if u.Mod {
+		s += " (mods)"
+	}
+	lu, err := c.sb.links.User(ctx, u.ID.String())
+	if err != nil {
+		return s + ": links unavailable: " + err.Error()
+	}
+	if len(lu.Accounts) == 0 {
+		return s + ": nothing linked"
+	}
+	names := make([]string, len(lu.Accounts))
+	for i, id := range lu.Accounts {
+		names[i] = c.accountLabel(id)
+		if id == lu.Active {
+			names[i] += " (active)"
+		}
+	}
+	return s + ": linked " + strings.Join(names, ", ")
+}
+
+// accountLabel is "@username (id)" for a demo account, else the id.
+func (c *Console) accountLabel(id string) string {
+	if a, ok := accountByID(id); ok {
+		return "@" + a.Username + " (" + id + ")"
+	}
+	return id
+}
+
+// Serve reads command lines from in and executes them until quit, the end
+// of in or the end of ctx, printing a prompt before each when prompt is
+// set. The end of ctx is a normal stop. It fails when in cannot be read or
+// the output cannot be written.
+func (c *Console) Serve(ctx context.Context, in io.Reader, prompt bool) error {
+	done := make(chan struct{})
+	defer close(done)
+	lines, readErr := readLines(in, done)
+	for {
+		if prompt {
+			c.printf("%s #%s> ", c.user.Name, c.channel.Name)
+		}
+		if c.err != nil {
+			return fmt.Errorf("sandbox: writing to the console: %w", c.err)
+		}
+		select {
+		case <-ctx.Done():
+			if prompt {
+				c.printf("\n")
+			}
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				if err := <-readErr; err != nil {
+					return fmt.Errorf("sandbox: reading commands: %w", err)
+				}
+				if prompt {
+					c.printf("\n")
+				}
+				return c.err
+			}
+			if c.Exec(ctx, line) {
+				return c.err
+			}
+		}
+	}
+}
+
+// readLines sends each line of r on lines until r ends or done is closed.
+// When r ends, the read error (nil at end of input) is sent on the
+// returned error channel before lines is closed.
+func readLines(r io.Reader, done <-chan struct{}) (<-chan string, <-chan error) {
+	lines := make(chan string)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 4096), maxLineLen)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-done:
+				return
+			}
+		}
+		errc <- sc.Err()
+	}()
+	return lines, errc
+}
+
+// Exec executes one command line, printing what it shows, and reports
+// whether it was quit. Blank lines are ignored; the leading slash of a
+// command is optional.
+func (c *Console) Exec(ctx context.Context, line string) (quit bool) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return false
+	}
+	name, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	switch strings.ToLower(strings.TrimPrefix(name, "/")) {
+	case "pin":
+		c.pin(ctx, rest)
+	case "pinmsg", "pin-message":
+		c.pinMessage(ctx, rest)
+	case "settings":
+		c.run(ctx, discordtest.ChatInput{Name: cmdSettings}, c.channel.ID)
+	case "switch":
+		c.pick(ctx, rest, true)
+	case "board":
+		c.pick(ctx, rest, false)
+	case "link":
+		c.link(ctx, rest)
+	case "unlink":
+		c.unlink(ctx, rest)
+	case "as":
+		c.as(rest)
+	case "channel":
+		c.setChannel(rest)
+	case "messages":
+		c.listMessages()
+	case "pinterest":
+		c.listPins()
+	case "help":
+		c.printf("Commands:\n%s", Commands)
+	case "quit", "exit":
+		return true
+	default:
+		c.errorf("unknown command %.40q; type \"help\" for the commands", name)
+	}
+	return false
+}
+
+// splitPinArgs reads /pin's arguments: the messages option (with or
+// without "messages:") and an optional trailing "board:NAME".
+func splitPinArgs(s string) (msgs, board string) {
+	s = strings.TrimSpace(s)
+	for i := strings.Index(s, "board:"); i >= 0; {
+		if i == 0 || s[i-1] == ' ' {
+			board = strings.TrimSpace(s[i+len("board:"):])
+			s = strings.TrimSpace(s[:i])
+			break
+		}
+		j := strings.Index(s[i+1:], "board:")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return strings.TrimSpace(strings.TrimPrefix(s, "messages:")), board
+}
+
+func (c *Console) pin(ctx context.Context, args string) {
+	msgs, board := splitPinArgs(args)
+	if msgs == "" {
+		c.errorf("usage: /pin MESSAGE... [board:BOARD], with message IDs or links")
+		return
+	}
+	opts := []discordtest.CommandOption{{Name: "messages", Value: msgs}}
+	if board != "" {
+		opts = append(opts, discordtest.CommandOption{Name: "board", Value: board})
+	}
+	c.run(ctx, discordtest.ChatInput{Name: cmdPin, Options: opts}, c.channel.ID)
+}
+
+// pinMessage runs the message command on a message the user can see, in
+// its channel, as the Discord client offers it.
+func (c *Console) pinMessage(ctx context.Context, arg string) {
+	n, err := strconv.ParseUint(arg, 10, 64)
+	if err != nil || n == 0 {
+		c.errorf("usage: /pinmsg MESSAGE_ID")
+		return
+	}
+	id := snowflake.ID(n)
+	m, ok := c.sb.discord.Message(id)
+	if !ok {
+		c.errorf("there is no message %d; /messages lists them", id)
+		return
+	}
+	if ch, ok := channelByID(m.ChannelID); ok && !c.user.canView(ch) {
+		c.errorf("%s cannot view #%s, so Discord does not show them message %d", c.user.Name, ch.Name, id)
+		return
+	}
+	c.run(ctx, discordtest.MessageCommand{Name: cmdPinMessage, TargetID: id}, m.ChannelID)
+}
+
+// pick picks an option in one of the /settings menus, as the user would
+// click it: it runs /settings, finds the menu (the account menu when
+// account is set, else the board menu) and selects arg in it.
+func (c *Console) pick(ctx context.Context, arg string, account bool) {
+	if arg == "" {
+		if account {
+			c.errorf("usage: /switch ACCOUNT (a username or account id)")
+		} else {
+			c.errorf("usage: /board BOARD (a board name or id)")
+		}
+		return
+	}
+	settings, err := c.interact(ctx, discordtest.ChatInput{Name: cmdSettings}, c.channel.ID)
+	if err != nil {
+		c.errorf("%v", err)
+		return
+	}
+	var menu *component
+	for i, comp := range settings.components {
+		if account && comp.CustomID == switchMenuID || !account && strings.HasPrefix(comp.CustomID, boardMenuIDPrefix) {
+			menu = &settings.components[i]
+			break
+		}
+	}
+	if menu == nil {
+		// No menu: /settings said why (nothing linked, say).
+		c.println(settings.text)
+		return
+	}
+	value, ok := matchOption(menu.Options, arg)
+	if !ok {
+		a, demo := findAccount(arg)
+		if !account || !demo {
+			c.errorf("the menu has no option %q; it offers %s", arg, optionList(menu.Options))
+			return
+		}
+		// A Discord client offers only the menu's options; a modified one
+		// can send any value. Send it, to show the bot refuses it.
+		value = a.ID
+		c.printf("(@%s is not in %s's menu; sending it anyway, as a modified Discord client could)\n", a.Username, c.user.Name)
+	}
+	c.run(ctx, discordtest.SelectMenu{CustomID: menu.CustomID, Values: []string{value}, MessageID: settings.messageID}, c.channel.ID)
+}
+
+// matchOption finds the option arg names: by value, or by label (without
+// its @ and markdown escapes), ignoring case.
+func matchOption(opts []menuOption, arg string) (string, bool) {
+	want := normalizeName(arg)
+	for _, o := range opts {
+		if o.Value == arg || normalizeName(o.Label) == want {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+// normalizeName lowers s and drops a leading @ and markdown escapes.
+func normalizeName(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), `\`, "")
+	return strings.ToLower(strings.TrimPrefix(s, "@"))
+}
+
+func optionList(opts []menuOption) string {
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		names[i] = strconv.Quote(o.Label)
+	}
+	return strings.Join(names, ", ")
+}
+
+// findAccount finds a demo Pinterest account by id or username.
+func findAccount(arg string) (demoAccount, bool) {
+	want := normalizeName(arg)
+	for _, a := range accounts {
+		if a.ID == arg || strings.ToLower(a.Username) == want {
+			return a, true
+		}
+	}
+	return demoAccount{}, false
+}
+
+// link runs /link, then opens the address it answered with, the
+// Pinterest stand-in signed in as the account arg names (by default the
+// first demo account the user has not linked), which approves and sends
+// the browser to the bot's callback.
+func (c *Console) link(ctx context.Context, arg string) {
+	var acct demoAccount
+	if arg != "" {
+		a, ok := findAccount(arg)
+		if !ok {
+			c.errorf("no demo Pinterest account %q; there are %s", arg, accountList())
+			return
+		}
+		acct = a
+	} else {
+		acct = c.defaultLinkAccount(ctx)
+	}
+	ans, err := c.interact(ctx, discordtest.ChatInput{Name: cmdLink}, c.channel.ID)
+	if err != nil {
+		c.errorf("%v", err)
+		return
+	}
+	c.println(ans.text)
+	authURL := ""
+	for _, comp := range ans.components {
+		if strings.HasPrefix(comp.URL, c.sb.pinterest.AuthURL()) {
+			authURL = comp.URL
+		}
+	}
+	if authURL == "" {
+		for _, f := range strings.Fields(ans.text) {
+			if strings.HasPrefix(f, c.sb.pinterest.AuthURL()) {
+				authURL = f
+			}
+		}
+	}
+	if authURL == "" {
+		return // the bot gave no address, and said why
+	}
+	c.printf("Browser: opening the address; the Pinterest stand-in is signed in as @%s and approves.\n", acct.Username)
+	p, err := c.sb.approve(ctx, authURL, acct)
+	if _, refused := isLinkRefused(err); err != nil && !refused {
+		c.errorf("%v", err)
+		return
+	}
+	c.printf("Browser: %s: %s\n", p.Title, p.Message)
+}
+
+// defaultLinkAccount is the first demo account the user has not linked,
+// or the first demo account.
+func (c *Console) defaultLinkAccount(ctx context.Context) demoAccount {
+	lu, err := c.sb.links.User(ctx, c.user.ID.String())
+	if err == nil {
+		for _, a := range accounts {
+			linked := false
+			for _, id := range lu.Accounts {
+				linked = linked || id == a.ID
+			}
+			if !linked {
+				return a
+			}
+		}
+	}
+	return accounts[0]
+}
+
+func accountList() string {
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		names[i] = "@" + a.Username + " (" + a.ID + ")"
+	}
+	return strings.Join(names, ", ")
+}
+
+func (c *Console) unlink(ctx context.Context, arg string) {
+	if arg == "" {
+		c.errorf("usage: /unlink ACCOUNT (a username or account id)")
+		return
+	}
+	opts := []discordtest.CommandOption{{Name: "account", Value: strings.TrimPrefix(arg, "@")}}
+	c.run(ctx, discordtest.ChatInput{Name: cmdUnlink, Options: opts}, c.channel.ID)
+}
+
+// as makes the console act as another demo user, in #general if the
+// current channel is hidden from them.
+func (c *Console) as(arg string) {
+	want := strings.ToLower(strings.TrimPrefix(arg, "@"))
+	for _, u := range users {
+		if strings.ToLower(u.Name) == want || u.ID.String() == arg {
+			c.user = u
+			if !u.canView(c.channel) {
+				c.channel = channels[0]
+			}
+			c.printf("You are %s in #%s.\n", c.user.Name, c.channel.Name)
+			return
+		}
+	}
+	c.errorf("no demo user %q; there are %s", arg, userList())
+}
+
+func userList() string {
+	names := make([]string, len(users))
+	for i, u := range users {
+		names[i] = u.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// setChannel moves the console to a channel the user can view.
+func (c *Console) setChannel(arg string) {
+	want := strings.ToLower(strings.TrimPrefix(arg, "#"))
+	for _, ch := range channels {
+		if ch.Name == want || ch.ID.String() == want {
+			if !c.user.canView(ch) {
+				c.errorf("%s cannot view #%s", c.user.Name, ch.Name)
+				return
+			}
+			c.channel = ch
+			c.printf("You are %s in #%s.\n", c.user.Name, c.channel.Name)
+			return
+		}
+	}
+	names := make([]string, len(channels))
+	for i, ch := range channels {
+		names[i] = "#" + ch.Name
+	}
+	c.errorf("no channel %q; there are %s", arg, strings.Join(names, ", "))
+}
+
+// listMessages prints the demo messages with their links.
+func (c *Console) listMessages() {
+	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "ID\tCHANNEL\tWHAT\tTEXT\tLINK\n")
+	for _, m := range messages {
+		ch, _ := channelByID(m.Channel)
+		fmt.Fprintf(tw, "%d\t#%s\t%s\t%s\thttps://discord.com/channels/%d/%d/%d\n",
+			m.ID, ch.Name, m.About, m.Content, GuildID, m.Channel, m.ID)
+	}
+	if err := tw.Flush(); err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// listPins prints what the Pinterest stand-in made in this run.
+func (c *Console) listPins() {
+	c.printf("Pins the Pinterest stand-in made in this run (it starts empty each run; /settings counts earlier runs too):\n")
+	for _, a := range accounts {
+		pins := c.sb.pinterest.PinsFor(a.ID)
+		c.printf("  @%s (%s): %s, at most %d in any %s window\n", a.Username, a.ID, plural(len(pins), "pin"),
+			c.sb.pinterest.MaxInWindow(a.ID, actors.DefaultWindow), windowName(actors.DefaultWindow))
+	}
+}
+
+// plural writes n things: "1 pin", "3 pins".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+func windowName(w time.Duration) string {
+	if w%time.Hour == 0 {
+		return fmt.Sprintf("%d-hour", w/time.Hour)
+	}
+	return w.String()
+}
+
+// answer is what the bot replied to an interaction.
+type answer struct {
+	// text is what the user reads: the content, embeds and components.
+	text string
+	// messageID is the message holding the reply's components.
+	messageID snowflake.ID
+	// components are those of the reply's last message.
+	components []component
+}
+
+// run runs an interaction and prints the reply.
+func (c *Console) run(ctx context.Context, data discordtest.InvocationData, channel snowflake.ID) {
+	ans, err := c.interact(ctx, data, channel)
+	if err != nil {
+		c.errorf("%v", err)
+		return
+	}
+	c.println(ans.text)
+}
+
+// interact creates an interaction as the current user in channel and
+// waits for the bot's whole reply.
+func (c *Console) interact(ctx context.Context, data discordtest.InvocationData, channel snowflake.ID) (answer, error) {
+	in, err := c.sb.discord.Interact(discordtest.Invocation{ChannelID: channel, UserID: c.user.ID, Data: data})
+	if err != nil {
+		return answer{}, fmt.Errorf("sandbox: Discord stand-in: %w", err)
+	}
+	return c.await(ctx, in)
+}
+
+// await waits for the bot's reply to in and renders it. The reply is the
+// initial response and, after a deferral, the edit of the original
+// message and any followups. The bot sends components (an empty list
+// when it has none) with the last part; a part without them is followed
+// by another, which await waits PartWait for once a followup is involved.
+func (c *Console) await(ctx context.Context, in *discordtest.Interaction) (answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, replyTimeout)
+	defer cancel()
+	rs, err := in.Wait(ctx, 1)
+	if err != nil {
+		return answer{}, fmt.Errorf("sandbox: waiting for the bot's answer: %w", err)
+	}
+	first := rs[0]
+	if !first.OK() {
+		return answer{text: refused(first)}, nil
+	}
+	var parts []discordtest.Response
+	done := true
+	switch first.Type {
+	case discord.InteractionResponseTypeDeferredCreateMessage, discord.InteractionResponseTypeDeferredUpdateMessage:
+		done = false
+	default:
+		parts = append(parts, first)
+	}
+	var refusal string
+	for n := 2; !done; n++ {
+		wctx, wcancel := ctx, context.CancelFunc(func() {})
+		if len(parts) > 0 && parts[len(parts)-1].Kind != discordtest.KindEditOriginal {
+			wctx, wcancel = context.WithTimeout(ctx, PartWait)
+		}
+		rs, err = in.Wait(wctx, n)
+		wcancel()
+		if err != nil {
+			if len(parts) > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				break
+			}
+			return answer{}, fmt.Errorf("sandbox: waiting for the bot's answer: %w", err)
+		}
+		r := rs[n-1]
+		if !r.OK() {
+			refusal = refused(r)
+			break
+		}
+		if r.Kind == discordtest.KindEditOriginal && len(parts) > 0 && parts[0].Kind == discordtest.KindEditOriginal {
+			parts[0] = r // a later edit replaces the earlier one
+		} else {
+			parts = append(parts, r)
+		}
+		done = sentComponents(r.Body)
+	}
+	ans, err := renderAnswer(parts, refusal, time.Now())
+	if err == nil && ans.messageID == 0 {
+		if m, ok := in.Original(); ok {
+			ans.messageID = m.ID
+		}
+	}
+	return ans, err
+}
+
+// refused describes a response Discord refused.
+func refused(r discordtest.Response) string {
+	return fmt.Sprintf("(Discord refused the bot's %s: %d %s)", r.Kind, r.Code, r.Error)
+}
+
+// sentComponents reports whether a request's JSON body has a components
+// key.
+func sentComponents(body json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return false
+	}
+	_, ok := m["components"]
+	return ok
+}
+
+// renderAnswer renders the parts of a reply as the user reads them.
+func renderAnswer(parts []discordtest.Response, refusal string, now time.Time) (answer, error) {
+	var ans answer
+	var texts []string
+	for _, p := range parts {
+		if p.Data == nil {
+			continue
+		}
+		if p.Data.HasContent && p.Data.Content != "" {
+			texts = append(texts, renderMarkdown(p.Data.Content, now))
+		}
+		if len(p.Data.Embeds) > 0 {
+			texts = append(texts, renderEmbeds(p.Data.Embeds, now))
+		}
+		if sentComponents(p.Body) {
+			cs, err := parseComponents(p.Data.Components)
+			if err != nil {
+				return answer{}, err
+			}
+			ans.components, ans.messageID = cs, p.MessageID
+		}
+	}
+	if len(ans.components) > 0 {
+		texts = append(texts, renderComponents(ans.components))
+	}
+	if refusal != "" {
+		texts = append(texts, refusal)
+	}
+	ans.text = strings.Join(texts, "\n")
+	return ans, nil
+}

@@ -1,0 +1,101 @@
+// Package sandbox runs pinbot for real against stand-ins of Discord and
+// Pinterest on loopback, with a console in which a person plays the
+// Discord users. It is what `make run` starts when no DISCORD_TOKEN is
+// set.
+//
+// Everything under the console is the production code: the bot (package
+// bot, through disgo's sharded gateway and REST client), the rate-limit
+// engine (package actors) over its durable Badger store, the encrypted
+// token store (package bot/links), the Pinterest client (package
+// bot/pinterest) and the OAuth callback (package bot/web) on a loopback
+// port. Only Discord (bot/discordtest) and Pinterest
+// (bot/pinterest/pinteresttest) are stand-ins, and they speak the real
+// wire protocols.
+//
+// # Usage
+//
+//	sb, err := sandbox.Start(ctx, sandbox.Config{
+//		EngineDir: "data/engine",
+//		LinksDir:  "data/links",
+//		KeyFile:   "data/sandbox.key",
+//		Log:       fileLogger,
+//	})
+//	defer sb.Close(ctx)
+//	con := sb.Console(os.Stdout)
+//	con.Banner(ctx)
+//	err = con.Serve(ctx, os.Stdin, true) // until quit, end of input or ctx
+//
+// # The demo world
+//
+// The Discord stand-in lets the sandbox choose IDs, so they are short:
+//
+//	server  "Pinbot sandbox" 900
+//	#general 100   1001 one image, 1002 two images, 1003 an image embed,
+//	               1004 text only, 1005 four images, 1006 three images
+//	#art     200   2001 one image
+//	#staff   300   3001 one image; only the mods role (bob) can view it
+//
+//	alice 11   linked @alice_pins (7001, active) and @alice_art (7002)
+//	bob   12   mods role; linked @studio_shared (7003)
+//	carol 13   nothing linked
+//
+// The images are PNGs served by a small HTTP server on loopback, so the
+// URLs the bot sends to Pinterest can be opened in a browser.
+//
+// The demo links are made through the real OAuth flow: the sandbox asks
+// the token store for a state bound to the user (as /link does), opens
+// the authorization address on the Pinterest stand-in, which signs in the
+// demo account and redirects to the bot's callback, which exchanges the
+// code, reads the account and stores the link.
+//
+// # State across runs
+//
+// The engine store, the token store and its key live in the directories
+// given in Config and outlive the process: stop the sandbox, start it
+// again, and /settings shows the same 12-hour counts. The stand-ins live
+// in memory and start afresh each run with the same IDs, usernames and
+// boards. The Pinterest stand-in cannot take back the tokens it issued in
+// an earlier run, so at every start the sandbox links each stored
+// (user, demo account) pair again through OAuth (the token store then
+// holds tokens the new stand-in knows) and restores each user's active
+// account; default boards are kept by the token store. The Pinterest
+// stand-in's own list of pins starts empty each run: the pins of earlier
+// runs are counted by the engine alone.
+//
+// Key file: created at the first start with 32 random bytes and mode
+// 0600. Losing it makes the token store unreadable; delete the token
+// store's directory with it to start over (the engine's counts are kept).
+//
+// # The console
+//
+// One command per line; the leading slash is optional:
+//
+//	/pin 1001 1002 [board:NAME]    /pin with message IDs (in the current
+//	                               channel) or links, up to 10
+//	/pin messages:<link> ...       the same, with the option named
+//	/pinmsg ID                     the "Pin to Pinterest" message command
+//	/settings                      accounts, 12-hour counts, the active one
+//	/switch ACCOUNT                pick ACCOUNT in the /settings menu
+//	/board BOARD                   pick the active account's default board
+//	/link [ACCOUNT]                run /link, then approve it on the
+//	                               Pinterest stand-in signed in as ACCOUNT
+//	/unlink ACCOUNT                run /unlink
+//	/as USER                       act as another demo user
+//	/channel NAME                  act in another channel
+//	/messages                      list the demo messages
+//	/pinterest                     the pins the Pinterest stand-in made
+//	help                           list the commands
+//	quit                           stop (so does the end of input)
+//
+// Each reply prints as the user reads it in Discord: the final content of
+// the interaction's response (and its followups), with Discord's markdown
+// resolved (bold, escapes, <t:…:R> timestamps, <links>), embeds flattened
+// to text and select menus and buttons listed. The console waits on the
+// Discord stand-in's record of the bot's responses, never on timers, with
+// one exception: a reply longer than Discord's 2000 characters arrives as
+// several messages and only the last one that carries components can be
+// recognized as the last, so after a continuation without components the
+// console waits PartWait for another.
+//
+// Logs never reach the console: Config.Log receives them.
+package sandbox

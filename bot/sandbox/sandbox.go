@@ -1,0 +1,251 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// Timeouts of the sandbox.
+const (
+	// closeTimeout bounds closing what a failed Start had opened.
+	closeTimeout = 30 * time.Second
+	// botCloseTimeout is how long closing the bot waits for handlers.
+	botCloseTimeout = 10 * time.Second
+	// httpTimeout bounds one request of the OAuth flow.
+	httpTimeout = 30 * time.Second
+)
+
+// Config configures Start. EngineDir, LinksDir and KeyFile are required.
+type Config struct {
+	// EngineDir is the directory of the engine's Badger store, created if
+	// needed.
+	EngineDir string
+	// LinksDir is the directory of the token store (package bot/links),
+	// created if needed and encrypted with the key in KeyFile.
+	LinksDir string
+	// KeyFile holds the token store's key. Start creates it, with 32
+	// random bytes and mode 0600, when it does not exist.
+	KeyFile string
+	// Log receives what the bot, the stores, the stand-ins and the OAuth
+	// callback log; the console never writes log lines.
+	Log zerolog.Logger
+}
+
+// Validate reports the first problem with c, naming the field.
+func (c Config) Validate() error {
+	switch {
+	case c.EngineDir == "":
+		return errors.New("sandbox: Config.EngineDir is empty")
+	case c.LinksDir == "":
+		return errors.New("sandbox: Config.LinksDir is empty")
+	case c.KeyFile == "":
+		return errors.New("sandbox: Config.KeyFile is empty")
+	}
+	return nil
+}
+
+// Sandbox is a running bot between the two stand-ins, with the demo world
+// in them. Create it with Start and stop it with Close. Its methods are
+// safe for simultaneous use by multiple goroutines, but a Console is not.
+type Sandbox struct {
+	log zerolog.Logger
+
+	discord   *discordtest.Server
+	pinterest *pinteresttest.Server
+	images    *imageServer
+	engine    *actors.Engine
+	links     *links.Store
+	client    *pinterest.Client
+	webURL    string
+	http      *http.Client
+
+	// approveMu serializes the OAuth approvals: the Pinterest stand-in
+	// has one signed-in account at a time.
+	approveMu sync.Mutex
+
+	// closers close what Start opened, run in reverse order by Close.
+	closers   []func(context.Context) error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start opens the stores, starts the stand-ins with the demo world, the
+// OAuth callback on a loopback port and the bot, links the demo accounts
+// through OAuth (see the package documentation) and returns once the bot's
+// gateway is ready. On failure it closes what it had opened.
+//
+// A store directory another process holds fails: the engine store with
+// Badger's lock error, the token store with an error wrapping
+// links.ErrLocked. A token store written with another key fails with an
+// error wrapping links.ErrEncryptionKey.
+func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sandbox{
+		log:  cfg.Log.With().Str("component", "sandbox").Logger(),
+		http: &http.Client{Timeout: httpTimeout},
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		if cerr := s.Close(cctx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+
+	store, err := persistence.OpenBadger(cfg.EngineDir, persistence.BadgerOptions{Durable: true}, cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: opening the engine store in %s: %w", cfg.EngineDir, err)
+	}
+	s.push(func(context.Context) error { return store.Close() })
+	if s.engine, err = actors.New(actors.DefaultConfig(), store, cfg.Log); err != nil {
+		return nil, fmt.Errorf("sandbox: starting the engine: %w", err)
+	}
+	s.push(s.engine.Close)
+
+	key, err := loadOrCreateKey(cfg.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if s.links, err = links.Open(cfg.LinksDir, links.Options{EncryptionKey: key}, cfg.Log); err != nil {
+		return nil, fmt.Errorf("sandbox: opening the token store in %s (key %s): %w", cfg.LinksDir, cfg.KeyFile, err)
+	}
+	s.push(func(context.Context) error { return s.links.Close() })
+
+	s.pinterest = pinteresttest.NewServer()
+	s.push(func(context.Context) error { s.pinterest.Close(); return nil })
+	for _, a := range accounts {
+		s.pinterest.AddAccount(a.ID, a.Username, a.Boards...)
+	}
+
+	if s.images, err = startImageServer(); err != nil {
+		return nil, err
+	}
+	s.push(s.images.close)
+
+	s.discord = discordtest.NewServer(discordtest.WithLogger(cfg.Log))
+	s.push(func(context.Context) error { s.discord.Close(); return nil })
+	if err := s.seedDiscord(); err != nil {
+		return nil, err
+	}
+
+	if err := s.startWeb(cfg.Log); err != nil {
+		return nil, err
+	}
+	if err := s.seedLinks(ctx); err != nil {
+		return nil, err
+	}
+
+	b, err := bot.New(bot.Config{
+		Token:        s.discord.Token(),
+		APIURL:       s.discord.APIURL(),
+		GatewayURL:   s.discord.GatewayURL(),
+		Shards:       1,
+		Engine:       s.engine,
+		Links:        s.links,
+		Pinterest:    s.client,
+		Log:          cfg.Log,
+		CloseTimeout: botCloseTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s.push(b.Close)
+	if err := b.Start(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: starting the bot: %w", err)
+	}
+	s.log.Info().Str("discord", s.discord.URL()).Str("pinterest", s.pinterest.URL).
+		Str("callback", s.CallbackURL()).Msg("sandbox running")
+	return s, nil
+}
+
+// push adds a closer for Close.
+func (s *Sandbox) push(f func(context.Context) error) { s.closers = append(s.closers, f) }
+
+// startWeb builds the Pinterest client, whose redirect address is the
+// callback on a fresh loopback port, and serves the OAuth callback there.
+func (s *Sandbox) startWeb(log zerolog.Logger) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("sandbox: OAuth callback listener: %w", err)
+	}
+	s.webURL = "http://" + ln.Addr().String()
+	s.client, err = pinterest.New(pinterest.Config{
+		ClientID:     s.pinterest.ClientID(),
+		ClientSecret: s.pinterest.ClientSecret(),
+		RedirectURL:  s.CallbackURL(),
+		APIBase:      s.pinterest.APIBase(),
+		AuthURL:      s.pinterest.AuthURL(),
+		Logger:       log,
+	})
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	h, err := web.New(web.Config{Links: s.links, Pinterest: s.client, Log: log})
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	srv := h.Server(ln.Addr().String())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error().Err(err).Msg("OAuth callback server failed")
+		}
+	}()
+	s.push(func(ctx context.Context) error {
+		err := srv.Shutdown(ctx)
+		<-done
+		if err != nil {
+			return fmt.Errorf("sandbox: OAuth callback server: %w", err)
+		}
+		return nil
+	})
+	return nil
+}
+
+// CallbackURL is the OAuth redirect address: the bot's callback on its
+// loopback port.
+func (s *Sandbox) CallbackURL() string { return s.webURL + web.CallbackPath }
+
+// Close stops the bot (waiting for its handlers), the OAuth callback, the
+// engine (which writes every account's state), the stores and the
+// stand-ins, in that order, and returns every error met. Close may be
+// called more than once.
+func (s *Sandbox) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for i := len(s.closers) - 1; i >= 0; i-- {
+			if err := s.closers[i](ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		s.closeErr = errors.Join(errs...)
+		if s.closeErr == nil {
+			s.log.Info().Msg("sandbox closed")
+		}
+	})
+	return s.closeErr
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// A token shaped like Discord's (base64 application id, then two parts),
+// and an app secret, that must never be printed.
+const (
+	testToken  = "MTIwMDAwMDAwMDAwMDAwMDAwMA.discordtest.0123456789abcdef0123456789abcdef"
+	testSecret = "app-secret-never-shown"
+)
+
+// writeKey writes a key of n random bytes with mode perm and returns its
+// path.
+func writeKey(t *testing.T, dir string, n int, perm os.FileMode) string {
+	t.Helper()
+	key := make([]byte, n)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pinbot.key")
+	if err := os.WriteFile(path, key, perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, perm); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return path
+}
+
+// botEnv returns a complete bot configuration over dir, pointing at
+// nothing that answers: tests of what happens before the bot connects.
+func botEnv(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	return map[string]string{
+		discordTokenEnv:              testToken,
+		"PINTEREST_CLIENT_ID":        "app-id",
+		"PINTEREST_CLIENT_SECRET":    testSecret,
+		"PINBOT_PUBLIC_URL":          "https://pinbot.example/",
+		"PINBOT_ENCRYPTION_KEY_FILE": writeKey(t, dir, 32, 0o600),
+		"PINBOT_DATA_DIR":            filepath.Join(dir, "data"),
+		"PINBOT_HTTP_ADDR":           "127.0.0.1:0",
+		"PINBOT_DISCORD_API_URL":     "http://127.0.0.1:1/api/v10",
+		"PINBOT_PINTEREST_API_URL":   "http://127.0.0.1:1/v5",
+	}
+}
+
+// with returns a copy of env with the changes; "" deletes a variable.
+func with(env map[string]string, changes map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		out[k] = v
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// checkNoSecrets fails the test when r printed a secret.
+func (r result) checkNoSecrets(t *testing.T, what string) {
+	t.Helper()
+	for _, s := range []string{testToken, testSecret} {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("%s printed a secret:\nstdout:\n%s\nstderr:\n%s", what, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestBotConfigErrors checks that a bad or incomplete bot configuration
+// is refused with exit status 2, a message naming the setting, no secret
+// shown, and nothing created on disk.
+func TestBotConfigErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	full := botEnv(t, dir)
+	keyDir := t.TempDir()
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{env: map[string]string{discordTokenEnv: testToken},
+			want: []string{"DISCORD_TOKEN is set, so PINTEREST_CLIENT_ID (or --pinterest-client-id) is required"}},
+		{env: full, args: []string{"--discord-token", testToken + "x", "--pinterest-client-secret", ""},
+			want: []string{"--discord-token is set, so PINTEREST_CLIENT_SECRET (or --pinterest-client-secret) is required"}},
+		{env: with(full, map[string]string{"PINBOT_PUBLIC_URL": ""}),
+			want: []string{"PINBOT_PUBLIC_URL (or --public-url) is required"}},
+		{env: with(full, map[string]string{"PINBOT_ENCRYPTION_KEY_FILE": ""}),
+			want: []string{"PINBOT_ENCRYPTION_KEY_FILE (or --encryption-key-file) is required",
+				"head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key"}},
+		{env: with(full, map[string]string{"PINBOT_ENCRYPTION_KEY_FILE": filepath.Join(dir, "none.key")}),
+			want: []string{"PINBOT_ENCRYPTION_KEY_FILE: key file " + filepath.Join(dir, "none.key") + " does not exist", "head -c 32"}},
+		{env: with(full, map[string]string{"PINBOT_ENCRYPTION_KEY_FILE": writeKey(t, keyDir, 33, 0o600)}),
+			want: []string{"holds 33 bytes; want exactly 16, 24 or 32 raw bytes"}},
+		{env: full, args: []string{"--encryption-key-file", dir},
+			want: []string{"--encryption-key-file: " + dir + " is not a regular file"}},
+		{env: with(full, map[string]string{"PINBOT_PUBLIC_URL": "pinbot.example"}),
+			want: []string{`invalid PINBOT_PUBLIC_URL "pinbot.example": want an absolute http or https URL`}},
+		{env: full, args: []string{"--public-url", "https://pinbot.example/?a=b"},
+			want: []string{`invalid --public-url "https://pinbot.example/?a=b": want an address without a query or fragment`}},
+		{env: with(full, map[string]string{"PINBOT_HTTP_ADDR": "8080"}),
+			want: []string{`invalid PINBOT_HTTP_ADDR "8080": want HOST:PORT`}},
+		{env: with(full, map[string]string{"PINBOT_HTTP_ADDR": "127.0.0.1:99999"}),
+			want: []string{`invalid PINBOT_HTTP_ADDR "127.0.0.1:99999"`}},
+		{env: with(full, map[string]string{"PINBOT_SHARDS": "-1"}),
+			want: []string{`invalid PINBOT_SHARDS "-1": want a whole number from 0`}},
+		{env: full, args: []string{"--shards", "two"}, want: []string{`invalid --shards "two"`}},
+		{env: with(full, map[string]string{"PINBOT_DISCORD_GATEWAY_URL": "https://gateway.discord.gg"}),
+			want: []string{`invalid PINBOT_DISCORD_GATEWAY_URL "https://gateway.discord.gg": want an absolute ws or wss URL`}},
+		{env: with(full, map[string]string{"PINBOT_DISCORD_API_URL": "discord.com/api"}),
+			want: []string{`invalid PINBOT_DISCORD_API_URL`}},
+		{env: with(full, map[string]string{"PINBOT_PINTEREST_API_URL": "ftp://x"}),
+			want: []string{`invalid PINBOT_PINTEREST_API_URL "ftp://x"`}},
+		{env: with(full, map[string]string{"PINBOT_PINTEREST_OAUTH_URL": "/oauth"}),
+			want: []string{`invalid PINBOT_PINTEREST_OAUTH_URL "/oauth"`}},
+		{env: with(full, map[string]string{discordTokenEnv: "two words"}),
+			want: []string{"invalid DISCORD_TOKEN: it contains spaces or line breaks"}},
+		{env: with(full, map[string]string{"PINBOT_LOG_LEVEL": "chatty"}),
+			want: []string{`invalid PINBOT_LOG_LEVEL "chatty"`}},
+	}
+	if runtime.GOOS != "windows" {
+		open := writeKey(t, t.TempDir(), 32, 0o644)
+		tests = append(tests, struct {
+			env  map[string]string
+			args []string
+			want []string
+		}{env: with(full, map[string]string{"PINBOT_ENCRYPTION_KEY_FILE": open}),
+			want: []string{"key file " + open + " has mode 0644", "chmod 600 " + open}})
+	}
+	for i, tt := range tests {
+		r := pinbot(t, "", tt.env, tt.args...)
+		r.wantCode(t, strings.Join(tt.args, " "), exitUsage)
+		for _, w := range tt.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("step %d: stderr = %q, want it to contain %q", i, r.stderr, w)
+			}
+		}
+		r.checkNoSecrets(t, "a configuration error")
+	}
+	if _, err := os.Stat(full["PINBOT_DATA_DIR"]); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data directory: Stat error %v, want it not created by a refused configuration", err)
+	}
+}
+
+// TestBotBadTokenAfterStoresOpen gives a complete configuration whose
+// token is not a Discord bot token: refused (status 2) without showing it,
+// after the stores open and close cleanly.
+func TestBotBadTokenAfterStoresOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := with(botEnv(t, dir), map[string]string{discordTokenEnv: "not-a-discord-bot-token-at-all"})
+	r := pinbot(t, "", env)
+	r.wantCode(t, "a malformed token", exitUsage)
+	if !strings.Contains(r.stderr, "invalid DISCORD_TOKEN: bot: Config.Token is not a Discord bot token") {
+		t.Errorf("stderr = %q, want the token refused", r.stderr)
+	}
+	if strings.Contains(r.stderr, "not-a-discord-bot-token-at-all") {
+		t.Errorf("stderr shows the token: %q", r.stderr)
+	}
+	r.checkNoSecrets(t, "a malformed token")
+	if !strings.Contains(r.stderr, "pinbot stopped") {
+		t.Errorf("stderr lacks the clean stop:\n%s", r.stderr)
+	}
+}
+
+// TestBotStoresInUse starts the bot on a data directory whose engine
+// store, then token store, another process holds, and with a token store
+// written with another key.
+func TestBotStoresInUse(t *testing.T) {
+	t.Parallel()
+	t.Run("engine", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		env := botEnv(t, dir)
+		store, err := persistence.OpenBadger(filepath.Join(env["PINBOT_DATA_DIR"], engineSubdir), persistence.BadgerOptions{}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		r := pinbot(t, "", env)
+		r.wantCode(t, "engine store in use", exitFailure)
+		if !strings.Contains(r.stderr, "pinbot: data directory is in use by another pinbot process") {
+			t.Errorf("stderr = %q, want the in-use message", r.stderr)
+		}
+	})
+	t.Run("links", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		env := botEnv(t, dir)
+		key, err := os.ReadFile(env["PINBOT_ENCRYPTION_KEY_FILE"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := links.Open(filepath.Join(env["PINBOT_DATA_DIR"], linksSubdir), links.Options{EncryptionKey: key}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		r := pinbot(t, "", env)
+		r.wantCode(t, "token store in use", exitFailure)
+		if !strings.Contains(r.stderr, "pinbot: data directory is in use by another pinbot process") {
+			t.Errorf("stderr = %q, want the in-use message", r.stderr)
+		}
+	})
+	t.Run("key", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		env := botEnv(t, dir)
+		other := make([]byte, 32)
+		st, err := links.Open(filepath.Join(env["PINBOT_DATA_DIR"], linksSubdir), links.Options{EncryptionKey: other}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := pinbot(t, "", env)
+		r.wantCode(t, "token store with another key", exitUsage)
+		if !strings.Contains(r.stderr, "was written with another key than the one given") {
+			t.Errorf("stderr = %q, want the key mismatch explained", r.stderr)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		env := with(botEnv(t, t.TempDir()), map[string]string{"PINBOT_HTTP_ADDR": ln.Addr().String()})
+		r := pinbot(t, "", env)
+		r.wantCode(t, "HTTP address taken", exitFailure)
+		if !strings.Contains(r.stderr, "listening on PINBOT_HTTP_ADDR "+ln.Addr().String()) {
+			t.Errorf("stderr = %q, want the listen failure", r.stderr)
+		}
+	})
+}
+
+func TestOldLayoutRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "MANIFEST"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"demo", "--data-dir", dir}, {"accounts", "--data-dir", dir}} {
+		r := pinbot(t, "status a\n", nil, args...)
+		r.wantCode(t, strings.Join(args, " "), exitFailure)
+		if !strings.Contains(r.stderr, "layout of an earlier pinbot") || !strings.Contains(r.stderr, filepath.Join(dir, "engine")) {
+			t.Errorf("%q: stderr = %q, want the old layout explained", args, r.stderr)
+		}
+	}
+}
+
+func TestLoggerRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	log := newLogger(&b, zerolog.InfoLevel, func(string) string { return "" }, testToken, testSecret, "short", `quo"te-secret`)
+	log.Info().Str("payload", `{"token":"`+testToken+`"}`).Msg("identify " + testSecret)
+	log.Info().Str("k", `quo"te-secret`).Msg("short stays")
+	got := b.String()
+	for _, s := range []string{testToken, testSecret, `quo\"te-secret`} {
+		if strings.Contains(got, s) {
+			t.Errorf("log shows %q:\n%s", s, got)
+		}
+	}
+	if strings.Count(got, redacted) != 3 || !strings.Contains(got, "short stays") {
+		t.Errorf("log = %s, want three redactions and short strings kept", got)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(got), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("redacted line is not JSON: %s", line)
+		}
+	}
+}
+
+// TestAccountsShowsUsernames fills a data directory as the sandbox does
+// (its key, the token store, pins in the engine store) and checks that
+// accounts names the accounts, and falls back to ids with a wrong key.
+func TestAccountsShowsUsernames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pinbot(t, "pin 7001 3\npin 7002 1\n", nil, "demo", "--data-dir", dir).wantCode(t, "demo", exitOK)
+	keyPath := filepath.Join(dir, sandboxKeyName)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := links.Open(filepath.Join(dir, linksSubdir), links.Options{EncryptionKey: key}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := &oauth2.Token{AccessToken: "pina_x", RefreshToken: "pinr_x"}
+	if err := st.Link(context.Background(), "11", links.Account{ID: "7001", Username: "alice_pins"}, tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := pinbot(t, "", nil, "accounts", "--json", "--data-dir", dir)
+	r.wantCode(t, "accounts --json", exitOK)
+	var got []listedAccount
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(got) != 2 || got[0].Username != "alice_pins" || got[0].Used != 3 || got[1].Username != "" || got[1].Used != 1 {
+		t.Errorf("accounts = %+v, want 7001 named alice_pins with 3 pins and 7002 unnamed with 1", got)
+	}
+	r = pinbot(t, "", nil, "accounts", "--data-dir", dir)
+	r.wantCode(t, "accounts", exitOK)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ACCOUNT   USERNAME") ||
+		strings.Join(strings.Fields(lines[1])[:3], " ") != "7001 @alice_pins 3/100" ||
+		strings.Join(strings.Fields(lines[2])[:3], " ") != "7002 - 1/100" {
+		t.Errorf("table =\n%s", r.stdout)
+	}
+
+	wrong := writeKey(t, t.TempDir(), 32, 0o600)
+	r = pinbot(t, "", map[string]string{"PINBOT_ENCRYPTION_KEY_FILE": wrong}, "accounts", "--json", "--data-dir", dir)
+	r.wantCode(t, "accounts with a wrong key", exitOK)
+	if strings.Contains(r.stdout, "alice_pins") || !strings.Contains(r.stdout, `"account": "7001"`) {
+		t.Errorf("with a wrong key: %s, want ids only", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "usernames not shown") {
+		t.Errorf("with a wrong key: stderr = %q, want a warning", r.stderr)
+	}
+}

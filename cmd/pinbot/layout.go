@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// The data directory holds:
+//
+//	DIR/engine       the engine's store: every account's pins (Badger)
+//	DIR/links        linked accounts and their OAuth tokens (Badger,
+//	                 encrypted with the key file)
+//	DIR/sandbox.key  the sandbox's key for DIR/links, created by the sandbox
+//	DIR/sandbox.log  the sandbox's logs
+//
+// The bot and the sandbox can share a data directory only if the bot's
+// key file is DIR/sandbox.key: DIR/links is written with one key.
+const (
+	engineSubdir   = "engine"
+	linksSubdir    = "links"
+	sandboxKeyName = "sandbox.key"
+	sandboxLogName = "sandbox.log"
+)
+
+// layout names the parts of a data directory.
+type layout struct{ dir string }
+
+func (l layout) engine() string     { return filepath.Join(l.dir, engineSubdir) }
+func (l layout) links() string      { return filepath.Join(l.dir, linksSubdir) }
+func (l layout) sandboxKey() string { return filepath.Join(l.dir, sandboxKeyName) }
+func (l layout) sandboxLog() string { return filepath.Join(l.dir, sandboxLogName) }
+
+// errOldLayout is returned for a data directory whose engine store sits
+// directly in it, as the first versions of pinbot wrote it.
+var errOldLayout = errors.New("data directory has the layout of an earlier pinbot")
+
+// checkLayout fails, wrapping errOldLayout, when the data directory holds
+// Badger files itself rather than in its engine subdirectory.
+func (l layout) checkLayout() error {
+	if _, err := os.Stat(filepath.Join(l.dir, "MANIFEST")); err == nil {
+		return fmt.Errorf("%w: %s holds the engine's store files directly; move them into %s", errOldLayout, l.dir, l.engine())
+	}
+	return nil
+}
+
+// prepare creates the data directory, readable by its owner only, and
+// checks its layout.
+func (l layout) prepare() error {
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	return l.checkLayout()
+}
+
+// keyError is a key file that cannot be used.
+type keyError struct{ err error }
+
+func (e *keyError) Error() string { return e.err.Error() }
+func (e *keyError) Unwrap() error { return e.err }
+
+// keyHelp says how to make a key file.
+const keyHelp = "create a key with: head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key"
+
+// readKeyFile reads the token store's key from the file the setting
+// names. The file must hold exactly 16, 24 or 32 bytes (AES-128, -192 or
+// -256) and, except on Windows, be neither readable nor writable by its
+// group or others: pinbot refuses a key others may read, as ssh refuses
+// such a private key. Its errors are *keyError and name the setting.
+func readKeyFile(s *setting) ([]byte, error) {
+	path := s.value
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &keyError{fmt.Errorf("%s: key file %s does not exist; %s", s.name(), path, keyHelp)}
+	case err != nil:
+		return nil, &keyError{fmt.Errorf("%s: %w", s.name(), err)}
+	case !fi.Mode().IsRegular():
+		return nil, &keyError{fmt.Errorf("%s: %s is not a regular file", s.name(), path)}
+	}
+	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
+		return nil, &keyError{fmt.Errorf("%s: key file %s has mode %04o: others than its owner may read or change it; run: chmod 600 %s",
+			s.name(), path, perm, path)}
+	}
+	key, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &keyError{fmt.Errorf("%s: %w", s.name(), err)}
+	}
+	if n := len(key); n != 16 && n != 24 && n != 32 {
+		return nil, &keyError{fmt.Errorf("%s: key file %s holds %d bytes; want exactly 16, 24 or 32 raw bytes "+
+			"(a key written as text, or with a trailing newline, does not fit); %s", s.name(), path, n, keyHelp)}
+	}
+	return key, nil
+}

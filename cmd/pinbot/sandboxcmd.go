@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/sandbox"
+)
+
+// sandboxCloseTimeout bounds stopping the sandbox.
+const sandboxCloseTimeout = 60 * time.Second
+
+// sandboxConfig is what runSandbox needs.
+type sandboxConfig struct {
+	dir    layout
+	level  zerolog.Level // of the log file
+	in     io.Reader     // console commands
+	out    io.Writer     // the console
+	stderr io.Writer     // notes about the settings
+	prompt bool
+	// ignored are settings given that only the bot uses.
+	ignored []string
+}
+
+// runSandbox runs the local sandbox (package bot/sandbox) on the data
+// directory: the bot against stand-ins of Discord and Pinterest, with a
+// console on cfg.in and cfg.out, until quit, the end of the input or the
+// end of ctx (a normal stop). Logs go to DIR/sandbox.log.
+func runSandbox(ctx context.Context, cfg sandboxConfig) (err error) {
+	if err := cfg.dir.prepare(); err != nil {
+		return err
+	}
+	if len(cfg.ignored) > 0 {
+		fmt.Fprintf(cfg.stderr, "pinbot: %s is not set, so this is the local sandbox; it ignores %s\n",
+			discordTokenEnv, strings.Join(cfg.ignored, ", "))
+	}
+	logPath := cfg.dir.sandboxLog()
+	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the sandbox's log: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("closing the sandbox's log: %w", cerr))
+		}
+	}()
+	log := zerolog.New(zerolog.SyncWriter(f)).Level(cfg.level).With().Timestamp().Logger()
+
+	fmt.Fprintf(cfg.out, "pinbot: starting the local sandbox on %s (logs in %s)...\n", cfg.dir.dir, logPath)
+	sb, err := sandbox.Start(ctx, sandbox.Config{
+		EngineDir: cfg.dir.engine(),
+		LinksDir:  cfg.dir.links(),
+		KeyFile:   cfg.dir.sandboxKey(),
+		Log:       log,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while starting
+		}
+		return sandboxStartError(cfg.dir, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), sandboxCloseTimeout)
+		defer cancel()
+		if cerr := sb.Close(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the sandbox: %w", cerr))
+		}
+	}()
+	con := sb.Console(cfg.out)
+	con.Banner(ctx)
+	return con.Serve(ctx, cfg.in, cfg.prompt)
+}
+
+// sandboxStartError explains why the sandbox did not start.
+func sandboxStartError(dir layout, err error) error {
+	switch {
+	case isLockError(err), errors.Is(err, links.ErrLocked):
+		return fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir.dir)
+	case errors.Is(err, links.ErrEncryptionKey):
+		return fmt.Errorf("the token store in %s was not written with the sandbox's key %s (the bot may have made it with its own key); "+
+			"run the sandbox on another --data-dir: %w", dir.links(), dir.sandboxKey(), err)
+	}
+	return fmt.Errorf("starting the sandbox: %w", err)
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/sandbox"
+)
+
+// jsonFlagHelp and jsonFlagFields describe the --json flag of the accounts
+// command.
+const (
+	jsonFlagHelp   = "print a JSON array of objects instead of a table:"
+	jsonFlagFields = "{account, username (when known), used, pending, limit, next_free}"
+)
+
+// demoCommandsHelp lists the commands of the engine demo.
+var demoCommandsHelp = fmt.Sprintf(`  pin ACCOUNT N                 make N pins (1 to %d) on ACCOUNT, as many as its limit allows
+  status ACCOUNT [ACCOUNT...]   show the accounts' %s pin counts
+  help                          list these commands
+  quit                          stop; so do end of input, Ctrl-C and SIGTERM
+`, actors.MaxBatch, windowAdjective(actors.DefaultWindow))
+
+// dataDirHelp describes the data directory's layout.
+const dataDirHelp = `Data directory (--data-dir):
+  DIR/engine        the engine's store: every account's pins in the window
+  DIR/links         linked accounts and their OAuth tokens, encrypted
+  DIR/sandbox.key   the sandbox's key for DIR/links (created by the sandbox)
+  DIR/sandbox.log   the sandbox's logs
+Each store admits one process at a time. DIR/links is written with one
+key: the bot can use a data directory the sandbox made only with
+--encryption-key-file DIR/sandbox.key.
+`
+
+// printUsage writes the help of cmd ("" for pinbot itself) to w.
+func printUsage(w io.Writer, cmd string) {
+	var b strings.Builder
+	adj := windowAdjective(actors.DefaultWindow)
+	switch cmd {
+	case "accounts":
+		fmt.Fprintf(&b, `Usage:
+  pinbot accounts [flags]
+
+Lists every account stored in the data directory with its %[1]s pin count:
+the pins still inside the window plus the reservations not yet resolved
+(pending). When the token store can be opened (with the key of
+--encryption-key-file, else DIR/sandbox.key), the accounts' Pinterest
+usernames are shown too. The stores admit one process at a time, so
+accounts fails while pinbot runs on the same data directory.
+`, adj)
+	case "demo":
+		b.WriteString(`Usage:
+  pinbot demo [flags]
+
+An interactive demo of the rate-limit engine alone, on the engine store of
+the data directory (DIR/engine), reading one command per line from stdin:
+
+` + demoCommandsHelp)
+	default:
+		fmt.Fprintf(&b, `pinbot pins images from Discord to Pinterest, keeping every Pinterest account
+within %[1]d pins in any rolling %[2]s.
+
+Usage:
+  pinbot [flags]                    with %[4]s: run the bot; without: the local sandbox
+  pinbot [flags] accounts [flags]   list the stored accounts and their %[3]s pin counts
+  pinbot [flags] demo [flags]       an interactive demo of the rate-limit engine alone
+  pinbot help [command]             show this help, or the help of a command
+`, actors.DefaultLimit, windowNoun(actors.DefaultWindow), adj, discordTokenEnv)
+	}
+
+	b.WriteString("\nFlags (a flag wins over its environment variable):\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	if cmd == "accounts" {
+		fmt.Fprintf(tw, "  --json\t%s\n", jsonFlagHelp)
+		fmt.Fprintf(tw, "  \t%s\n", jsonFlagFields)
+	}
+	for _, o := range commandOptions(cmd) {
+		def := o.defHelp
+		if o.def != "" {
+			def = fmt.Sprintf("%q", o.def)
+		}
+		fmt.Fprintf(tw, "  --%s %s\t%s\n", o.flag, o.arg, o.help)
+		fmt.Fprintf(tw, "  \tenv %s, default %s\n", o.env, def)
+	}
+	fmt.Fprintf(tw, "  -h, --help\tshow this help\n")
+	tw.Flush() // writes to a strings.Builder, which cannot fail
+
+	if cmd == "" {
+		fmt.Fprintf(&b, `
+Secrets (%[1]s, PINTEREST_CLIENT_SECRET) are better set in the
+environment: flags show in process lists. Logs never show them.
+
+The bot (%[1]s set) also needs PINTEREST_CLIENT_ID,
+PINTEREST_CLIENT_SECRET, PINBOT_PUBLIC_URL and PINBOT_ENCRYPTION_KEY_FILE.
+Register PINBOT_PUBLIC_URL/oauth/callback as the app's redirect URI with
+Pinterest; the bot serves it on PINBOT_HTTP_ADDR. The key file holds 16, 24
+or 32 random bytes and must be readable by its owner only; create one with
+  head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key
+The bot runs until SIGINT or SIGTERM, then stops in order: the bot (running
+commands finish), the HTTP listener, the engine (it writes every account's
+state), the stores. A second signal kills it at once.
+
+Without %[1]s, pinbot starts the local sandbox: the bot between
+stand-ins of Discord and Pinterest on loopback, with a demo server and
+users, and a console on stdin and stdout. Its state lives in the data
+directory, its logs in DIR/sandbox.log. Console commands, one per line:
+%[2]s
+%[3]s
+Environment:
+  NO_COLOR   when set, logs written to a terminal are not colored
+
+Exit status: 0 on a clean stop (quit, end of input, SIGINT, SIGTERM), 1 when
+something failed at run time (a store in use or unreadable, the HTTP address
+taken, Discord refusing to start), 2 on a usage error: a bad flag or
+variable, a missing or bad key file.
+`, discordTokenEnv, sandbox.Commands, dataDirHelp)
+	}
+	io.WriteString(w, b.String())
+}
