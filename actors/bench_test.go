@@ -74,8 +74,9 @@ func warm(b *testing.B, eng *Engine) {
 }
 
 // runCallers runs fn b.N times spread over benchCallers goroutines and
-// returns the latency of every call.
-func runCallers(b *testing.B, fn func(r *rand.Rand) error) []time.Duration {
+// returns the latency of every call: from the instant fn returns as its
+// start (its scheduled start, for paced calls) to its end.
+func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.Duration {
 	b.Helper()
 	var next atomic.Int64
 	lat := make([]time.Duration, b.N)
@@ -92,12 +93,12 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) error) []time.Duration {
 				if i >= int64(b.N) {
 					return
 				}
-				t0 := time.Now()
-				if err := fn(r); err != nil {
+				start, err := fn(r)
+				if err != nil {
 					failed.Store(&err)
 					return
 				}
-				lat[i] = time.Since(t0)
+				lat[i] = time.Since(start)
 			}
 		}()
 	}
@@ -127,16 +128,17 @@ func BenchmarkEngineReserveCommit(b *testing.B) {
 			eng, _ := openBenchEngine(b, durable)
 			warm(b, eng)
 			ctx := context.Background()
-			lat := runCallers(b, func(r *rand.Rand) error {
+			lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
+				start := time.Now()
 				acc := benchAccount(r.IntN(benchAccounts))
 				g, err := eng.Reserve(ctx, acc, 1)
 				if err != nil {
-					return err
+					return start, err
 				}
 				if g.Granted == 1 {
 					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
 				}
-				return err
+				return start, err
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
 			reportLatency(b, lat)
@@ -162,9 +164,10 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 		pids[i] = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echoActor{} }))
 	}
 	defer system.Shutdown()
-	lat := runCallers(b, func(r *rand.Rand) error {
+	lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
+		start := time.Now()
 		_, err := system.Root.RequestFuture(pids[r.IntN(len(pids))], 1, 10*time.Second).Result()
-		return err
+		return start, err
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "roundtrips/s")
 	reportLatency(b, lat)
@@ -172,7 +175,8 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 
 // BenchmarkEngineReserveCommitPaced offers Reserve+Commit at a fixed rate
 // (PINBOT_BENCH_RATE per second, default 100000) instead of as fast as
-// possible, to read the latency at a given load.
+// possible, to read the latency at a given load; durable unless
+// PINBOT_BENCH_RELAXED is set.
 func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 	rate := 100_000.0
 	if s := os.Getenv("PINBOT_BENCH_RATE"); s != "" {
@@ -180,14 +184,17 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 			b.Fatalf("PINBOT_BENCH_RATE=%q: want a positive number", s)
 		}
 	}
-	eng, _ := openBenchEngine(b, true)
+	durable := os.Getenv("PINBOT_BENCH_RELAXED") == ""
+	eng, _ := openBenchEngine(b, durable)
 	warm(b, eng)
 	ctx := context.Background()
 	start := time.Now()
 	var issued atomic.Int64
-	lat := runCallers(b, func(r *rand.Rand) error {
+	lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
 		// Each op has a start slot on a fixed schedule; latency counts from
-		// the slot, so queueing delay is not hidden (no coordinated omission).
+		// the slot, so queueing delay is not hidden (no coordinated
+		// omission), and not from before the pacing sleep, which would
+		// count idle time as latency.
 		i := issued.Add(1) - 1
 		slot := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 		if d := time.Until(slot); d > 0 {
@@ -198,7 +205,7 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 		if err == nil && g.Granted == 1 {
 			_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
 		}
-		return err
+		return slot, err
 	})
 	b.ReportMetric(rate, "offered/s")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
