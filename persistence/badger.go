@@ -509,7 +509,7 @@ func (s *BadgerStore) loadWAL() error {
 				}
 				for _, ev := range e.events {
 					if ev.Seq > upTo {
-						s.wal.tails[e.account] = append(s.wal.tails[e.account], tailEvent{Event: ev, rec: seq, expiresAt: e.expiresAt})
+						s.wal.tails[e.account] = append(s.wal.tails[e.account], tailEvent{Event: ev, rec: seq, exp: tailExpiry(e.expiresAt)})
 						live++
 					}
 				}

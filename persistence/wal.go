@@ -176,9 +176,18 @@ func decodeWALRecord(b []byte) (seq uint64, entries []walEntry, err error) {
 // tailEvent is an event not yet folded into a snapshot.
 type tailEvent struct {
 	Event
-	rec       uint64 // WAL record holding it
-	expiresAt uint64 // Unix seconds, 0: never
+	rec uint64 // WAL record holding it
+	// exp is when the event expires, in Unix seconds (0: never), capped
+	// to fit 32 bits (the year 2106): 48 bytes per event, not 56.
+	exp uint32
 }
+
+// expiresAt returns te's expiry in Unix seconds, 0 for never.
+func (te *tailEvent) expiresAt() uint64 { return uint64(te.exp) }
+
+// tailExpiry converts an expiry in Unix seconds to a tailEvent's, capping
+// it (an event then lives until 2106 at the latest, never shorter).
+func tailExpiry(sec uint64) uint32 { return uint32(min(sec, math.MaxUint32)) }
 
 // walIndex is the in-memory index of the WAL: per account, its events not
 // yet folded into a snapshot, ascending by Seq; per record, how many of
@@ -198,7 +207,7 @@ func newWALIndex() walIndex {
 func (x *walIndex) events(account string, after, nowSec uint64) []Event {
 	var out []Event
 	for _, te := range x.tails[account] {
-		if te.Seq > after && !expiredAt(te.expiresAt, nowSec) {
+		if te.Seq > after && !expiredAt(te.expiresAt(), nowSec) {
 			out = append(out, te.Event)
 		}
 	}
@@ -208,7 +217,7 @@ func (x *walIndex) events(account string, after, nowSec uint64) []Event {
 // hasLive reports whether account has an event that has not expired.
 func (x *walIndex) hasLive(account string, nowSec uint64) bool {
 	for _, te := range x.tails[account] {
-		if !expiredAt(te.expiresAt, nowSec) {
+		if !expiredAt(te.expiresAt(), nowSec) {
 			return true
 		}
 	}
@@ -312,7 +321,7 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int) *walUpdate {
 			cur.entries = append(cur.entries, walEntry{account: aw.Account, expiresAt: exp, events: part})
 			size += walEntryLen(aw.Account, n)
 			for _, ev := range part {
-				u.adds = append(u.adds, walAdd{account: aw.Account, ev: tailEvent{Event: ev, rec: cur.seq, expiresAt: exp}})
+				u.adds = append(u.adds, walAdd{account: aw.Account, ev: tailEvent{Event: ev, rec: cur.seq, exp: tailExpiry(exp)}})
 			}
 			u.delta[cur.seq] += n
 		}
