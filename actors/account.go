@@ -22,6 +22,7 @@ const (
 	opCompact // snapshot now; passivate if nothing else used the actor
 	opPanic   // tests only: crash the actor
 	opStop    // passivate now, as after the idle timeout
+	opIdle    // from the idle sweep: passivate if unused for IdleTimeout; no reply
 )
 
 // request is the one message type callers send to an account actor.
@@ -58,6 +59,7 @@ type accountActor struct {
 	snapSeq   uint64 // journal events up to here are folded into a snapshot
 	sinceSnap int    // events appended since the last snapshot
 	served    int    // requests served by this incarnation
+	lastUsed  int64  // engine time of the last request served
 	appended  bool   // this incarnation wrote to the journal
 	stopping  bool
 }
@@ -78,8 +80,6 @@ func (a *accountActor) Receive(c actor.Context) {
 		a.rollback(c, m)
 	case *actor.Started:
 		a.start(c)
-	case *actor.ReceiveTimeout:
-		a.passivate(c)
 	case *actor.Restarting:
 		// The next incarnation reloads from the store: let it see every
 		// event this one appended.
@@ -113,7 +113,6 @@ func (a *accountActor) failed(m *request) {
 
 func (a *accountActor) start(c actor.Context) {
 	a.account = strings.TrimPrefix(c.Self().Id, actorNamePrefix)
-	c.SetReceiveTimeout(a.eng.cfg.IdleTimeout)
 	cfg := &a.eng.cfg
 	led := newLedger(cfg.Limit, cfg.Window, cfg.Lease)
 	st, err := a.eng.store.Load(a.account)
@@ -137,12 +136,20 @@ func (a *accountActor) start(c actor.Context) {
 }
 
 func (a *accountActor) handle(c actor.Context, m *request) {
+	if m.op == opIdle {
+		// Not a use of the account: no reply, lastUsed unchanged.
+		if a.loadErr != nil || a.eng.clock.Now()-a.lastUsed >= a.eng.cfg.IdleTimeout.Milliseconds() {
+			a.passivate(c)
+		}
+		return
+	}
 	if a.loadErr != nil {
 		m.reply <- response{err: a.loadErr}
 		return
 	}
 	a.served++
 	now := a.eng.clock.Now()
+	a.lastUsed = now
 	switch m.op {
 	case opReserve:
 		first, granted := a.led.reserve(now, m.n)

@@ -83,6 +83,8 @@ type Engine struct {
 	recoverDone   chan struct{}
 	// checkpointDone is closed when the checkpoint goroutine has stopped.
 	checkpointDone chan struct{}
+	// sweepDone is closed when the idle-sweep goroutine has stopped.
+	sweepDone chan struct{}
 
 	// onStopped, when set (tests), is called after an account actor stopped.
 	onStopped func(account string)
@@ -139,6 +141,8 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	} else {
 		close(e.recoverDone)
 	}
+	e.sweepDone = make(chan struct{})
+	go e.sweeps(ctx)
 	e.checkpointDone = make(chan struct{})
 	if cp, ok := store.(persistence.Checkpointer); ok && cfg.CheckpointEvery > 0 {
 		go e.checkpoints(ctx, cp)
@@ -146,6 +150,25 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 		close(e.checkpointDone)
 	}
 	return e, nil
+}
+
+// sweeps passivates idle actors, sweeping every quarter of IdleTimeout, so
+// an actor stops between IdleTimeout and 1.25 IdleTimeout after its last
+// request (by the engine clock, read by the actor). One engine-wide sweep
+// replaces a timer per actor, which protoactor resets on every message.
+// The ticker paces housekeeping only; the decision reads the engine clock.
+func (e *Engine) sweeps(ctx context.Context) {
+	defer close(e.sweepDone)
+	t := time.NewTicker(max(e.cfg.IdleTimeout/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			e.reg.sweepIdle()
+		}
+	}
 }
 
 // checkpoints runs Checkpoint every Config.CheckpointEvery until ctx ends.
@@ -351,6 +374,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.cancelRecover()
 		<-e.recoverDone
 		<-e.checkpointDone
+		<-e.sweepDone
 		for _, done := range e.reg.stopAll() {
 			select {
 			case <-done:

@@ -292,14 +292,38 @@ func TestEnginePassivation(t *testing.T) {
 }
 
 func TestEngineIdleTimeoutPassivates(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.IdleTimeout = 5 * time.Millisecond })
+	// A long IdleTimeout keeps the background sweeps out of the way; the
+	// test runs the sweeps itself and moves the engine clock.
+	f := newFixture(t, func(c *Config) { c.IdleTimeout = time.Hour })
 	f.fill("a", 3)
-	// The actor stops by itself once idle: wait for the event, not a time.
+	f.fill("b", 1)
+	f.eng.reg.sweepIdle() // both were used during this epoch: not asked
+	if n := f.eng.reg.sweepIdle(); n != 2 {
+		t.Fatalf("second sweep asked %d actors, want 2", n)
+	}
+	if f.eng.Resident() != 2 {
+		t.Fatalf("resident = %d before the idle timeout, want 2", f.eng.Resident())
+	}
+	// b is used again just before a's idle timeout; only a goes.
+	f.clock.Advance(time.Hour - time.Minute)
+	f.status("b")
+	f.clock.Advance(time.Minute)
+	f.eng.reg.sweepIdle()
+	f.eng.reg.sweepIdle()
 	if got := <-f.stops; got != "a" {
-		t.Fatalf("stopped %q", got)
+		t.Fatalf("stopped %q, want a", got)
 	}
 	if st := f.status("a"); st.Used != 3 {
 		t.Fatalf("after idle passivation used %d", st.Used)
+	}
+	f.status("b") // served after b's idle check, in mailbox order
+	select {
+	case got := <-f.stops:
+		t.Fatalf("%q stopped, but it was used %v ago", got, time.Minute)
+	default:
+	}
+	if f.eng.Resident() != 2 {
+		t.Fatalf("resident = %d, want 2 (b kept, a reloaded)", f.eng.Resident())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -19,6 +20,9 @@ type registry struct {
 	eng    *Engine
 	seed   maphash.Seed
 	shards [registryShards]regShard
+	// epoch counts idle sweeps; an entry records the epoch of its last
+	// message, so a sweep finds the actors unused since the one before.
+	epoch atomic.Uint64
 }
 
 type regShard struct {
@@ -28,6 +32,7 @@ type regShard struct {
 
 type regEntry struct {
 	pid         *actor.PID
+	used        atomic.Uint64 // registry epoch of the last message sent
 	passivating bool          // no more messages may be sent to pid
 	done        chan struct{} // made when passivating; closed once the actor has stopped and flushed
 }
@@ -60,6 +65,9 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		sh.mu.RLock()
 		e := sh.m[account]
 		if e != nil && !e.passivating {
+			if ep := r.epoch.Load(); e.used.Load() != ep {
+				e.used.Store(ep)
+			}
 			r.eng.system.Root.Send(e.pid, msg)
 			sh.mu.RUnlock()
 			return nil
@@ -115,6 +123,26 @@ func (r *registry) remove(account string, pid *actor.PID) {
 		e.startPassivating()
 		close(e.done)
 	}
+}
+
+// sweepIdle asks every actor that received nothing since the previous
+// sweep whether it has been idle for Config.IdleTimeout (by the engine
+// clock); those that have passivate. It returns how many it asked.
+func (r *registry) sweepIdle() int {
+	cur := r.epoch.Add(1) - 1
+	asked := 0
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.RLock()
+		for _, e := range sh.m {
+			if !e.passivating && e.used.Load() < cur {
+				r.eng.system.Root.Send(e.pid, &request{op: opIdle})
+				asked++
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	return asked
 }
 
 // stopAll passivates every resident actor and returns what to wait for.
