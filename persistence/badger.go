@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,7 +131,7 @@ func (o *BadgerOptions) badger(dir string, log zerolog.Logger) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithInMemory(o.InMemory).
 		WithSyncWrites(o.Durable).
-		WithLogger(badgerLogger{log: log.With().Str("component", "badger").Logger()}).
+		WithLogger(NewBadgerLogger(log.With().Str("component", "badger").Logger())).
 		WithNumVersionsToKeep(1).
 		WithDetectConflicts(false).
 		WithMemTableSize(memTable).
@@ -160,7 +159,7 @@ type BadgerStore struct {
 	db  *badger.DB
 	log zerolog.Logger
 
-	life lifecycle
+	life Lifecycle
 
 	writeMu   sync.Mutex   // serializes Write
 	highWater atomic.Int64 // stored high-water mark; written under writeMu
@@ -689,70 +688,4 @@ func validateBatch(b *Batch) error {
 // rejects, quoting at most a little more than MaxAccountLen bytes of it.
 func invalidAccount(account string) error {
 	return fmt.Errorf("%w %.*q (%d bytes)", ErrInvalidAccount, MaxAccountLen+1, account, len(account))
-}
-
-// lifecycle lets a store's methods run concurrently with each other and
-// makes Close wait for those in progress. Methods call enter before using
-// the underlying store and exit after. Unlike a sync.RWMutex held for
-// reading, a method may call another (Accounts' callback may Load) while
-// Close is waiting: the inner call fails with ErrClosed instead of blocking.
-type lifecycle struct {
-	mu     sync.Mutex
-	idle   sync.Cond // signalled when active drops to zero
-	active int
-	closed bool
-}
-
-func (l *lifecycle) enter() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	l.active++
-	return nil
-}
-
-func (l *lifecycle) exit() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.active--
-	if l.active == 0 {
-		l.idle.Broadcast()
-	}
-}
-
-// close marks the store closed and waits until no method is active. It
-// returns ErrClosed if the store was already closed.
-func (l *lifecycle) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	l.closed = true
-	l.idle.L = &l.mu
-	for l.active > 0 {
-		l.idle.Wait()
-	}
-	return nil
-}
-
-var _ badger.Logger = badgerLogger{}
-
-// badgerLogger sends Badger's log messages to zerolog. Badger logs routine
-// progress at Info level, which becomes debug here; its Debug becomes trace.
-type badgerLogger struct{ log zerolog.Logger }
-
-func (l badgerLogger) Errorf(format string, args ...any)   { emit(l.log.Error(), format, args) }
-func (l badgerLogger) Warningf(format string, args ...any) { emit(l.log.Warn(), format, args) }
-func (l badgerLogger) Infof(format string, args ...any)    { emit(l.log.Debug(), format, args) }
-func (l badgerLogger) Debugf(format string, args ...any)   { emit(l.log.Trace(), format, args) }
-
-// emit formats a Badger message only when its level is enabled.
-func emit(e *zerolog.Event, format string, args []any) {
-	if !e.Enabled() {
-		return
-	}
-	e.Msg(strings.TrimSpace(fmt.Sprintf(format, args...)))
 }

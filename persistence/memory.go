@@ -20,7 +20,7 @@ import (
 // MemStore is safe for simultaneous use by multiple goroutines.
 type MemStore struct {
 	now  func() int64
-	life lifecycle
+	life Lifecycle
 
 	mu        sync.Mutex
 	accounts  map[string]*memAccount

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // Badger settings. The database is tiny (a few hundred bytes per user and
@@ -75,7 +76,7 @@ type Store struct {
 	db       *badger.DB
 	log      zerolog.Logger
 	stateTTL time.Duration
-	life     lifecycle
+	life     life
 }
 
 // Open opens (creating if needed) the store in directory dir. Badger's
@@ -101,7 +102,7 @@ func open(dir string, opts Options, log zerolog.Logger, plain bool) (*Store, err
 	bopts := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).
 		WithSyncWrites(true).
-		WithLogger(badgerLogger{log: log.With().Str("source", "badger").Logger()}).
+		WithLogger(persistence.NewBadgerLogger(log.With().Str("source", "badger").Logger())).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(memTableSize).
 		WithNumMemtables(numMemtables).
@@ -211,69 +212,21 @@ func (s *Store) update(ctx context.Context, op string, fn func(txn *badger.Txn) 
 	}
 }
 
-// lifecycle lets a store's methods run concurrently and makes Close wait
-// for those in progress. Methods call enter before using the database and
-// exit after. Unlike a sync.RWMutex held for reading, a method may call
-// another (a Users callback may call Accounts) while Close is waiting: the
-// inner call fails with ErrClosed instead of blocking.
-type lifecycle struct {
-	mu     sync.Mutex
-	idle   sync.Cond // signalled when active drops to zero
-	active int
-	closed bool
-}
+// life is the store's persistence.Lifecycle with this package's ErrClosed.
+type life struct{ persistence.Lifecycle }
 
-func (l *lifecycle) enter() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+func (l *life) enter() error {
+	if !l.Enter() {
 		return ErrClosed
-	}
-	l.active++
-	return nil
-}
-
-func (l *lifecycle) exit() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.active--
-	if l.active == 0 {
-		l.idle.Broadcast()
-	}
-}
-
-// close marks the store closed and waits until no method is active. It
-// returns ErrClosed if the store was already closed.
-func (l *lifecycle) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	l.closed = true
-	l.idle.L = &l.mu
-	for l.active > 0 {
-		l.idle.Wait()
 	}
 	return nil
 }
 
-var _ badger.Logger = badgerLogger{}
+func (l *life) exit() { l.Exit() }
 
-// badgerLogger sends Badger's messages to zerolog: errors and warnings as
-// such, its routine Info messages at debug level and its Debug messages at
-// trace level.
-type badgerLogger struct{ log zerolog.Logger }
-
-func (l badgerLogger) Errorf(format string, args ...any)   { emit(l.log.Error(), format, args) }
-func (l badgerLogger) Warningf(format string, args ...any) { emit(l.log.Warn(), format, args) }
-func (l badgerLogger) Infof(format string, args ...any)    { emit(l.log.Debug(), format, args) }
-func (l badgerLogger) Debugf(format string, args ...any)   { emit(l.log.Trace(), format, args) }
-
-// emit formats a Badger message only when its level is enabled.
-func emit(e *zerolog.Event, format string, args []any) {
-	if !e.Enabled() {
-		return
+func (l *life) close() error {
+	if !l.Close() {
+		return ErrClosed
 	}
-	e.Msg(strings.TrimSpace(fmt.Sprintf(format, args...)))
+	return nil
 }
