@@ -158,7 +158,7 @@ func (c *Console) accountLabel(id string) string {
 func (c *Console) Serve(ctx context.Context, in io.Reader, prompt bool) error {
 	done := make(chan struct{})
 	defer close(done)
-	lines, readErr := readLines(in, done)
+	lines, readErr := ReadLines(in, done)
 	for {
 		if prompt {
 			c.printf("%s #%s> ", c.user.Name, c.channel.Name)
@@ -189,10 +189,12 @@ func (c *Console) Serve(ctx context.Context, in io.Reader, prompt bool) error {
 	}
 }
 
-// readLines sends each line of r on lines until r ends or done is closed.
-// When r ends, the read error (nil at end of input) is sent on the
-// returned error channel before lines is closed.
-func readLines(r io.Reader, done <-chan struct{}) (<-chan string, <-chan error) {
+// ReadLines sends each line of r (at most 64 KiB long) on lines until r
+// ends or done is closed. When r ends, the read error (nil at end of input)
+// is sent on the returned error channel before lines is closed. A reader
+// blocked in r stays blocked after done is closed: it ends with r. The
+// engine demo of cmd/pinbot reads its console with it too.
+func ReadLines(r io.Reader, done <-chan struct{}) (<-chan string, <-chan error) {
 	lines := make(chan string)
 	errc := make(chan error, 1)
 	go func() {

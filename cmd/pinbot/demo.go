@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/rs/zerolog"
 )
@@ -20,8 +20,6 @@ const (
 	commandTimeout = 30 * time.Second
 	// maxStatusAccounts is the most accounts one status command may name.
 	maxStatusAccounts = 100
-	// maxLineLen is the longest command line the demo reads, in bytes.
-	maxLineLen = 64 << 10
 )
 
 // demoConfig is what runDemo needs.
@@ -95,7 +93,7 @@ type demo struct {
 func (d *demo) serve(ctx context.Context, in io.Reader, prompt bool) error {
 	done := make(chan struct{})
 	defer close(done)
-	lines, readErr := readLines(in, done)
+	lines, readErr := sandbox.ReadLines(in, done)
 	for {
 		if prompt {
 			d.out.printf("> ")
@@ -127,29 +125,6 @@ func (d *demo) serve(ctx context.Context, in io.Reader, prompt bool) error {
 			}
 		}
 	}
-}
-
-// readLines sends each line of r on lines until r ends or done is closed.
-// When r ends, the read error (nil at end of input) is sent on the
-// returned error channel before lines is closed. A reader blocked in r
-// stays blocked after done is closed: it ends with r.
-func readLines(r io.Reader, done <-chan struct{}) (<-chan string, <-chan error) {
-	lines := make(chan string)
-	errc := make(chan error, 1)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 4096), maxLineLen)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-done:
-				return
-			}
-		}
-		errc <- sc.Err()
-	}()
-	return lines, errc
 }
 
 // exec executes one command line and reports whether it was quit. Blank
