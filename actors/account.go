@@ -113,15 +113,23 @@ func (a *accountActor) failed(m *request) {
 
 func (a *accountActor) start(c actor.Context) {
 	a.account = strings.TrimPrefix(c.Self().Id, actorNamePrefix)
+	if !a.load() {
+		a.passivate(c) // the next incarnation tries loading again
+	}
+}
+
+// load reads the account's state from the store into a fresh ledger and
+// reports whether it could; if not, loadErr says why and requests get it.
+func (a *accountActor) load() bool {
 	cfg := &a.eng.cfg
 	led := newLedger(cfg.Limit, cfg.Window, cfg.Lease)
 	st, err := a.eng.store.Load(a.account)
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
 		a.logger().Error().Err(err).Msg("cannot load account state")
-		a.passivate(c) // the next request tries loading again
-		return
+		return false
 	}
+	a.loadErr = nil
 	led.restore(st.Snapshot)
 	a.seq, a.snapSeq = st.Snapshot.Seq, st.Snapshot.Seq
 	for _, e := range st.Events {
@@ -133,6 +141,7 @@ func (a *accountActor) start(c actor.Context) {
 	// the account's stored state expired away in between.
 	led.nextID = max(led.nextID, uint64(a.eng.clock.Now())<<10)
 	a.led = led
+	return true
 }
 
 func (a *accountActor) handle(c actor.Context, m *request) {
@@ -143,7 +152,9 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		}
 		return
 	}
-	if a.loadErr != nil {
+	// An incarnation that could not load is stopping; until it is gone,
+	// each request tries the store again rather than repeat a stale error.
+	if a.loadErr != nil && !a.load() {
 		m.reply <- response{err: a.loadErr}
 		return
 	}
@@ -163,9 +174,13 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		a.append(now, ev, func(err error) {
 			if err != nil {
 				// Queue the rollback before answering, so that whatever the
-				// caller asks next already sees the slots free again.
-				root.Send(self, &rollback{first: first, count: granted})
-				reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
+				// caller asks next already sees the slots free again. The
+				// send may run the actor's turn on the sending goroutine,
+				// which must not be the journal's: the turn may wait for it.
+				go func() {
+					root.Send(self, &rollback{first: first, count: granted})
+					reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
+				}()
 				return
 			}
 			reply <- response{first: first, granted: granted, status: st}
@@ -276,13 +291,16 @@ func (a *accountActor) attachSnapshot(w *persistence.AccountWrite, now int64) {
 }
 
 // passivate stops the actor once the messages already queued are served.
+//
+// This turn may be running on a sender's goroutine (the synchronized
+// dispatcher), so the registry's passivation, which waits for senders,
+// runs on a goroutine of its own.
 func (a *accountActor) passivate(c actor.Context) {
 	if a.stopping {
 		return
 	}
 	a.stopping = true
-	a.eng.reg.beginPassivate(a.account, c.Self())
-	c.Poison(c.Self())
+	go a.eng.reg.passivate(a.account, c.Self())
 }
 
 // stop snapshots the state durably before the actor goes, so the next

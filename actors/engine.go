@@ -127,7 +127,12 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	e.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(actorLog))
 	}))
-	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} })
+	// The synchronized dispatcher runs an idle actor's turn on the goroutine
+	// that sends to it instead of starting a goroutine per turn: a round
+	// trip then costs a function call and a channel send. See registry for
+	// what that requires of senders.
+	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} },
+		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)))
 	e.reg.init(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancelRecover = cancel
@@ -208,6 +213,10 @@ func (e *Engine) Checkpoint(ctx context.Context, cp persistence.Checkpointer) (i
 	})
 	return n, err
 }
+
+// dispatcherThroughput is how many messages an actor's turn serves before
+// it yields the goroutine.
+const dispatcherThroughput = 300
 
 // offsetClock runs a fixed offset ahead of its base.
 type offsetClock struct {

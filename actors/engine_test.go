@@ -622,3 +622,72 @@ func TestEngineCheckpointBoundsJournal(t *testing.T) {
 		}
 	}
 }
+
+// TestEnginePassivationUnderLoad: actors passivate (asked to, and by the
+// idle sweep) while many goroutines keep sending to them. With the
+// synchronized dispatcher a sender runs the actor's turn itself, so this is
+// where a message could reach a stopped actor and be lost: every request
+// must be answered, and every granted slot counted exactly once.
+func TestEnginePassivationUnderLoad(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.IdleTimeout = time.Millisecond; c.SnapshotEvery = 7 })
+	const accounts, workers, rounds = 6, 24, 60
+	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	defer cancel()
+	var granted [accounts]atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				a := (w + i) % accounts
+				acc := fmt.Sprintf("load-%d", a)
+				g, err := f.eng.Reserve(ctx, acc, 1)
+				if err != nil {
+					t.Errorf("Reserve(%s): %v", acc, err)
+					return
+				}
+				granted[a].Add(int64(g.Granted))
+				if g.Granted == 1 && i%2 == 0 {
+					if _, err := f.eng.Commit(ctx, g.Reservations()[0], f.eng.Now()); err != nil {
+						t.Errorf("Commit(%s): %v", acc, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				churned <- n
+				return
+			default:
+			}
+			f.clock.Advance(time.Millisecond)
+			f.eng.reg.sweepIdle()
+			if _, err := f.eng.call(ctx, fmt.Sprintf("load-%d", n%accounts), &request{op: opStop}); err != nil && ctx.Err() == nil {
+				t.Errorf("stop: %v", err)
+			}
+			n++
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if n := <-churned; n == 0 {
+		t.Fatal("no passivation happened during the load")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("requests were left unanswered: a message was lost")
+	}
+	for a := range accounts {
+		st := f.status(fmt.Sprintf("load-%d", a))
+		if int64(st.Used) != granted[a].Load() {
+			t.Errorf("load-%d: %d slots counted, %d granted", a, st.Used, granted[a].Load())
+		}
+	}
+}

@@ -12,10 +12,18 @@ import (
 const registryShards = 64
 
 // registry maps account IDs to their actors. It spawns an account's actor
-// on first use and hands messages over under a read lock, so a message is
-// either enqueued before the actor starts passivating (and is served) or
-// waits for the passivation to finish and goes to the next incarnation.
-// The per-account state itself is never locked: its actor owns it.
+// on first use and hands messages over so that a message is either
+// enqueued before the actor's poison pill (and is served) or waits for the
+// passivation to finish and goes to the next incarnation. The per-account
+// state itself is never locked: its actor owns it.
+//
+// Actors run on protoactor's synchronized dispatcher: a Send to an idle
+// actor runs the actor's turn on the sending goroutine. So no registry
+// lock is held while sending, and passivation runs on a goroutine of its
+// own. A sender counts itself in its entry (inflight) under the read lock
+// before sending; passivation marks the entry under the write lock, waits
+// for inflight to drain, and only then sends the poison pill, which thus
+// queues behind every message a sender saw the entry open for.
 type registry struct {
 	eng    *Engine
 	seed   maphash.Seed
@@ -31,19 +39,48 @@ type regShard struct {
 }
 
 type regEntry struct {
-	pid         *actor.PID
-	used        atomic.Uint64 // registry epoch of the last message sent
-	passivating bool          // no more messages may be sent to pid
+	pid      *actor.PID
+	used     atomic.Uint64 // registry epoch of the last message sent
+	inflight atomic.Int64  // senders that saw the entry open and have not finished sending
+	// passivating (guarded by the shard lock) stops new messages to pid;
+	// closing mirrors it for senders that finish without the lock.
+	passivating bool
+	closing     atomic.Bool
+	drained     chan struct{} // capacity 1: inflight reached zero while closing
 	done        chan struct{} // made when passivating; closed once the actor has stopped and flushed
 }
 
-// startPassivating marks e as passivating; the caller holds the shard's
-// write lock.
-func (e *regEntry) startPassivating() {
-	if !e.passivating {
-		e.passivating = true
-		e.done = make(chan struct{})
+// startPassivating marks e as passivating and reports whether it was not
+// already; the caller holds the shard's write lock.
+func (e *regEntry) startPassivating() bool {
+	if e.passivating {
+		return false
 	}
+	e.passivating = true
+	e.done = make(chan struct{})
+	e.drained = make(chan struct{}, 1)
+	e.closing.Store(true)
+	return true
+}
+
+// sent ends a send counted in inflight, waking a passivation waiting for
+// the last one.
+func (e *regEntry) sent() {
+	if e.inflight.Add(-1) == 0 && e.closing.Load() {
+		select {
+		case e.drained <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// poisonWhenDrained waits until no sender is between its check and the
+// end of its Send, then sends pid the poison pill; e is passivating.
+func (r *registry) poisonWhenDrained(e *regEntry) {
+	for e.inflight.Load() > 0 {
+		<-e.drained
+	}
+	r.eng.system.Root.Poison(e.pid)
 }
 
 func (r *registry) init(e *Engine) {
@@ -65,11 +102,13 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		sh.mu.RLock()
 		e := sh.m[account]
 		if e != nil && !e.passivating {
+			e.inflight.Add(1)
+			sh.mu.RUnlock()
 			if ep := r.epoch.Load(); e.used.Load() != ep {
 				e.used.Store(ep)
 			}
 			r.eng.system.Root.Send(e.pid, msg)
-			sh.mu.RUnlock()
+			e.sent()
 			return nil
 		}
 		sh.mu.RUnlock()
@@ -112,6 +151,22 @@ func (r *registry) beginPassivate(account string, pid *actor.PID) bool {
 	return true
 }
 
+// passivate stops pid, the actor of account, once the messages already
+// sent to it are served, unless it is stopping already. It must not run on
+// a goroutine that is sending to pid (such as inside the actor's own turn,
+// which may run on a sender's goroutine): actors call it with go.
+func (r *registry) passivate(account string, pid *actor.PID) {
+	sh := r.shard(account)
+	sh.mu.Lock()
+	e := sh.m[account]
+	if e == nil || !e.pid.Equal(pid) || !e.startPassivating() {
+		sh.mu.Unlock()
+		return
+	}
+	sh.mu.Unlock()
+	r.poisonWhenDrained(e)
+}
+
 // remove forgets pid, the actor of account, once it has stopped, and wakes
 // the requests waiting to reach the account's next incarnation.
 func (r *registry) remove(account string, pid *actor.PID) {
@@ -131,16 +186,23 @@ func (r *registry) remove(account string, pid *actor.PID) {
 func (r *registry) sweepIdle() int {
 	cur := r.epoch.Add(1) - 1
 	asked := 0
+	var idle []*regEntry
 	for i := range r.shards {
 		sh := &r.shards[i]
+		idle = idle[:0]
 		sh.mu.RLock()
 		for _, e := range sh.m {
 			if !e.passivating && e.used.Load() < cur {
-				r.eng.system.Root.Send(e.pid, &request{op: opIdle})
-				asked++
+				e.inflight.Add(1)
+				idle = append(idle, e)
 			}
 		}
 		sh.mu.RUnlock()
+		for _, e := range idle {
+			r.eng.system.Root.Send(e.pid, &request{op: opIdle})
+			e.sent()
+		}
+		asked += len(idle)
 	}
 	return asked
 }
@@ -152,9 +214,8 @@ func (r *registry) stopAll() []chan struct{} {
 		sh := &r.shards[i]
 		sh.mu.Lock()
 		for _, e := range sh.m {
-			if !e.passivating {
-				e.startPassivating()
-				r.eng.system.Root.Poison(e.pid)
+			if e.startPassivating() {
+				go r.poisonWhenDrained(e)
 			}
 			waits = append(waits, e.done)
 		}

@@ -44,7 +44,7 @@ type shardEvent struct {
 // given router to s, the way the bot is configured, and returns it with
 // the events its shards receive. The client is closed before the server
 // when the test ends.
-func newGatewayBot(t *testing.T, s *discordtest.Server, mux *handler.Mux, compression gateway.CompressionType) (*bot.Client, <-chan shardEvent) {
+func newGatewayBot(t *testing.T, s *discordtest.Server, mux *handler.Mux, compression gateway.CompressionType, extra ...bot.ConfigOpt) (*bot.Client, <-chan shardEvent) {
 	t.Helper()
 	var inflight sync.WaitGroup
 	mux.Use(func(next handler.Handler) handler.Handler {
@@ -61,7 +61,7 @@ func newGatewayBot(t *testing.T, s *discordtest.Server, mux *handler.Mux, compre
 		default:
 		}
 	}
-	client, err := disgo.New(s.Token(),
+	client, err := disgo.New(s.Token(), append([]bot.ConfigOpt{
 		bot.WithLogger(slog.New(zerolog.NewSlogHandler(testLogger(t)))),
 		bot.WithRestClientConfigOpts(rest.WithURL(s.APIURL())),
 		bot.WithShardManagerConfigOpts(
@@ -77,6 +77,7 @@ func newGatewayBot(t *testing.T, s *discordtest.Server, mux *handler.Mux, compre
 		bot.WithEventListenerFunc(func(e *events.Resumed) { send(shardEvent{e.ShardID(), "RESUMED", 0}) }),
 		bot.WithEventListenerFunc(func(e *events.GuildReady) { send(shardEvent{e.ShardID(), "GUILD_CREATE", e.GuildID}) }),
 		bot.WithEventListenerFunc(func(e *events.GuildJoin) { send(shardEvent{e.ShardID(), "GUILD_CREATE", e.GuildID}) }),
+	}, extra...)...,
 	)
 	if err != nil {
 		t.Fatalf("disgo.New: %v", err)
@@ -355,7 +356,11 @@ func TestDisgoGatewayGlobalRateLimitHoldsBackCallbacks(t *testing.T) {
 	ctx := testContext(t)
 	s := newServer(t)
 	w := addWorld(t, s, 0, 1, 1)
-	client, _ := newGatewayBot(t, s, pingRouter(), gateway.CompressionNone)
+	// disgo logs when it learns of the global limit: the interaction must
+	// come after that, or its callback may legitimately go out first.
+	limitSeen := make(chan struct{})
+	logger := slog.New(watchHandler{Handler: zerolog.NewSlogHandler(testLogger(t)), msg: "global rate limit exceeded", seen: limitSeen, once: new(sync.Once)})
+	client, _ := newGatewayBot(t, s, pingRouter(), gateway.CompressionNone, bot.WithLogger(logger))
 	if _, err := s.WaitShardReady(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -374,6 +379,11 @@ func TestDisgoGatewayGlobalRateLimitHoldsBackCallbacks(t *testing.T) {
 	limited, err := s.WaitRequests(ctx, discordtest.RouteGetMessage, 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-limitSeen:
+	case <-ctx.Done():
+		t.Fatal("disgo never reported the global rate limit")
 	}
 	in, err := s.Interact(discordtest.Invocation{ChannelID: w.channel.ID, UserID: w.user.UserID, Data: discordtest.ChatInput{Name: "ping"}})
 	if err != nil {
@@ -397,4 +407,28 @@ func TestDisgoGatewayGlobalRateLimitHoldsBackCallbacks(t *testing.T) {
 	if err := <-fetched; err != nil {
 		t.Errorf("GetMessage after the global limit: %v", err)
 	}
+}
+
+// watchHandler is a slog.Handler that closes seen, once, when a record
+// with message msg passes through it.
+type watchHandler struct {
+	slog.Handler
+	msg  string
+	seen chan struct{}
+	once *sync.Once
+}
+
+func (h watchHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h watchHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return watchHandler{Handler: h.Handler.WithAttrs(attrs), msg: h.msg, seen: h.seen, once: h.once}
+}
+
+func (h watchHandler) WithGroup(name string) slog.Handler {
+	return watchHandler{Handler: h.Handler.WithGroup(name), msg: h.msg, seen: h.seen, once: h.once}
 }
