@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -41,6 +42,50 @@ type response struct {
 	err     error
 }
 
+// grantReply answers a Reserve once its journal write is done: the grant
+// when it is durable, else an error after queueing the rollback. It is
+// pooled (a Reserve is the hot path); done is its complete method, made
+// once per object.
+type grantReply struct {
+	reply   chan response
+	resp    response
+	self    *actor.PID
+	root    *actor.RootContext
+	account string
+	done    func(error)
+}
+
+var grantReplies sync.Pool
+
+func init() {
+	grantReplies.New = func() any {
+		g := &grantReply{}
+		g.done = g.complete
+		return g
+	}
+}
+
+// complete runs on the journal's goroutine once the write is done.
+func (g *grantReply) complete(err error) {
+	reply, resp := g.reply, g.resp
+	if err != nil {
+		// Queue the rollback before answering, so that whatever the caller
+		// asks next already sees the slots free again. The send may run
+		// the actor's turn on the sending goroutine, which must not be the
+		// journal's: the turn may wait for it.
+		self, root, account := g.self, g.root, g.account
+		rb := &rollback{first: resp.first, count: resp.granted}
+		go func() {
+			root.Send(self, rb)
+			reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
+		}()
+	} else {
+		reply <- resp
+	}
+	*g = grantReply{done: g.done}
+	grantReplies.Put(g)
+}
+
 // rollback undoes a grant whose journal write failed: the caller was told
 // nothing was granted.
 type rollback struct {
@@ -60,6 +105,7 @@ type accountActor struct {
 	sinceSnap int    // events appended since the last snapshot
 	served    int    // requests served by this incarnation
 	lastUsed  int64  // engine time of the last request served
+	replied   bool   // the request being handled has been (or will be) answered
 	appended  bool   // this incarnation wrote to the journal
 	stopping  bool
 }
@@ -74,6 +120,7 @@ func (a *accountActor) logger() *zerolog.Logger {
 func (a *accountActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *request:
+		a.replied = false
 		defer a.failed(m)
 		a.handle(c, m)
 	case *rollback:
@@ -103,12 +150,19 @@ func (a *accountActor) Receive(c actor.Context) {
 func (a *accountActor) failed(m *request) {
 	if r := recover(); r != nil {
 		a.logger().Error().Interface("panic", r).Msg("account actor failed; restarting")
-		select {
-		case m.reply <- response{err: fmt.Errorf("actors: account %q: %w", a.account, ErrActorFailed)}:
-		default:
+		if !a.replied && m.reply != nil {
+			a.answer(m, response{err: fmt.Errorf("actors: account %q: %w", a.account, ErrActorFailed)})
 		}
 		panic(r)
 	}
+}
+
+// answer replies to m. Every request with a reply channel gets exactly one
+// answer, from answer or from a journal callback (which sets replied when
+// it takes the duty over): callers reuse reply channels.
+func (a *accountActor) answer(m *request, r response) {
+	a.replied = true
+	m.reply <- r
 }
 
 func (a *accountActor) start(c actor.Context) {
@@ -155,7 +209,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	// An incarnation that could not load is stopping; until it is gone,
 	// each request tries the store again rather than repeat a stale error.
 	if a.loadErr != nil && !a.load() {
-		m.reply <- response{err: a.loadErr}
+		a.answer(m, response{err: a.loadErr})
 		return
 	}
 	a.served++
@@ -166,52 +220,43 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		first, granted := a.led.reserve(now, m.n)
 		st := a.status(now)
 		if granted == 0 {
-			m.reply <- response{status: st}
+			a.answer(m, response{status: st})
 			return
 		}
 		ev := persistence.Event{Kind: persistence.EventReserve, ID: first, Count: uint32(granted), At: now, Deadline: now + a.led.lease}
-		reply, self, root, account := m.reply, c.Self(), a.eng.system.Root, a.account
-		a.append(now, ev, func(err error) {
-			if err != nil {
-				// Queue the rollback before answering, so that whatever the
-				// caller asks next already sees the slots free again. The
-				// send may run the actor's turn on the sending goroutine,
-				// which must not be the journal's: the turn may wait for it.
-				go func() {
-					root.Send(self, &rollback{first: first, count: granted})
-					reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
-				}()
-				return
-			}
-			reply <- response{first: first, granted: granted, status: st}
-		})
+		g := grantReplies.Get().(*grantReply)
+		g.reply, g.self, g.root, g.account = m.reply, c.Self(), a.eng.system.Root, a.account
+		g.resp = response{first: first, granted: granted, status: st}
+		a.replied = true // by g, once the grant is durable
+		a.append(now, ev, g.done)
 	case opCommit:
 		t, ok := a.led.commit(now, m.id, m.at)
 		if !ok {
-			m.reply <- response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)}
+			a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)})
 			return
 		}
 		a.append(now, persistence.Event{Kind: persistence.EventCommit, ID: m.id, At: t}, nil)
-		m.reply <- response{status: a.status(now)}
+		a.answer(m, response{status: a.status(now)})
 	case opRelease:
 		if !a.led.release(now, m.id) {
-			m.reply <- response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)}
+			a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)})
 			return
 		}
 		a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: m.id}, nil)
-		m.reply <- response{status: a.status(now)}
+		a.answer(m, response{status: a.status(now)})
 	case opStatus:
 		a.led.expire(now)
-		m.reply <- response{status: a.status(now)}
+		a.answer(m, response{status: a.status(now)})
 	case opHold:
 		a.led.expire(now)
 		if m.at <= a.led.hold || m.at <= now {
-			m.reply <- response{status: a.status(now)}
+			a.answer(m, response{status: a.status(now)})
 			return
 		}
 		a.led.holdUntil(m.at)
 		st := a.status(now)
 		reply := m.reply
+		a.replied = true // by the journal callback below
 		a.append(now, persistence.Event{Kind: persistence.EventHold, At: m.at}, func(err error) {
 			// The hold is in force in memory either way: failing to store
 			// it can only make the engine stricter until a restart.
@@ -226,14 +271,14 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 			a.appended = true
 			a.eng.journal.Append(w, now, nil)
 		}
-		m.reply <- response{status: a.status(now)}
+		a.answer(m, response{status: a.status(now)})
 		if a.served == 0 {
 			a.passivate(c)
 		}
 	case opPanic:
 		panic("actors: test-induced failure")
 	case opStop:
-		m.reply <- response{status: a.status(now)}
+		a.answer(m, response{status: a.status(now)})
 		a.passivate(c)
 	}
 }

@@ -244,6 +244,10 @@ func (e *Engine) spawn(account string) (*actor.PID, error) {
 	return pid, nil
 }
 
+// replyPool holds reply channels (capacity 1) for reuse: a request is
+// answered exactly once, so once the answer is read its channel is empty.
+var replyPool = sync.Pool{New: func() any { return make(chan response, 1) }}
+
 // call sends req to account's actor and waits for its answer or ctx.
 func (e *Engine) call(ctx context.Context, account string, req *request) (response, error) {
 	if e.closed.Load() {
@@ -252,14 +256,18 @@ func (e *Engine) call(ctx context.Context, account string, req *request) (respon
 	if !persistence.ValidAccount(account) {
 		return response{}, fmt.Errorf("%w: %q", ErrInvalidAccount, account)
 	}
-	req.reply = make(chan response, 1)
+	reply := replyPool.Get().(chan response)
+	req.reply = reply
 	if err := e.reg.send(ctx, account, req); err != nil {
+		replyPool.Put(reply) // never sent: no answer can come
 		return response{}, err
 	}
 	select {
-	case r := <-req.reply:
+	case r := <-reply:
+		replyPool.Put(reply) // each request is answered exactly once
 		return r, r.err
 	case <-ctx.Done():
+		// The answer may still come: this channel is not reused.
 		return response{}, ctx.Err()
 	}
 }

@@ -174,6 +174,10 @@ type BadgerStore struct {
 
 	dir     string
 	minFree int64 // see BadgerOptions.MinFreeBytes; < 0: no check
+
+	// upd and arena are reused by every Write (under writeMu).
+	upd   walUpdate
+	arena []byte
 }
 
 // checkSpace fails with ErrNoSpace when the store's file system has less
@@ -346,7 +350,18 @@ func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64) (
 func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64) error {
 	// Only Write changes the index, and Writes are serialized, so planning
 	// may read it without walMu.
-	u := s.wal.plan(accounts, s.walChunk)
+	u := &s.upd
+	s.wal.plan(accounts, s.walChunk, u)
+	// Badger keeps the keys and values until the commit: each is carved
+	// from arena without overwriting earlier ones (when arena grows, they
+	// keep pointing into the old array).
+	arena := s.arena[:0]
+	carve := func(grown []byte) []byte {
+		start := len(arena)
+		arena = grown
+		return grown[start:len(grown):len(grown)]
+	}
+	defer func() { s.arena = arena[:0] }()
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	if hw {
@@ -355,7 +370,9 @@ func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64) 
 		}
 	}
 	for _, r := range u.recs {
-		if err := txn.SetEntry(badger.NewEntry(appendWALKey(nil, r.seq), appendWALRecord(nil, r.seq, r.entries))); err != nil {
+		k := carve(appendWALKey(arena, r.seq))
+		v := carve(appendWALRecord(arena, r.seq, r.entries))
+		if err := txn.SetEntry(badger.NewEntry(k, v)); err != nil {
 			return wrapTxn(walRecordName(r.seq), err)
 		}
 	}

@@ -281,8 +281,10 @@ type walRecord struct {
 // to x, without changing x: events go to new WAL records, at most chunk
 // bytes each, and snapshots drop the events they cover. An event that a
 // snapshot of the same batch covers is not stored at all.
-func (x *walIndex) plan(accounts []AccountWrite, chunk int) *walUpdate {
-	u := &walUpdate{delta: make(map[uint64]int), next: x.next}
+//
+// u is reused from write to write, to keep allocation off the hot path.
+func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
+	u.reset(x.next)
 	for i := range accounts {
 		if sn := accounts[i].Snapshot; sn != nil {
 			if u.covers == nil {
@@ -310,9 +312,7 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int) *walUpdate {
 		// a long run of events may span several records.
 		for len(keep) > 0 {
 			if cur == nil || size+walEntryLen(aw.Account, 1) > chunk {
-				u.recs = append(u.recs, walRecord{seq: u.next})
-				cur = &u.recs[len(u.recs)-1]
-				u.next++
+				cur = u.newRecord()
 				size = 0
 			}
 			n := min(len(keep), max(1, (chunk-size-walEntryLen(aw.Account, 0))/walEventLen))
@@ -339,7 +339,36 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int) *walUpdate {
 		}
 	}
 	slices.Sort(u.dead)
-	return u
+}
+
+// reset empties u, keeping its memory, for a plan starting at record next.
+func (u *walUpdate) reset(next uint64) {
+	u.adds = u.adds[:0]
+	clear(u.covers)
+	if u.delta == nil {
+		u.delta = make(map[uint64]int)
+	}
+	clear(u.delta)
+	u.dead = u.dead[:0]
+	for i := range u.recs {
+		clear(u.recs[i].entries)
+	}
+	u.recs = u.recs[:0]
+	u.next = next
+}
+
+// newRecord adds a record numbered u.next to u.recs, reusing the memory of
+// an earlier write's record when there is one.
+func (u *walUpdate) newRecord() *walRecord {
+	if n := len(u.recs); n < cap(u.recs) {
+		u.recs = u.recs[:n+1]
+	} else {
+		u.recs = append(u.recs, walRecord{})
+	}
+	r := &u.recs[len(u.recs)-1]
+	r.seq, r.entries = u.next, r.entries[:0]
+	u.next++
+	return r
 }
 
 // apply installs an update whose transaction committed.
