@@ -201,7 +201,7 @@ func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
 func (e *Engine) Checkpoint(ctx context.Context, cp persistence.Checkpointer) (int, error) {
 	n := 0
 	err := cp.Stale(e.cfg.CheckpointKeep, func(account string) error {
-		if _, err := e.call(ctx, account, &request{op: opCompact}); err != nil {
+		if _, err := e.call(ctx, account, request{op: opCompact}); err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 				return err
 			}
@@ -248,26 +248,38 @@ func (e *Engine) spawn(account string) (*actor.PID, error) {
 // answered exactly once, so once the answer is read its channel is empty.
 var replyPool = sync.Pool{New: func() any { return make(chan response, 1) }}
 
+// requestPool holds requests for reuse, on the same terms.
+var requestPool = sync.Pool{New: func() any { return new(request) }}
+
 // call sends req to account's actor and waits for its answer or ctx.
-func (e *Engine) call(ctx context.Context, account string, req *request) (response, error) {
+func (e *Engine) call(ctx context.Context, account string, r request) (response, error) {
 	if e.closed.Load() {
 		return response{}, ErrClosed
 	}
 	if !persistence.ValidAccount(account) {
 		return response{}, fmt.Errorf("%w: %q", ErrInvalidAccount, account)
 	}
+	req := requestPool.Get().(*request)
 	reply := replyPool.Get().(chan response)
+	*req = r
 	req.reply = reply
 	if err := e.reg.send(ctx, account, req); err != nil {
-		replyPool.Put(reply) // never sent: no answer can come
+		// Never sent: no answer can come.
+		*req = request{}
+		requestPool.Put(req)
+		replyPool.Put(reply)
 		return response{}, err
 	}
 	select {
-	case r := <-reply:
-		replyPool.Put(reply) // each request is answered exactly once
-		return r, r.err
+	case resp := <-reply:
+		// Each request is answered exactly once, and an actor does not
+		// touch a request after answering it: both can be reused.
+		*req = request{}
+		requestPool.Put(req)
+		replyPool.Put(reply)
+		return resp, resp.err
 	case <-ctx.Done():
-		// The answer may still come: this channel is not reused.
+		// The answer may still come: neither is reused.
 		return response{}, ctx.Err()
 	}
 }
@@ -285,7 +297,7 @@ func (e *Engine) Reserve(ctx context.Context, account string, n int) (Grant, err
 	if n < 1 || n > MaxBatch {
 		return Grant{}, fmt.Errorf("%w: %d not in [1, %d]", ErrInvalidCount, n, MaxBatch)
 	}
-	r, err := e.call(ctx, account, &request{op: opReserve, n: n})
+	r, err := e.call(ctx, account, request{op: opReserve, n: n})
 	if err != nil {
 		return Grant{Status: r.status}, err
 	}
@@ -296,7 +308,7 @@ func (e *Engine) Reserve(ctx context.Context, account string, n int) (Grant, err
 // no earlier than the moment Pinterest answered), and returns the account's
 // status. The recorded time is kept between the reservation and now.
 func (e *Engine) Commit(ctx context.Context, r Reservation, at time.Time) (Status, error) {
-	resp, err := e.call(ctx, r.Account, &request{op: opCommit, id: r.ID, at: at.UnixMilli()})
+	resp, err := e.call(ctx, r.Account, request{op: opCommit, id: r.ID, at: at.UnixMilli()})
 	return resp.status, err
 }
 
@@ -304,7 +316,7 @@ func (e *Engine) Commit(ctx context.Context, r Reservation, at time.Time) (Statu
 // When in doubt (a timeout, a 5xx), Commit instead: undercounting is the
 // one thing the engine must never do.
 func (e *Engine) Release(ctx context.Context, r Reservation) (Status, error) {
-	resp, err := e.call(ctx, r.Account, &request{op: opRelease, id: r.ID})
+	resp, err := e.call(ctx, r.Account, request{op: opRelease, id: r.ID})
 	return resp.status, err
 }
 
@@ -315,7 +327,7 @@ func (e *Engine) Release(ctx context.Context, r Reservation) (Status, error) {
 // durable unless Hold returns an error wrapping ErrUnavailable, in which case
 // it lasts until the account's actor next reloads.
 func (e *Engine) Hold(ctx context.Context, account string, until time.Time) (Status, error) {
-	resp, err := e.call(ctx, account, &request{op: opHold, at: until.UnixMilli()})
+	resp, err := e.call(ctx, account, request{op: opHold, at: until.UnixMilli()})
 	if err != nil && resp.status.Account != "" {
 		return resp.status, fmt.Errorf("actors: account %q: hold: %w: %w", account, ErrUnavailable, err)
 	}
@@ -324,7 +336,7 @@ func (e *Engine) Hold(ctx context.Context, account string, until time.Time) (Sta
 
 // Status returns account's standing without reserving anything.
 func (e *Engine) Status(ctx context.Context, account string) (Status, error) {
-	resp, err := e.call(ctx, account, &request{op: opStatus})
+	resp, err := e.call(ctx, account, request{op: opStatus})
 	return resp.status, err
 }
 
@@ -340,7 +352,7 @@ func (e *Engine) StatusMany(ctx context.Context, accounts []string) ([]Status, e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := e.call(ctx, acc, &request{op: opStatus})
+			resp, err := e.call(ctx, acc, request{op: opStatus})
 			if err != nil {
 				errs[i] = err
 				return
@@ -366,7 +378,7 @@ func (e *Engine) Recover(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := e.call(ctx, account, &request{op: opCompact}); err != nil {
+		if _, err := e.call(ctx, account, request{op: opCompact}); err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 				return err
 			}

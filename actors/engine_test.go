@@ -269,7 +269,7 @@ func TestEnginePassivation(t *testing.T) {
 	if f.eng.Resident() != 1 {
 		t.Fatalf("resident = %d", f.eng.Resident())
 	}
-	if _, err := f.eng.call(f.ctx, "a", &request{op: opStop}); err != nil {
+	if _, err := f.eng.call(f.ctx, "a", request{op: opStop}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-f.stops; got != "a" {
@@ -330,7 +330,7 @@ func TestEngineIdleTimeoutPassivates(t *testing.T) {
 func TestEngineSupervisionRestartKeepsState(t *testing.T) {
 	f := newFixture(t)
 	f.fill("a", 20)
-	_, err := f.eng.call(f.ctx, "a", &request{op: opPanic})
+	_, err := f.eng.call(f.ctx, "a", request{op: opPanic})
 	if !errors.Is(err, ErrActorFailed) {
 		t.Fatalf("panic request: %v", err)
 	}
@@ -391,7 +391,7 @@ func TestEngineUnreadableAccount(t *testing.T) {
 	f := newFixture(t)
 	f.fill("good", 2)
 	f.fill("bad", 2)
-	if _, err := f.eng.call(f.ctx, "bad", &request{op: opStop}); err != nil {
+	if _, err := f.eng.call(f.ctx, "bad", request{op: opStop}); err != nil {
 		t.Fatal(err)
 	}
 	<-f.stops
@@ -670,7 +670,7 @@ func TestEnginePassivationUnderLoad(t *testing.T) {
 			}
 			f.clock.Advance(time.Millisecond)
 			f.eng.reg.sweepIdle()
-			if _, err := f.eng.call(ctx, fmt.Sprintf("load-%d", n%accounts), &request{op: opStop}); err != nil && ctx.Err() == nil {
+			if _, err := f.eng.call(ctx, fmt.Sprintf("load-%d", n%accounts), request{op: opStop}); err != nil && ctx.Err() == nil {
 				t.Errorf("stop: %v", err)
 			}
 			n++
