@@ -173,10 +173,7 @@ func checkLink(userID string, acct Account, tok *oauth2.Token) error {
 // record and token are deleted. Rate limits are not touched: unlinking and
 // linking again never resets a limit.
 func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
-	if err := checkID("user id", userID); err != nil {
-		return err
-	}
-	if err := checkID("account id", accountID); err != nil {
+	if err := checkIDs(userID, accountID); err != nil {
 		return err
 	}
 	var forgotten, orphan bool
@@ -188,7 +185,7 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 		}
 		i := slices.Index(u.Accounts, accountID)
 		if i < 0 {
-			return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
+			return notLinked(userID, accountID)
 		}
 		u.Accounts = slices.Delete(u.Accounts, i, i+1)
 		if u.Active == accountID {
@@ -238,19 +235,13 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 // that account: a user can never switch to an account they have not
 // linked.
 func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
-	if err := checkID("user id", userID); err != nil {
-		return err
-	}
-	if err := checkID("account id", accountID); err != nil {
+	if err := checkIDs(userID, accountID); err != nil {
 		return err
 	}
 	return s.update(ctx, "set active", func(txn *badger.Txn) error {
-		var u userRecord
-		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+		u, err := linkedUser(txn, userID, accountID)
+		if err != nil {
 			return err
-		}
-		if !slices.Contains(u.Accounts, accountID) {
-			return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
 		}
 		if u.Active == accountID {
 			return nil
@@ -265,10 +256,7 @@ func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
 // boardName "") clears it. It fails with an error wrapping ErrNotLinked
 // unless the user userID has linked the account.
 func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID, boardName string) error {
-	if err := checkID("user id", userID); err != nil {
-		return err
-	}
-	if err := checkID("account id", accountID); err != nil {
+	if err := checkIDs(userID, accountID); err != nil {
 		return err
 	}
 	if boardID != "" {
@@ -282,12 +270,8 @@ func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID,
 		return err
 	}
 	return s.update(ctx, "set default board", func(txn *badger.Txn) error {
-		var u userRecord
-		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+		if _, err := linkedUser(txn, userID, accountID); err != nil {
 			return err
-		}
-		if !slices.Contains(u.Accounts, accountID) {
-			return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
 		}
 		var a accountRecord
 		found, err := getRecord(txn, accountKey(accountID), &a)
@@ -382,4 +366,29 @@ func (s *Store) scan(ctx context.Context, op, prefix string, fn func(id, key str
 		}
 		return nil
 	})
+}
+
+// checkIDs validates a user id and an account id, naming the one at fault.
+func checkIDs(userID, accountID string) error {
+	if err := checkID("user id", userID); err != nil {
+		return err
+	}
+	return checkID("account id", accountID)
+}
+
+// linkedUser reads userID's record and fails with an error wrapping
+// ErrNotLinked unless the user has linked accountID.
+func linkedUser(txn *badger.Txn, userID, accountID string) (userRecord, error) {
+	var u userRecord
+	if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+		return userRecord{}, err
+	}
+	if !slices.Contains(u.Accounts, accountID) {
+		return userRecord{}, notLinked(userID, accountID)
+	}
+	return u, nil
+}
+
+func notLinked(userID, accountID string) error {
+	return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
 }
