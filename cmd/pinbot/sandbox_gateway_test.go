@@ -8,10 +8,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,38 +80,9 @@ func TestDisgoGatewaySandboxSignal(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "--data-dir", dir)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", discordTokenEnv+"=")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(stdin, "/pinmsg 2001\n"); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	pinned := false
-	for !pinned && sc.Scan() {
-		pinned = strings.Contains(sc.Text(), "12-hour pin count: 1/100")
-	}
-	if !pinned {
-		err := cmd.Wait()
-		t.Fatalf("sandbox ended (%v) before pinning\nstderr:\n%s", err, stderr.String())
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(io.Discard, stdout); err != nil {
-		t.Fatal(err)
-	}
+	stderr := interruptAfter(t, cmd, "/pinmsg 2001\n", syscall.SIGINT, func(line string) bool {
+		return strings.Contains(line, "12-hour pin count: 1/100")
+	})
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("sandbox after SIGINT: %v, want exit status 0\nstderr:\n%s", err, stderr.String())
 	}

@@ -34,40 +34,11 @@ func TestSignalStopsDemo(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "demo", "--data-dir", dir)
 			cmd.Env = append(os.Environ(), runMainEnv+"=1", discordTokenEnv+"=", "PINBOT_LOG_LEVEL=info")
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdin.Close()
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.WriteString(stdin, "pin erin 2\n"); err != nil {
-				t.Fatal(err)
-			}
-			// The reply to the pin shows the demo is up and serving,
-			// signal handler included.
-			sc := bufio.NewScanner(stdout)
-			serving := false
-			for !serving && sc.Scan() {
-				serving = sc.Text() == "12-hour pin count: 2/100"
-			}
-			if !serving {
-				err := cmd.Wait()
-				t.Fatalf("demo ended (%v) before replying to the pin\nstderr:\n%s", err, stderr.String())
-			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(io.Discard, stdout); err != nil {
-				t.Fatal(err)
-			}
+			stderr := interruptAfter(t, cmd, "pin erin 2\n", sig, func(line string) bool {
+				// The reply to the pin shows the demo is up and serving,
+				// signal handler included.
+				return line == "12-hour pin count: 2/100"
+			})
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("demo after %v: %v, want exit status 0\nstderr:\n%s", sig, err, stderr.String())
 			}
@@ -77,4 +48,44 @@ func TestSignalStopsDemo(t *testing.T) {
 			runDemoSteps(t, dir, []demoStep{{stdin: "status erin\n", want: []string{"erin — 12-hour pins: 2/100"}}})
 		})
 	}
+}
+
+// interruptAfter starts cmd (a pinbot child), writes input to it, reads
+// its stdout until ready holds for a line, then sends it sig and reads its
+// stdout to the end. The caller waits for cmd. It returns cmd's stderr.
+func interruptAfter(t *testing.T, cmd *exec.Cmd, input string, sig syscall.Signal, ready func(line string) bool) *strings.Builder {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, input); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	seen := false
+	for !seen && sc.Scan() {
+		seen = ready(sc.Text())
+	}
+	if !seen {
+		err := cmd.Wait()
+		t.Fatalf("%s ended (%v) before it was ready\nstderr:\n%s", cmd.Args, err, stderr.String())
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, stdout); err != nil {
+		t.Fatal(err)
+	}
+	return stderr
 }
