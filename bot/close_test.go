@@ -20,15 +20,13 @@ func TestCloseWaitsForHandlers(t *testing.T) {
 	w.link(alice, "1001", "alicepins")
 	arrived := make(chan struct{}, 1)
 	w.ps.Inject(pinteresttest.Fault{Path: pinteresttest.PathPins, Arrived: arrived, Delay: 200 * time.Millisecond})
-	in := w.interact(discordtest.Invocation{UserID: alice, Data: discordtest.ChatInput{Name: cmdPin,
-		Options: []discordtest.CommandOption{{Name: optMessages, Value: w.addImages(w.channel.ID, 1, "").ID.String()}}}})
+	in := w.interact(pinInvocation(alice, w.addImages(w.channel.ID, 1, "").ID.String()))
 	select {
 	case <-arrived:
 	case <-w.ctx.Done():
 		t.Fatal("the pin never reached Pinterest")
 	}
-	queued := w.interact(discordtest.Invocation{UserID: alice, Data: discordtest.ChatInput{Name: cmdPin,
-		Options: []discordtest.CommandOption{{Name: optMessages, Value: w.addImages(w.channel.ID, 1, "").ID.String()}}}})
+	queued := w.interact(pinInvocation(alice, w.addImages(w.channel.ID, 1, "").ID.String()))
 	if r, err := queued.WaitResponse(w.ctx); err != nil || !r.OK() {
 		t.Fatalf("queued command not acknowledged: %+v, %v", r, err)
 	}
@@ -64,8 +62,7 @@ func TestCloseCancelsStuckHandlers(t *testing.T) {
 	w.link(alice, "1001", "alicepins")
 	arrived := make(chan struct{}, 1)
 	w.ps.Inject(pinteresttest.Fault{Path: pinteresttest.PathPins, Arrived: arrived, Hang: true})
-	in := w.interact(discordtest.Invocation{UserID: alice, Data: discordtest.ChatInput{Name: cmdPin,
-		Options: []discordtest.CommandOption{{Name: optMessages, Value: w.addImages(w.channel.ID, 1, "").ID.String()}}}})
+	in := w.interact(pinInvocation(alice, w.addImages(w.channel.ID, 1, "").ID.String()))
 	select {
 	case <-arrived:
 	case <-w.ctx.Done():

@@ -64,9 +64,7 @@ func TestPinDiscordFaults(t *testing.T) {
 		if err := w.dc.Inject(discordtest.RouteEditOriginal, 10, discordtest.Fault{Status: http.StatusInternalServerError}); err != nil {
 			t.Fatal(err)
 		}
-		in := w.interact(discordtest.Invocation{UserID: alice, Data: discordtest.ChatInput{
-			Name: cmdPin, Options: []discordtest.CommandOption{{Name: optMessages, Value: m.ID.String()}},
-		}})
+		in := w.interact(pinInvocation(alice, m.ID.String()))
 		w.waitDone(in)
 		if n, pins := w.used("1001"), len(w.ps.PinsFor("1001")); n != 3 || pins != 3 {
 			t.Fatalf("count %d, pins %d; want 3 and 3", n, pins)

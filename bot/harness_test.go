@@ -389,11 +389,16 @@ func checkNoMentions(t testing.TB, r discordtest.Response) {
 // pin runs /pin.
 func (w *world) pin(user snowflake.ID, messages string, board ...string) (string, *discordtest.Interaction) {
 	w.t.Helper()
+	return w.run(pinInvocation(user, messages, board...))
+}
+
+// pinInvocation is /pin messages:messages [board:board[0]] run by user.
+func pinInvocation(user snowflake.ID, messages string, board ...string) discordtest.Invocation {
 	opts := []discordtest.CommandOption{{Name: optMessages, Value: messages}}
 	if len(board) > 0 {
 		opts = append(opts, discordtest.CommandOption{Name: optBoard, Value: board[0]})
 	}
-	return w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdPin, Options: opts}})
+	return discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdPin, Options: opts}}
 }
 
 // settings runs /settings.

@@ -116,8 +116,7 @@ func TestAckUnderLoad(t *testing.T) {
 	w.link(alice, "1001", "alicepins")
 	arrived := make(chan struct{}, 1)
 	w.ps.Inject(pinteresttest.Fault{Path: pinteresttest.PathPins, Arrived: arrived, Hang: true})
-	first := w.interact(discordtest.Invocation{UserID: alice, Data: discordtest.ChatInput{Name: cmdPin,
-		Options: []discordtest.CommandOption{{Name: optMessages, Value: w.addImages(w.channel.ID, 1, "").ID.String()}}}})
+	first := w.interact(pinInvocation(alice, w.addImages(w.channel.ID, 1, "").ID.String()))
 	select {
 	case <-arrived:
 	case <-w.ctx.Done():
