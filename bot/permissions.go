@@ -127,40 +127,39 @@ var (
 	botNoAccess = accessResult{why: "Pinbot cannot view that channel"}
 )
 
-func (a *accessChecker) check(channelID snowflake.ID) (accessResult, error) {
-	ch, err := a.rest.GetChannel(channelID, rest.WithCtx(a.ctx))
+// guildChannel fetches channel id when it belongs to the command's guild;
+// otherwise it returns nil and why the user may not use it, or an error.
+func (a *accessChecker) guildChannel(id snowflake.ID) (discord.GuildChannel, accessResult, error) {
+	ch, err := a.rest.GetChannel(id, rest.WithCtx(a.ctx))
 	if err != nil {
 		switch restKind(err) {
 		case restNotFound:
-			return noAccess, nil
+			return nil, noAccess, nil
 		case restForbidden:
-			return botNoAccess, nil
+			return nil, botNoAccess, nil
 		}
-		return accessResult{}, fmt.Errorf("%w: channel %d: %w", errAccessCheck, channelID, err)
+		return nil, accessResult{}, fmt.Errorf("%w: channel %d: %w", errAccessCheck, id, err)
 	}
 	gc, ok := ch.(discord.GuildChannel)
 	if !ok || gc.GuildID() != a.guildID {
-		return noAccess, nil
+		return nil, noAccess, nil
+	}
+	return gc, accessResult{}, nil
+}
+
+func (a *accessChecker) check(channelID snowflake.ID) (accessResult, error) {
+	gc, denied, err := a.guildChannel(channelID)
+	if gc == nil {
+		return denied, err
 	}
 	overwrites := gc.PermissionOverwrites()
-	if th, ok := ch.(discord.GuildThread); ok {
+	if th, ok := gc.(discord.GuildThread); ok {
 		if th.Type() == discord.ChannelTypeGuildPrivateThread {
 			return accessResult{why: "it is in a private thread; run the command inside that thread"}, nil
 		}
-		parentID := *th.ParentID()
-		parent, err := a.rest.GetChannel(parentID, rest.WithCtx(a.ctx))
-		if err != nil {
-			switch restKind(err) {
-			case restNotFound:
-				return noAccess, nil
-			case restForbidden:
-				return botNoAccess, nil
-			}
-			return accessResult{}, fmt.Errorf("%w: channel %d: %w", errAccessCheck, parentID, err)
-		}
-		pc, ok := parent.(discord.GuildChannel)
-		if !ok || pc.GuildID() != a.guildID {
-			return noAccess, nil
+		pc, denied, err := a.guildChannel(*th.ParentID())
+		if pc == nil {
+			return denied, err
 		}
 		overwrites = pc.PermissionOverwrites()
 	}
