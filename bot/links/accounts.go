@@ -43,13 +43,9 @@ func (s *Store) Accounts(ctx context.Context, userID string) ([]Account, error) 
 			return err
 		}
 		for _, id := range u.Accounts {
-			var a accountRecord
-			found, err := getRecord(txn, accountKey(id), &a)
+			a, err := linkedAccount(txn, userID, id)
 			if err != nil {
 				return err
-			}
-			if !found {
-				return corrupt(accountKey(id), fmt.Errorf("missing, but user %q links it", userID))
 			}
 			out = append(out, a.account(id))
 		}
@@ -273,13 +269,9 @@ func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID,
 		if _, err := linkedUser(txn, userID, accountID); err != nil {
 			return err
 		}
-		var a accountRecord
-		found, err := getRecord(txn, accountKey(accountID), &a)
+		a, err := linkedAccount(txn, userID, accountID)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return corrupt(accountKey(accountID), fmt.Errorf("missing, but user %q links it", userID))
 		}
 		a.DefaultBoard, a.DefaultBoardName = boardID, boardName
 		return setRecord(txn, accountKey(accountID), &a)
@@ -391,4 +383,18 @@ func linkedUser(txn *badger.Txn, userID, accountID string) (userRecord, error) {
 
 func notLinked(userID, accountID string) error {
 	return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
+}
+
+// linkedAccount reads the record of accountID, which userID links: a
+// missing record is corruption.
+func linkedAccount(txn *badger.Txn, userID, accountID string) (accountRecord, error) {
+	var a accountRecord
+	found, err := getRecord(txn, accountKey(accountID), &a)
+	if err != nil {
+		return accountRecord{}, err
+	}
+	if !found {
+		return accountRecord{}, corrupt(accountKey(accountID), fmt.Errorf("missing, but user %q links it", userID))
+	}
+	return a, nil
 }
