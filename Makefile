@@ -8,7 +8,7 @@ DATA     ?= ./data
 # Fuzz targets: package:Target. Each runs for FUZZTIME in `make test`.
 FUZZ_TARGETS := ./actors:FuzzLedger ./persistence:FuzzDecode \
 	./bot/pinterest:FuzzResetAt ./bot/pinterest:FuzzParseErrorBody \
-	./bot:FuzzParseMessageRefs
+	./bot:FuzzParseMessageRefs ./bot/internal/fastjson:FuzzDecodersAgree
 
 .PHONY: run demo test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
 
