@@ -146,16 +146,26 @@ func New(cfg Config) (*Bot, error) {
 	return b, nil
 }
 
+// restConns bounds the connections to Discord's REST API. Without a bound,
+// a burst of a thousand interactions opens about a thousand connections at
+// once (over HTTP/1.1; HTTP/2 multiplexes, and opens more connections only
+// when a connection's streams run out), and most are closed again after it
+// when they exceed the idle limit, so the next burst opens them again.
+// Requests beyond the bound wait for a connection in the transport; the
+// same number stays open between bursts.
+const restConns = 64
+
 // newHTTPClient returns the HTTP client for Discord's REST API: many
-// interactions are answered at once, so it keeps more idle connections
-// than Go's default.
+// interactions are answered at once over at most restConns connections,
+// kept open between bursts.
 func newHTTPClient() *http.Client {
 	t := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   256,
+		MaxIdleConns:          restConns,
+		MaxIdleConnsPerHost:   restConns,
+		MaxConnsPerHost:       restConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
