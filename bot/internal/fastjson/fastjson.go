@@ -15,7 +15,8 @@
 // Unmarshal also turns a panic inside a type's UnmarshalJSON into an
 // error. disgo has such panics on some malformed input (an action row
 // inside an action row panics on an interface conversion); as an error, the
-// gateway logs the payload and skips it instead of the process dying.
+// REST call fails, or disgo's gateway logs it and reconnects, instead of the
+// process dying.
 //
 // Only decoding changes. disgo's request bodies rely on the omitzero tag
 // option, which go-json does not implement, so encoding stays with
