@@ -22,7 +22,6 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/bot/pinterest"
 )
 
 // ErrClosed is returned by Start once Close has begun.
@@ -36,8 +35,12 @@ const (
 	// replyTimeout bounds sending the final reply and its followups.
 	replyTimeout = 30 * time.Second
 	// autocompleteTimeout bounds the work behind autocomplete choices,
-	// which cannot be deferred.
+	// which cannot be deferred, from the moment the bot takes the
+	// interaction up; autocompleteAnswerBy bounds sending the choices,
+	// from the same moment, so that work using all its time still leaves
+	// time to answer (empty choices) within Discord's three seconds.
 	autocompleteTimeout = 2 * time.Second
+	autocompleteAnswerBy = 2800 * time.Millisecond
 	// closeGrace is how long Close waits for handlers after cancelling
 	// them, before giving up on closing the REST client.
 	closeGrace = 5 * time.Second
@@ -122,7 +125,7 @@ func New(cfg Config) (*Bot, error) {
 		closingCh:     make(chan struct{}),
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
-	b.sessions.m = make(map[string]*pinterest.Session)
+	b.sessions.m = make(map[string]cachedSession)
 	b.boards.m = make(map[string]boardList)
 	b.mux = b.routes()
 
@@ -299,6 +302,14 @@ func (b *Bot) close(ctx context.Context) error {
 			return errors.New("bot: close: handlers still running after cancellation; the Discord REST client was left open")
 		}
 	}
+	// A token refresh outlives the handler that started it (its answer must
+	// be saved: the old refresh token is dead); the caller closes the token
+	// store after Close, so wait for refreshes in flight here.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CloseTimeout)
+	defer cancel()
+	if err := b.cfg.Pinterest.Wait(wctx); err != nil {
+		b.log.Error().Err(err).Msg("a Pinterest token refresh was still running at close; the account may need linking again")
+	}
 	b.client.Close(ctx)
 	b.log.Info().Msg("closed")
 	if forced {
@@ -384,9 +395,10 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 			default:
 				return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(b.workCtx))
 			}
-			ctx, cancel := context.WithTimeout(b.workCtx, autocompleteTimeout)
+			start := time.Now()
+			ctx, cancel := context.WithDeadline(b.workCtx, start.Add(autocompleteTimeout))
 			defer cancel()
-			e.Ctx = ctx
+			e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
 			return next(e)
 		}
 
@@ -417,11 +429,29 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 	}
 }
 
+// answerByKey keys the instant by which an autocomplete interaction must
+// be answered in its handler's context (see admit).
+type answerByKey struct{}
+
+// answerContext returns the context to send an autocomplete answer with,
+// given the handler's context ctx. Its deadline is the one admit set for
+// answering, not ctx's: the lookup behind the choices may have used up ctx,
+// and an answer, even an empty one, is still due.
+func (b *Bot) answerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	by, ok := ctx.Value(answerByKey{}).(time.Time)
+	if !ok {
+		by = time.Now().Add(autocompleteAnswerBy)
+	}
+	return context.WithDeadline(b.workCtx, by)
+}
+
 // notFound answers an interaction no route serves (a command removed from
 // this version, a stale component).
 func (b *Bot) notFound(e *handler.InteractionEvent) error {
 	if e.Type() == discord.InteractionTypeAutocomplete {
-		return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(e.Ctx))
+		actx, cancel := b.answerContext(e.Ctx)
+		defer cancel()
+		return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(actx))
 	}
 	b.reply(e.Token(), reply{content: msgUnknownCommand})
 	return nil

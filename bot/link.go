@@ -143,7 +143,9 @@ func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
 			choices = append(choices, discord.AutocompleteChoiceString{Name: truncateRunes(label, 100), Value: id})
 		}
 	}
-	return e.AutocompleteResult(choices, rest.WithCtx(e.Ctx))
+	actx, cancel := b.answerContext(e.Ctx)
+	defer cancel()
+	return e.AutocompleteResult(choices, rest.WithCtx(actx))
 }
 
 // autocompletePin offers the active account's boards for /pin's board:
@@ -172,5 +174,7 @@ func (b *Bot) autocompletePin(e *handler.AutocompleteEvent) error {
 			}
 		}
 	}
-	return e.AutocompleteResult(choices, rest.WithCtx(e.Ctx))
+	actx, cancel := b.answerContext(e.Ctx)
+	defer cancel()
+	return e.AutocompleteResult(choices, rest.WithCtx(actx))
 }

@@ -97,7 +97,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	sess, err := b.session(ctx, acct.ID)
 	if err != nil {
 		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
-			b.markRelink(acct.ID)
+			b.markRelink(acct.ID, sess)
 			return reply{content: msgRelink(name)}
 		}
 		inv.log.Error().Err(err).Str("account", acct.ID).Msg("loading the account's token failed")
@@ -108,7 +108,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	if strings.TrimSpace(bt.board) != "" {
 		boards, err := b.listBoards(ctx, acct.ID, sess)
 		if err != nil {
-			return reply{content: b.boardsTrouble(inv, acct.ID, name, err)}
+			return reply{content: b.boardsTrouble(inv, acct.ID, sess, name, err)}
 		}
 		bd, ok := findBoard(boards, bt.board)
 		if !ok {
@@ -158,10 +158,10 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 }
 
 // boardsTrouble explains why the account's boards could not be listed.
-func (b *Bot) boardsTrouble(inv invocation, accountID, name string, err error) string {
+func (b *Bot) boardsTrouble(inv invocation, accountID string, sess *pinterest.Session, name string, err error) string {
 	switch {
 	case errors.Is(err, pinterest.ErrReauthRequired):
-		b.markRelink(accountID)
+		b.markRelink(accountID, sess)
 		return msgRelink(name)
 	case errors.Is(err, pinterest.ErrRateLimited):
 		var rl *pinterest.RateLimitError
@@ -173,11 +173,26 @@ func (b *Bot) boardsTrouble(inv invocation, accountID, name string, err error) s
 	return msgPinterestDown
 }
 
-// markRelink records that the account needs a new authorization.
-func (b *Bot) markRelink(accountID string) {
+// markRelink records that the account needs a new authorization because
+// Pinterest refused the grant of sess, the account's Session; sess nil
+// means the account has no token at all. A Session replaced by a newer
+// link since it was handed out condemns nothing: the new grant is not the
+// one Pinterest refused.
+func (b *Bot) markRelink(accountID string, sess *pinterest.Session) {
 	ctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
 	defer cancel()
-	if err := b.cfg.Links.MarkRelinkNeeded(ctx, accountID); err != nil {
+	var err error
+	if sess == nil {
+		err = b.cfg.Links.MarkRelinkNeeded(ctx, accountID)
+	} else {
+		gen, current := b.grantOf(accountID, sess)
+		if !current {
+			b.log.Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
+			return
+		}
+		err = b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen)
+	}
+	if err != nil {
 		b.log.Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
 	}
 }
@@ -406,7 +421,7 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, at time.Ti
 			"not attempted: rate limited by Pinterest")
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		log.Msg("pinterest grant refused")
-		p.b.markRelink(p.acct.ID)
+		p.b.markRelink(p.acct.ID, p.sess)
 		e.why = "Pinterest refused Pinbot's access to the account"
 		p.stopWith(msgRelink(p.name), "not attempted: the account must be linked again")
 	case errors.Is(err, pinterest.ErrImageRejected):

@@ -144,7 +144,7 @@ func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, str
 	sess, err := b.session(inv.ctx, a.ID)
 	if err != nil {
 		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
-			b.markRelink(a.ID)
+			b.markRelink(a.ID, sess)
 			return nil, fmt.Sprintf("%s needs /link again before Pinbot can list its boards.", name)
 		}
 		inv.log.Error().Err(err).Str("account", a.ID).Msg("loading the account's token failed")
@@ -152,7 +152,7 @@ func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, str
 	}
 	boards, err := b.listBoards(inv.ctx, a.ID, sess)
 	if err != nil {
-		return nil, "Boards: " + b.boardsTrouble(inv, a.ID, name, err)
+		return nil, "Boards: " + b.boardsTrouble(inv, a.ID, sess, name, err)
 	}
 	return boards, ""
 }

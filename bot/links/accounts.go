@@ -131,6 +131,11 @@ func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oaut
 		if err := setRecord(txn, accountKey(acct.ID), &a); err != nil {
 			return err
 		}
+		var old tokenRecord
+		if _, err := getRecord(txn, tokenKey(acct.ID), &old); err != nil {
+			return err
+		}
+		tr.Gen = old.Gen + 1
 		return setRecord(txn, tokenKey(acct.ID), tr)
 	})
 	if err != nil {
@@ -282,6 +287,17 @@ func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID,
 // after Pinterest declared its grant invalid; Link clears the flag. An
 // account no user links fails with an error wrapping ErrNoToken.
 func (s *Store) MarkRelinkNeeded(ctx context.Context, accountID string) error {
+	return s.markRelinkNeeded(ctx, accountID, 0, false)
+}
+
+// MarkGrantRelinkNeeded is MarkRelinkNeeded for generation gen of the
+// account's grant (see Grant): when the account has been linked again
+// since, the newer grant is not condemned and nothing changes.
+func (s *Store) MarkGrantRelinkNeeded(ctx context.Context, accountID string, gen uint64) error {
+	return s.markRelinkNeeded(ctx, accountID, gen, true)
+}
+
+func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint64, checkGen bool) error {
 	if err := checkID("account id", accountID); err != nil {
 		return err
 	}
@@ -298,6 +314,15 @@ func (s *Store) MarkRelinkNeeded(ctx context.Context, accountID string) error {
 		}
 		if a.RelinkNeeded {
 			return nil
+		}
+		if checkGen {
+			var tr tokenRecord
+			if _, err := getRecord(txn, tokenKey(accountID), &tr); err != nil {
+				return err
+			}
+			if tr.Gen != gen {
+				return nil
+			}
 		}
 		changed = true
 		a.RelinkNeeded = true

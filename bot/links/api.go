@@ -41,6 +41,9 @@ var (
 	// links it (never linked, or unlinked by every user). Account,
 	// MarkRelinkNeeded and SaveToken return it for such an account too.
 	ErrNoToken = errors.New("links: no token stored for account")
+	// ErrRelinked: the account was linked again, so a token refreshed from
+	// its earlier grant is not saved (SaveGrantToken).
+	ErrRelinked = errors.New("links: account linked again since this grant")
 	// ErrStateInvalid: an OAuth state that was never issued, was already
 	// used, or was forged.
 	ErrStateInvalid = errors.New("links: invalid OAuth state")

@@ -27,8 +27,8 @@
 //	// /pin: the user's active account and a session whose rotated tokens
 //	// are saved at once.
 //	usr, err := st.User(ctx, userID)
-//	tok, err = st.Token(ctx, usr.Active)
-//	s, err := pinterest.NewSession(tok, st.Saver(usr.Active))
+//	tok, gen, err := st.Grant(ctx, usr.Active)
+//	s, err := pinterest.NewSession(tok, st.GrantSaver(usr.Active, gen))
 //
 // Call PurgeStates every few minutes to delete states nobody came back
 // with.

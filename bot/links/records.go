@@ -119,6 +119,9 @@ type tokenRecord struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	TokenType    string    `json:"token_type,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
+	// Gen is the generation of the grant: Link raises it, refreshes keep
+	// it. Records written before it existed read as generation 0.
+	Gen uint64 `json:"gen,omitempty"`
 }
 
 func (r *tokenRecord) version() int { return r.V }

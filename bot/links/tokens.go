@@ -15,12 +15,22 @@ import (
 // wrapping ErrNoToken when none is stored (the account was never linked,
 // or every user unlinked it).
 func (s *Store) Token(ctx context.Context, accountID string) (*oauth2.Token, error) {
+	tok, _, err := s.Grant(ctx, accountID)
+	return tok, err
+}
+
+// Grant returns the stored OAuth token of account accountID, as Token
+// does, and the generation of its grant: a number that Link raises each
+// time the account is authorized again and that saving a refreshed token
+// keeps. Two reads with the same generation are the same grant, possibly
+// refreshed in between; a session built from a grant saves its refreshed
+// tokens with GrantSaver.
+func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uint64, error) {
 	if err := checkID("account id", accountID); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var tok *oauth2.Token
+	var rec tokenRecord
 	err := s.view(ctx, "token", func(txn *badger.Txn) error {
-		var rec tokenRecord
 		found, err := getRecord(txn, tokenKey(accountID), &rec)
 		if err != nil {
 			return err
@@ -28,22 +38,33 @@ func (s *Store) Token(ctx context.Context, accountID string) (*oauth2.Token, err
 		if !found {
 			return fmt.Errorf("%w: account %q", ErrNoToken, accountID)
 		}
-		tok = rec.token()
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return tok, nil
+	return rec.token(), rec.Gen, nil
 }
 
-// SaveToken replaces the token of the linked account accountID with tok;
-// the token is on disk when SaveToken returns nil. It fails with an error
-// wrapping ErrNoToken when no user links the account (it was unlinked
-// while the token was being refreshed), so that an unlinked account's
-// token is never written back. It does not clear RelinkNeeded: only Link
-// does.
+// SaveToken replaces the token of the linked account accountID with tok,
+// keeping its grant generation; the token is on disk when SaveToken
+// returns nil. It fails with an error wrapping ErrNoToken when no user
+// links the account (it was unlinked while the token was being refreshed),
+// so that an unlinked account's token is never written back. It does not
+// clear RelinkNeeded: only Link does.
 func (s *Store) SaveToken(ctx context.Context, accountID string, tok *oauth2.Token) error {
+	return s.saveToken(ctx, accountID, tok, 0, false)
+}
+
+// SaveGrantToken is SaveToken for a token refreshed from generation gen of
+// the account's grant: when the account has been linked again since, it
+// saves nothing and fails with an error wrapping ErrRelinked, so that a
+// refresh of the old grant never replaces the new one.
+func (s *Store) SaveGrantToken(ctx context.Context, accountID string, gen uint64, tok *oauth2.Token) error {
+	return s.saveToken(ctx, accountID, tok, gen, true)
+}
+
+func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Token, gen uint64, checkGen bool) error {
 	if err := checkID("account id", accountID); err != nil {
 		return err
 	}
@@ -59,6 +80,15 @@ func (s *Store) SaveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 		if err != nil {
 			return fmt.Errorf("links: read %q: %w", accountKey(accountID), err)
 		}
+		var old tokenRecord
+		if _, err := getRecord(txn, tokenKey(accountID), &old); err != nil {
+			return err
+		}
+		if checkGen && old.Gen != gen {
+			return fmt.Errorf("%w: account %q is at grant %d, the token is of grant %d; token not saved",
+				ErrRelinked, accountID, old.Gen, gen)
+		}
+		tr.Gen = old.Gen
 		return setRecord(txn, tokenKey(accountID), tr)
 	})
 	if err != nil {
@@ -73,5 +103,13 @@ func (s *Store) SaveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 func (s *Store) Saver(accountID string) pinterest.TokenSaver {
 	return func(ctx context.Context, tok *oauth2.Token) error {
 		return s.SaveToken(ctx, accountID, tok)
+	}
+}
+
+// GrantSaver returns the pinterest.TokenSaver of generation gen of account
+// accountID's grant: it saves each rotated token with SaveGrantToken.
+func (s *Store) GrantSaver(accountID string, gen uint64) pinterest.TokenSaver {
+	return func(ctx context.Context, tok *oauth2.Token) error {
+		return s.SaveGrantToken(ctx, accountID, gen, tok)
 	}
 }

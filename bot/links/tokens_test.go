@@ -132,3 +132,56 @@ func TestSaverKeepsRotatedToken(t *testing.T) {
 		t.Fatalf("UserAccount with the rotated-away token = %v, want ErrReauthRequired", err)
 	}
 }
+
+// TestGrantGenerations: Link starts a new grant generation, saving a
+// refreshed token keeps it, and a token or a refusal of an earlier grant
+// changes nothing once the account has been linked again.
+func TestGrantGenerations(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	link(t, s, "u1", "a1")
+	_, g1, err := s.Grant(ctx, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveGrantToken(ctx, "a1", g1, tokenFor("a1", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveToken(ctx, "a1", tokenFor("a1", 3)); err != nil {
+		t.Fatal(err)
+	}
+	tok, g, err := s.Grant(ctx, "a1")
+	if err != nil || g != g1 || !sameToken(tok, tokenFor("a1", 3)) {
+		t.Fatalf("after refreshes: Grant = %+v, %d, %v; want token 3 of generation %d", tok, g, err, g1)
+	}
+
+	// Another user links the same account: a new grant.
+	link(t, s, "u2", "a1")
+	tok2, g2, err := s.Grant(ctx, "a1")
+	if err != nil || g2 != g1+1 {
+		t.Fatalf("after a new link: generation %d, %v; want %d", g2, err, g1+1)
+	}
+	err = s.GrantSaver("a1", g1)(ctx, tokenFor("a1", 9))
+	if !errors.Is(err, links.ErrRelinked) {
+		t.Fatalf("saving a token of the earlier grant = %v, want ErrRelinked", err)
+	}
+	if tok, _, _ := s.Grant(ctx, "a1"); !sameToken(tok, tok2) {
+		t.Fatalf("a token of the earlier grant replaced the new one: %+v", tok)
+	}
+
+	if err := s.MarkGrantRelinkNeeded(ctx, "a1", g1); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Account(ctx, "a1"); err != nil || a.RelinkNeeded {
+		t.Fatalf("refusing the earlier grant marked the account: %+v, %v", a, err)
+	}
+	if err := s.MarkGrantRelinkNeeded(ctx, "a1", g2); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.Account(ctx, "a1"); err != nil || !a.RelinkNeeded {
+		t.Fatalf("refusing the current grant: %+v, %v; want re-link needed", a, err)
+	}
+	if err := s.MarkGrantRelinkNeeded(ctx, "zz", 1); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("MarkGrantRelinkNeeded(unknown) = %v, want ErrNoToken", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
@@ -25,6 +26,9 @@ type Client struct {
 	http  *http.Client
 	oauth *oauth2.Config
 	log   zerolog.Logger
+
+	// refreshes counts the token refreshes in flight (see accessToken).
+	refreshes sync.WaitGroup
 }
 
 // New returns a Client for cfg, after validating it.

@@ -116,6 +116,13 @@ func (c *Client) tokenError(ctx context.Context, op string, err error) error {
 // has just answered 401 to: if another goroutine has already replaced it
 // that token is returned, else the grant is refreshed even though the
 // token has not expired by the clock.
+//
+// Once a refresh request has left, Pinterest has rotated the grant and the
+// old refresh token is dead, whatever becomes of the answer. So the refresh
+// and the saving of its result run to the end on a goroutine of their own,
+// bounded by Config.RequestTimeout but not by ctx: a caller that stops
+// waiting (autocomplete's deadline, a shutdown) gets ctx's error, and the
+// new token is saved all the same. Wait waits for such refreshes.
 func (c *Client) accessToken(ctx context.Context, s *Session, rejected string) (string, error) {
 	if tok, ok := c.usable(s, rejected); ok {
 		return tok, nil
@@ -125,8 +132,47 @@ func (c *Client) accessToken(ctx context.Context, s *Session, rejected string) (
 	case <-ctx.Done():
 		return "", fmt.Errorf("pinterest: waiting for token refresh: %w", ctx.Err())
 	}
-	defer func() { <-s.refreshing }()
+	type result struct {
+		tok string
+		err error
+	}
+	done := make(chan result, 1)
+	c.refreshes.Add(1)
+	go func() {
+		defer c.refreshes.Done()
+		defer func() { <-s.refreshing }()
+		tok, err := c.renew(context.WithoutCancel(ctx), s, rejected)
+		done <- result{tok, err}
+	}()
+	select {
+	case r := <-done:
+		return r.tok, r.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("pinterest: waiting for token refresh: %w", ctx.Err())
+	}
+}
 
+// Wait waits until every token refresh in flight has ended, its new token
+// saved or its failure recorded, or until ctx ends. Each refresh is
+// bounded by Config.RequestTimeout. Close the token store only after Wait.
+func (c *Client) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		c.refreshes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("pinterest: waiting for token refreshes: %w", ctx.Err())
+	}
+}
+
+// renew makes s's token usable: it saves a refreshed token not saved yet,
+// else refreshes the grant when the current token cannot be used. The
+// caller holds s.refreshing.
+func (c *Client) renew(ctx context.Context, s *Session, rejected string) (string, error) {
 	s.mu.Lock()
 	reauth, pending, cur := s.reauth, s.pending, s.tok
 	s.mu.Unlock()
