@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,12 +25,16 @@ import (
 // (see the package documentation).
 const PartWait = 3 * time.Second
 
-const (
-	// replyTimeout bounds the wait for the bot's reply to one command.
-	replyTimeout = 2 * time.Minute
-	// maxLineLen is the longest command line the console reads, in bytes.
-	maxLineLen = 64 << 10
-)
+// replyTimeout bounds the wait for the bot's reply to one command.
+const replyTimeout = 2 * time.Minute
+
+// MaxLineLen is the longest line ReadLines passes on, in bytes, not
+// counting its line ending.
+const MaxLineLen = 64 << 10
+
+// ErrLineTooLong is the Err of a Line longer than MaxLineLen, which
+// ReadLines discarded.
+var ErrLineTooLong = fmt.Errorf("the line is longer than %d KiB and was ignored", MaxLineLen>>10)
 
 // Names of the bot's commands, as the bot registers them with Discord.
 const (
@@ -153,8 +158,9 @@ func (c *Console) accountLabel(id string) string {
 
 // Serve reads command lines from in and executes them until quit, the end
 // of in or the end of ctx, printing a prompt before each when prompt is
-// set. The end of ctx is a normal stop. It fails when in cannot be read or
-// the output cannot be written.
+// set. A line longer than MaxLineLen is answered with an error line and
+// skipped. The end of ctx is a normal stop. It fails when in cannot be
+// read or the output cannot be written.
 func (c *Console) Serve(ctx context.Context, in io.Reader, prompt bool) error {
 	done := make(chan struct{})
 	defer close(done)
@@ -182,35 +188,93 @@ func (c *Console) Serve(ctx context.Context, in io.Reader, prompt bool) error {
 				}
 				return c.err
 			}
-			if c.Exec(ctx, line) {
+			if line.Err != nil {
+				c.errorf("%v", line.Err)
+				continue
+			}
+			if c.Exec(ctx, line.Text) {
 				return c.err
 			}
 		}
 	}
 }
 
-// ReadLines sends each line of r (at most 64 KiB long) on lines until r
-// ends or done is closed. When r ends, the read error (nil at end of input)
-// is sent on the returned error channel before lines is closed. A reader
-// blocked in r stays blocked after done is closed: it ends with r. The
-// engine demo of cmd/pinbot reads its console with it too.
-func ReadLines(r io.Reader, done <-chan struct{}) (<-chan string, <-chan error) {
-	lines := make(chan string)
+// A Line is one line read by ReadLines.
+type Line struct {
+	// Text is the line without its ending ("\n" or "\r\n"); it is ""
+	// when Err is set.
+	Text string
+	// Err is ErrLineTooLong when the line was longer than MaxLineLen: the
+	// whole line was discarded, and reading goes on with the next one.
+	Err error
+}
+
+// ReadLines sends each line of r on lines until r ends or done is closed.
+// A line longer than MaxLineLen is not kept: its Line carries
+// ErrLineTooLong instead, so that a reader can answer it and go on. When r
+// ends, the read error (nil at end of input) is sent on the returned error
+// channel before lines is closed. A reader blocked in r stays blocked
+// after done is closed: it ends with r. The engine demo of cmd/pinbot
+// reads its console with it too.
+func ReadLines(r io.Reader, done <-chan struct{}) (<-chan Line, <-chan error) {
+	lines := make(chan Line)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 4096), maxLineLen)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-done:
+		br := bufio.NewReader(r)
+		for {
+			line, ok, err := readLine(br)
+			if ok {
+				select {
+				case lines <- line:
+				case <-done:
+					return
+				}
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				errc <- err
 				return
 			}
 		}
-		errc <- sc.Err()
 	}()
 	return lines, errc
+}
+
+// readLine reads the next line of br, keeping at most MaxLineLen bytes of
+// it (plus its ending) in memory. ok reports whether there was a line: the
+// last one may lack its "\n", and it is returned along with the error that
+// ended the input (io.EOF at its end).
+func readLine(br *bufio.Reader) (line Line, ok bool, err error) {
+	var text []byte
+	tooLong := false
+	for {
+		var chunk []byte
+		chunk, err = br.ReadSlice('\n')
+		ok = ok || len(chunk) > 0
+		if !tooLong {
+			text = append(text, chunk...)
+			// Past MaxLineLen bytes and an ending, the line is too long
+			// whatever follows: stop keeping it.
+			if len(text) > MaxLineLen+len("\r\n") {
+				text, tooLong = nil, true
+			}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+	}
+	if !ok {
+		return Line{}, false, err
+	}
+	text = bytes.TrimSuffix(text, []byte("\n"))
+	text = bytes.TrimSuffix(text, []byte("\r"))
+	if tooLong || len(text) > MaxLineLen {
+		return Line{Err: ErrLineTooLong}, true, err
+	}
+	return Line{Text: string(text)}, true, err
 }
 
 // Exec executes one command line, printing what it shows, and reports

@@ -94,7 +94,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	}
 	ln, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
-		return fmt.Errorf("listening on %s %s: %w", httpAddrOption.env, cfg.httpAddr, err)
+		return fmt.Errorf("listening on %s %s: %w", cfg.httpAddrName, cfg.httpAddr, err)
 	}
 	r.http = h.Server(cfg.httpAddr)
 	r.httpc = make(chan error, 1)
@@ -116,7 +116,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Log:        log,
 	})
 	if err != nil {
-		return &usageError{err: fmt.Errorf("invalid %s: %w", discordTokenEnv, err)}
+		return &usageError{err: fmt.Errorf("invalid %s: %w", cfg.tokenName, err)}
 	}
 	r.bot = b
 	r.log.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).

@@ -121,6 +121,10 @@ func TestBotConfigErrors(t *testing.T) {
 			want: []string{`invalid PINBOT_PUBLIC_URL "pinbot.example": want an absolute http or https URL`}},
 		{env: full, args: []string{"--public-url", "https://pinbot.example/?a=b"},
 			want: []string{`invalid --public-url "https://pinbot.example/?a=b": want an address without a query or fragment`}},
+		{env: with(full, map[string]string{"PINBOT_PUBLIC_URL": "https://pinbot.example/?"}),
+			want: []string{`invalid PINBOT_PUBLIC_URL "https://pinbot.example/?": want an address without a query or fragment`}},
+		{env: full, args: []string{"--public-url", "https://pinbot.example#"},
+			want: []string{`invalid --public-url "https://pinbot.example#": want an address without a query or fragment`}},
 		{env: with(full, map[string]string{"PINBOT_HTTP_ADDR": "8080"}),
 			want: []string{`invalid PINBOT_HTTP_ADDR "8080": want HOST:PORT`}},
 		{env: with(full, map[string]string{"PINBOT_HTTP_ADDR": "127.0.0.1:99999"}),
@@ -184,6 +188,88 @@ func TestBotBadTokenAfterStoresOpen(t *testing.T) {
 	if !strings.Contains(r.stderr, "pinbot stopped") {
 		t.Errorf("stderr lacks the clean stop:\n%s", r.stderr)
 	}
+}
+
+// TestPublicURLRedirect checks the OAuth redirect made from the public
+// URL, and that a URL with a query or a fragment, even an empty one, is
+// refused: the callback path would not end the redirect's path.
+func TestPublicURLRedirect(t *testing.T) {
+	t.Parallel()
+	env := botEnv(t, t.TempDir())
+	tests := []struct {
+		publicURL, redirect string // redirect "" means refused
+	}{
+		{"https://pinbot.example", "https://pinbot.example/oauth/callback"},
+		{"https://pinbot.example/", "https://pinbot.example/oauth/callback"},
+		{"https://pinbot.example/bot/", "https://pinbot.example/bot/oauth/callback"},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080/oauth/callback"},
+		{"https://pinbot.example/?", ""},
+		{"https://pinbot.example?", ""},
+		{"https://pinbot.example/?a=b", ""},
+		{"https://pinbot.example/#", ""},
+		{"https://pinbot.example#top", ""},
+		{"https://pinbot.example/?#", ""},
+	}
+	for _, tt := range tests {
+		st := newSettings(func(k string) string {
+			if k == "PINBOT_PUBLIC_URL" {
+				return tt.publicURL
+			}
+			return env[k]
+		})
+		b, err := st.validateBot()
+		switch {
+		case tt.redirect == "" && err == nil:
+			t.Errorf("PINBOT_PUBLIC_URL %q accepted, with the redirect %q; want it refused", tt.publicURL, b.redirectURL)
+		case tt.redirect == "" && !strings.Contains(err.Error(), "invalid PINBOT_PUBLIC_URL"):
+			t.Errorf("PINBOT_PUBLIC_URL %q: error %q, want it to name PINBOT_PUBLIC_URL", tt.publicURL, err)
+		case tt.redirect != "" && err != nil:
+			t.Errorf("PINBOT_PUBLIC_URL %q: %v", tt.publicURL, err)
+		case tt.redirect != "" && b.redirectURL != tt.redirect:
+			t.Errorf("PINBOT_PUBLIC_URL %q: redirect %q, want %q", tt.publicURL, b.redirectURL, tt.redirect)
+		}
+	}
+}
+
+// TestBotStartErrorsNameTheSetting checks that the errors met once the
+// bot starts, as the other configuration errors, name the setting as it
+// was given: by its flag when a flag set it, else by its variable.
+func TestBotStartErrorsNameTheSetting(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() }) // after the parallel subtests
+	taken := ln.Addr().String()
+
+	t.Run("address taken", func(t *testing.T) {
+		t.Parallel()
+		env := botEnv(t, t.TempDir())
+		r := pinbot(t, "", with(env, map[string]string{"PINBOT_HTTP_ADDR": taken}))
+		r.wantCode(t, "HTTP address taken", exitFailure)
+		if want := "listening on PINBOT_HTTP_ADDR " + taken; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr = %q, want it to contain %q", r.stderr, want)
+		}
+		r = pinbot(t, "", env, "--http-addr", taken)
+		r.wantCode(t, "HTTP address taken", exitFailure)
+		if want := "listening on --http-addr " + taken; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr = %q, want it to contain %q", r.stderr, want)
+		}
+	})
+	t.Run("malformed token", func(t *testing.T) {
+		t.Parallel()
+		env := with(botEnv(t, t.TempDir()), map[string]string{discordTokenEnv: ""})
+		const bad = "not-a-discord-bot-token-at-all"
+		r := pinbot(t, "", env, "--discord-token", bad)
+		r.wantCode(t, "a malformed token", exitUsage)
+		if want := "invalid --discord-token: bot: Config.Token is not a Discord bot token"; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr = %q, want it to contain %q", r.stderr, want)
+		}
+		if strings.Contains(r.stderr, bad) {
+			t.Errorf("stderr shows the token: %q", r.stderr)
+		}
+	})
 }
 
 // TestBotStoresInUse starts the bot on a data directory whose engine

@@ -88,8 +88,9 @@ type demo struct {
 }
 
 // serve reads commands from in and executes them until quit, the end of in
-// or the end of ctx. It fails when in cannot be read or a reply cannot be
-// written.
+// or the end of ctx. A line longer than sandbox.MaxLineLen is answered
+// with an error line and skipped. It fails when in cannot be read or a
+// reply cannot be written.
 func (d *demo) serve(ctx context.Context, in io.Reader, prompt bool) error {
 	done := make(chan struct{})
 	defer close(done)
@@ -119,7 +120,11 @@ func (d *demo) serve(ctx context.Context, in io.Reader, prompt bool) error {
 				d.log.Info().Msg("end of input; shutting down")
 				return nil
 			}
-			if quit := d.exec(ctx, line); quit {
+			if line.Err != nil {
+				d.errorf("%v", line.Err)
+				continue
+			}
+			if quit := d.exec(ctx, line.Text); quit {
 				d.log.Info().Msg("quit; shutting down")
 				return nil
 			}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/rs/zerolog"
 )
@@ -152,6 +153,22 @@ func TestDemoBadInputKeepsGoing(t *testing.T) {
 	stdin.WriteString("pin alice 2\nstatus alice\n")
 	want = append(want, "12-hour pin count: 1/100", "12-hour pin count: 2/100", "alice — 12-hour pins: 2/100")
 	runDemoSteps(t, t.TempDir(), []demoStep{{stdin: stdin.String(), want: want}})
+}
+
+// TestDemoLongLineIgnored checks that a line over sandbox.MaxLineLen is
+// answered with an error line, and the commands after it still run; a
+// line of exactly sandbox.MaxLineLen bytes is read as a command.
+func TestDemoLongLineIgnored(t *testing.T) {
+	t.Parallel()
+	at := strings.Repeat("x", sandbox.MaxLineLen)
+	stdin := "pin a 1\n" + at + "\n" + at + "y\n" + strings.Repeat("z", 1<<20) + "\nstatus a\n"
+	runDemoSteps(t, t.TempDir(), []demoStep{{stdin: stdin, want: []string{
+		"12-hour pin count: 1/100",
+		`error: unknown command "xxxx*`,
+		"error: the line is longer than 64 KiB and was ignored",
+		"error: the line is longer than 64 KiB and was ignored",
+		"a — 12-hour pins: 1/100",
+	}}})
 }
 
 func TestDemoOnLockedDirectory(t *testing.T) {

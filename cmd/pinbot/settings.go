@@ -245,6 +245,10 @@ type botSettings struct {
 	discordAPI, discordGateway    string
 	pinterestAPI, pinterestOAuth  string
 	shards                        int
+	// tokenName and httpAddrName name the token and HTTP address settings
+	// in the errors met once the bot starts: the flag or variable that
+	// set them (see setting.name).
+	tokenName, httpAddrName string
 }
 
 // callbackPath is where the bot's listener serves the OAuth callback
@@ -265,6 +269,8 @@ func (st *settings) validateBot() (botSettings, error) {
 		discordGateway: st.discordGateway.value,
 		pinterestAPI:   st.pinterestAPI.value,
 		pinterestOAuth: st.pinterestOAuth.value,
+		tokenName:      st.discordToken.name(),
+		httpAddrName:   st.httpAddr.name(),
 	}
 	if strings.TrimSpace(b.token) != b.token || strings.ContainsAny(b.token, " \t\r\n") {
 		return b, fmt.Errorf("invalid %s: it contains spaces or line breaks", st.discordToken.name())
@@ -286,7 +292,10 @@ func (st *settings) validateBot() (botSettings, error) {
 	if err != nil {
 		return b, err
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
+	// The redirect URL is the public URL followed by callbackPath, so the
+	// public URL may not hold a query or fragment, not even an empty one
+	// ("https://host/?" would put the path in the query).
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(st.publicURL.value, "#") {
 		return b, fmt.Errorf("invalid %s %s: want an address without a query or fragment", st.publicURL.name(), st.publicURL.shown())
 	}
 	b.publicURL = strings.TrimRight(u.String(), "/")
