@@ -241,6 +241,19 @@ func (b *Bot) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bot: opening the gateway: %w", err)
 	}
+	// Open only logs a shard it could not open (a refused IDENTIFY, such
+	// as close code 4004 for a token the gateway does not accept): such a
+	// shard stays down, and its guilds would never be served.
+	var down []int
+	for _, id := range ids {
+		if sh := sm.Shard(id); sh == nil || sh.Status() != gateway.StatusReady {
+			down = append(down, id)
+		}
+	}
+	if len(down) > 0 {
+		return fmt.Errorf("bot: opening the gateway: %d of %d shards did not connect (shards %v); the log has Discord's reason",
+			len(down), shards, down)
+	}
 	return nil
 }
 
