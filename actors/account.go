@@ -52,7 +52,34 @@ type grantReply struct {
 	self    *actor.PID
 	root    *actor.RootContext
 	account string
+	inc     *incarnation
 	done    func(error)
+}
+
+// incarnation identifies one life of an account actor, from its load to
+// its stop or restart, and collects the grants of that life whose journal
+// write failed. Reservation IDs restart from the stored state at each
+// load, so a rollback is only meaningful to the incarnation that granted:
+// a later one may have handed the same IDs to someone else.
+type incarnation struct {
+	mu     sync.Mutex
+	failed []rollback // grants to roll back, not yet applied
+}
+
+// add records a grant to roll back.
+func (inc *incarnation) add(rb rollback) {
+	inc.mu.Lock()
+	inc.failed = append(inc.failed, rb)
+	inc.mu.Unlock()
+}
+
+// take returns the grants to roll back and forgets them.
+func (inc *incarnation) take() []rollback {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	f := inc.failed
+	inc.failed = nil
+	return f
 }
 
 var grantReplies sync.Pool
@@ -69,14 +96,16 @@ func init() {
 func (g *grantReply) complete(err error) {
 	reply, resp := g.reply, g.resp
 	if err != nil {
-		// Queue the rollback before answering, so that whatever the caller
-		// asks next already sees the slots free again. The send may run
-		// the actor's turn on the sending goroutine, which must not be the
-		// journal's: the turn may wait for it.
-		self, root, account := g.self, g.root, g.account
-		rb := &rollback{first: resp.first, count: resp.granted}
+		// Record the rollback and queue a message to apply it before
+		// answering, so that whatever the caller asks next already sees
+		// the slots free again. The send may run the actor's turn on the
+		// sending goroutine, which must not be the journal's: the turn may
+		// wait for it. If the actor stops first, stop applies the
+		// rollback before its snapshot.
+		self, root, account, inc := g.self, g.root, g.account, g.inc
+		inc.add(rollback{first: resp.first, count: resp.granted})
 		go func() {
-			root.Send(self, rb)
+			root.Send(self, &rollbackDue{inc: inc})
 			reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
 		}()
 	} else {
@@ -93,12 +122,21 @@ type rollback struct {
 	count int
 }
 
+// rollbackDue tells the actor that inc, one of its incarnations, has
+// grants to roll back. An incarnation other than the current one is gone,
+// and so are its grants: the current one loaded from the store, which never
+// held them.
+type rollbackDue struct {
+	inc *incarnation
+}
+
 // accountActor serializes everything that touches one account's ledger.
 type accountActor struct {
 	eng     *Engine
 	account string
 
 	led       *ledger
+	inc       *incarnation // this life's, set by each successful load
 	loadErr   error
 	seq       uint64 // last journal event appended
 	snapSeq   uint64 // journal events up to here are folded into a snapshot
@@ -123,18 +161,21 @@ func (a *accountActor) Receive(c actor.Context) {
 		a.replied = false
 		defer a.failed(m)
 		a.handle(c, m)
-	case *rollback:
-		a.rollback(c, m)
+	case *rollbackDue:
+		if m.inc == a.inc {
+			a.rollback(a.inc.take())
+		}
 	case *actor.Started:
 		a.start(c)
 	case *actor.Restarting:
 		// The next incarnation reloads from the store: let it see every
-		// event this one appended.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := a.eng.journal.Flush(ctx); err != nil {
+		// event this one appended. There is no deadline: loading before
+		// those writes have landed could grant slots they hold, so a stuck
+		// disk keeps the account waiting (its callers' contexts end the
+		// wait), never over-granting.
+		if err := a.eng.journal.Flush(context.Background()); err != nil {
 			a.logger().Error().Err(err).Msg("flush before restart failed")
 		}
-		cancel()
 	case *actor.Stopping:
 		a.stop(c)
 	case *actor.Stopped:
@@ -195,6 +236,7 @@ func (a *accountActor) load() bool {
 	// the account's stored state expired away in between.
 	led.nextID = max(led.nextID, uint64(a.eng.clock.Now())<<10)
 	a.led = led
+	a.inc = &incarnation{}
 	return true
 }
 
@@ -225,7 +267,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		}
 		ev := persistence.Event{Kind: persistence.EventReserve, ID: first, Count: uint32(granted), At: now, Deadline: now + a.led.lease}
 		g := grantReplies.Get().(*grantReply)
-		g.reply, g.self, g.root, g.account = m.reply, c.Self(), a.eng.system.Root, a.account
+		g.reply, g.self, g.root, g.account, g.inc = m.reply, c.Self(), a.eng.system.Root, a.account, a.inc
 		g.resp = response{first: first, granted: granted, status: st}
 		a.replied = true // by g, once the grant is durable
 		a.append(now, ev, g.done)
@@ -283,15 +325,17 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	}
 }
 
-// rollback releases the slots of a grant that was never acknowledged.
-func (a *accountActor) rollback(c actor.Context, m *rollback) {
-	if a.led == nil {
+// rollback releases the slots of grants that were never acknowledged.
+func (a *accountActor) rollback(rbs []rollback) {
+	if a.led == nil || len(rbs) == 0 {
 		return
 	}
 	now := a.eng.clock.Now()
-	for id := m.first; id < m.first+uint64(m.count); id++ {
-		if a.led.release(now, id) {
-			a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: id}, nil)
+	for _, rb := range rbs {
+		for id := rb.first; id < rb.first+uint64(rb.count); id++ {
+			if a.led.release(now, id) {
+				a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: id}, nil)
+			}
 		}
 	}
 }
@@ -308,9 +352,17 @@ func (a *accountActor) status(now int64) Status {
 }
 
 // expiry is the instant from which the account's stored state may be
-// deleted: its window holds nothing from then on, plus the TTL margin.
+// deleted: its window holds nothing from then on, plus the TTL margin. The
+// store expires state by the wall clock, so when the engine clock runs
+// behind the wall clock (it started from the stored high-water mark and
+// the wall clock was corrected forward since), the difference is added:
+// otherwise state could vanish while the engine still counts it.
 func (a *accountActor) expiry(now int64) int64 {
-	return max(a.led.expiresAt(), now) + a.eng.cfg.TTLMargin.Milliseconds()
+	exp := max(a.led.expiresAt(), now) + a.eng.cfg.TTLMargin.Milliseconds()
+	if behind := a.eng.wall() - now; behind > 0 {
+		exp += behind
+	}
+	return exp
 }
 
 // append journals ev; done (may be nil) learns when it is durable.
@@ -356,6 +408,16 @@ func (a *accountActor) stop(c actor.Context) {
 	a.eng.reg.beginPassivate(a.account, c.Self())
 	if a.led == nil || a.loadErr != nil {
 		return
+	}
+	if a.seq > a.snapSeq {
+		// A grant whose write failed is rolled back by a message that may
+		// be queued behind this stop, never to be served: once every write
+		// of this incarnation has its outcome, apply such rollbacks here,
+		// or the snapshot would keep the failed grants as reservations.
+		if err := a.eng.journal.Flush(context.Background()); err != nil {
+			a.logger().Error().Err(err).Msg("journal flush at passivation failed")
+		}
+		a.rollback(a.inc.take())
 	}
 	now := a.eng.clock.Now()
 	a.led.expire(now)

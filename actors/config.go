@@ -33,6 +33,9 @@ type Config struct {
 	// When nil the engine runs a RunningClock started at the later of the
 	// wall clock and the newest instant in the store.
 	Clock Clock
+	// Wall, when not nil, replaces the wall clock (Unix ms) that the
+	// store's TTL follows (tests, with persistence.NewMemStore's clock).
+	Wall func() int64
 	// Recover, when true, makes New start the background replay of the
 	// accounts left with journal events (see Engine.Recover).
 	Recover bool

@@ -69,6 +69,7 @@ func (g Grant) Reservations() []Reservation {
 type Engine struct {
 	cfg     Config
 	clock   Clock
+	wall    func() int64 // the wall clock the store's TTL follows, Unix ms
 	store   persistence.Store
 	journal *persistence.Journal
 	system  *actor.ActorSystem
@@ -115,9 +116,14 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 			Msg("clock is behind the newest stored instant; starting the engine clock from the stored instant")
 		clock = &offsetClock{base: clock, offset: hw - now}
 	}
+	wall := cfg.Wall
+	if wall == nil {
+		wall = func() int64 { return time.Now().UnixMilli() }
+	}
 	e := &Engine{
 		cfg:         cfg,
 		clock:       clock,
+		wall:        wall,
 		store:       store,
 		journal:     persistence.NewJournal(store, cfg.MaxJournalBatch, log),
 		log:         log,
@@ -131,8 +137,12 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	// that sends to it instead of starting a goroutine per turn: a round
 	// trip then costs a function call and a channel send. See registry for
 	// what that requires of senders.
+	// A failed actor is always restarted from its stored state: protoactor's
+	// default gives up after ten failures in ten seconds and stops the
+	// actor, leaving the requests in its mailbox unanswered.
 	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} },
-		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)))
+		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)),
+		actor.WithGuardian(actor.NewRestartingStrategy()))
 	e.reg.init(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancelRecover = cancel

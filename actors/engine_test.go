@@ -28,6 +28,8 @@ type engineFixture struct {
 func testConfig(clock Clock) Config {
 	cfg := DefaultConfig()
 	cfg.Clock = clock
+	// The tests' stores expire state by the same clock (their "wall").
+	cfg.Wall = clock.Now
 	cfg.Recover = false
 	return cfg
 }

@@ -39,7 +39,12 @@ type regShard struct {
 }
 
 type regEntry struct {
+	// pid is nil while the actor is being spawned (its state loading),
+	// which happens without the shard lock; started is closed once pid is
+	// set, or the spawn failed and the entry is gone. Both are guarded by
+	// the shard lock.
 	pid      *actor.PID
+	started  chan struct{}
 	used     atomic.Uint64 // registry epoch of the last message sent
 	inflight atomic.Int64  // senders that saw the entry open and have not finished sending
 	// passivating (guarded by the shard lock) stops new messages to pid;
@@ -75,12 +80,21 @@ func (e *regEntry) sent() {
 }
 
 // poisonWhenDrained waits until no sender is between its check and the
-// end of its Send, then sends pid the poison pill; e is passivating.
-func (r *registry) poisonWhenDrained(e *regEntry) {
+// end of its Send, then sends pid the poison pill; e is passivating. An
+// entry still starting is waited for; one whose spawn failed has no actor
+// to stop (send then closes its done).
+func (r *registry) poisonWhenDrained(sh *regShard, e *regEntry) {
+	<-e.started
+	sh.mu.RLock()
+	pid := e.pid
+	sh.mu.RUnlock()
+	if pid == nil {
+		return
+	}
 	for e.inflight.Load() > 0 {
 		<-e.drained
 	}
-	r.eng.system.Root.Poison(e.pid)
+	r.eng.system.Root.Poison(pid)
 }
 
 func (r *registry) init(e *Engine) {
@@ -96,25 +110,38 @@ func (r *registry) shard(account string) *regShard {
 }
 
 // send delivers msg to account's actor, spawning it when needed.
+//
+// Spawning loads the account's state (the synchronized dispatcher runs the
+// actor's start on the spawning goroutine), so it happens without the shard
+// lock: a slow load holds up only the requests for that account, which wait
+// for the entry to start, not the other accounts of its shard.
 func (r *registry) send(ctx context.Context, account string, msg any) error {
 	sh := r.shard(account)
 	for {
 		sh.mu.RLock()
 		e := sh.m[account]
-		if e != nil && !e.passivating {
+		if e != nil && e.pid != nil && !e.passivating {
 			e.inflight.Add(1)
+			pid := e.pid
 			sh.mu.RUnlock()
 			if ep := r.epoch.Load(); e.used.Load() != ep {
 				e.used.Store(ep)
 			}
-			r.eng.system.Root.Send(e.pid, msg)
+			r.eng.system.Root.Send(pid, msg)
 			e.sent()
 			return nil
 		}
-		sh.mu.RUnlock()
+		var wait <-chan struct{}
 		if e != nil {
+			wait = e.started
+			if e.pid != nil {
+				wait = e.done // passivating
+			}
+		}
+		sh.mu.RUnlock()
+		if wait != nil {
 			select {
-			case <-e.done:
+			case <-wait:
 				continue
 			case <-ctx.Done():
 				return ctx.Err()
@@ -125,15 +152,30 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 			sh.mu.Unlock()
 			return ErrClosed
 		}
-		if sh.m[account] == nil {
-			pid, err := r.eng.spawn(account)
-			if err != nil {
-				sh.mu.Unlock()
-				return err
-			}
-			sh.m[account] = &regEntry{pid: pid}
+		if sh.m[account] != nil {
+			sh.mu.Unlock()
+			continue
 		}
+		ne := &regEntry{started: make(chan struct{})}
+		sh.m[account] = ne
 		sh.mu.Unlock()
+
+		pid, err := r.eng.spawn(account)
+
+		sh.mu.Lock()
+		if err != nil {
+			delete(sh.m, account)
+			if ne.passivating {
+				close(ne.done) // Close is waiting for it
+			}
+		} else {
+			ne.pid = pid
+		}
+		close(ne.started)
+		sh.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 }
 
@@ -144,7 +186,7 @@ func (r *registry) beginPassivate(account string, pid *actor.PID) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[account]
-	if e == nil || !e.pid.Equal(pid) {
+	if e == nil || e.pid == nil || !e.pid.Equal(pid) {
 		return false
 	}
 	e.startPassivating()
@@ -159,12 +201,21 @@ func (r *registry) passivate(account string, pid *actor.PID) {
 	sh := r.shard(account)
 	sh.mu.Lock()
 	e := sh.m[account]
-	if e == nil || !e.pid.Equal(pid) || !e.startPassivating() {
+	if e != nil && e.pid == nil {
+		// Still starting: this is the actor being spawned (actors are
+		// named by account), asking to stop from its start.
+		started := e.started
+		sh.mu.Unlock()
+		<-started
+		sh.mu.Lock()
+		e = sh.m[account]
+	}
+	if e == nil || e.pid == nil || !e.pid.Equal(pid) || !e.startPassivating() {
 		sh.mu.Unlock()
 		return
 	}
 	sh.mu.Unlock()
-	r.poisonWhenDrained(e)
+	r.poisonWhenDrained(sh, e)
 }
 
 // remove forgets pid, the actor of account, once it has stopped, and wakes
@@ -173,7 +224,7 @@ func (r *registry) remove(account string, pid *actor.PID) {
 	sh := r.shard(account)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := sh.m[account]; e != nil && e.pid.Equal(pid) {
+	if e := sh.m[account]; e != nil && e.pid != nil && e.pid.Equal(pid) {
 		delete(sh.m, account)
 		e.startPassivating()
 		close(e.done)
@@ -192,7 +243,7 @@ func (r *registry) sweepIdle() int {
 		idle = idle[:0]
 		sh.mu.RLock()
 		for _, e := range sh.m {
-			if !e.passivating && e.used.Load() < cur {
+			if e.pid != nil && !e.passivating && e.used.Load() < cur {
 				e.inflight.Add(1)
 				idle = append(idle, e)
 			}
@@ -215,7 +266,7 @@ func (r *registry) stopAll() []chan struct{} {
 		sh.mu.Lock()
 		for _, e := range sh.m {
 			if e.startPassivating() {
-				go r.poisonWhenDrained(e)
+				go r.poisonWhenDrained(sh, e)
 			}
 			waits = append(waits, e.done)
 		}

@@ -618,12 +618,18 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 }
 
 // Stale implements Checkpointer: it calls fn for each account with events
-// in the WAL records older than the newest keep live ones.
+// in the WAL records older than the newest keep live ones. It first drops
+// the events that have expired from the index and deletes the records they
+// leave empty.
 func (s *BadgerStore) Stale(keep int, fn func(account string) error) error {
 	if err := s.life.enter(); err != nil {
 		return err
 	}
 	defer s.life.exit()
+	if err := s.purgeExpired(); err != nil {
+		// The records stay on disk; opening the store drops them.
+		s.log.Error().Err(err).Msg("deleting expired WAL records failed")
+	}
 	s.walMu.RLock()
 	list := s.wal.stale(keep)
 	s.walMu.RUnlock()
@@ -631,6 +637,33 @@ func (s *BadgerStore) Stale(keep int, fn func(account string) error) error {
 		if err := fn(a); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// purgeExpired drops expired events from the WAL index and deletes the
+// records left without a live event.
+func (s *BadgerStore) purgeExpired() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.walMu.Lock()
+	dead := s.wal.purge(wallSeconds())
+	s.walMu.Unlock()
+	if len(dead) == 0 {
+		return nil
+	}
+	if err := s.checkSpace(); err != nil {
+		return err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, rec := range dead {
+		if err := wb.Delete(appendWALKey(nil, rec)); err != nil {
+			return fmt.Errorf("persistence: delete %s: %w", walRecordName(rec), err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("persistence: delete expired WAL records: %w", err)
 	}
 	return nil
 }

@@ -256,6 +256,38 @@ func (x *walIndex) stale(keep int) []string {
 
 func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expiresAt <= nowSec }
 
+// purge drops the events that expired at nowSec from x (Load hides them
+// already: their account's window ended) and returns the records left
+// with no live event, which the caller deletes. Without it, events nobody
+// can load would keep their records, and name their accounts in stale,
+// until the store is opened again.
+func (x *walIndex) purge(nowSec uint64) []uint64 {
+	var dead []uint64
+	for acct, t := range x.tails {
+		kept := t[:0]
+		for _, te := range t {
+			if !expiredAt(te.expiresAt(), nowSec) {
+				kept = append(kept, te)
+				continue
+			}
+			if n := x.live[te.rec] - 1; n > 0 {
+				x.live[te.rec] = n
+			} else if _, ok := x.live[te.rec]; ok {
+				delete(x.live, te.rec)
+				dead = append(dead, te.rec)
+			}
+		}
+		clear(t[len(kept):])
+		if len(kept) == 0 {
+			delete(x.tails, acct)
+		} else {
+			x.tails[acct] = kept
+		}
+	}
+	slices.Sort(dead)
+	return dead
+}
+
 // walUpdate is the change one Write makes to the index, computed before the
 // transaction and applied after it committed.
 type walUpdate struct {
