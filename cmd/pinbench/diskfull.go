@@ -352,9 +352,13 @@ func diskFullFaultRun(ctx context.Context, emit func(dfStep), log zerolog.Logger
 }
 
 // diskFullTmpfsRun runs the scenario in a child process over a store on
-// the tmpfs at dir. If the child dies, it checks in-process, once space is
-// back, that the store opens, every grant the child acknowledged is
-// counted and grants resume, and reports the crash as a failure.
+// the tmpfs at dir. The child exits 0 when every step passed, and
+// exitViolation when a step failed (and was emitted). If it ends any other
+// way (it crashes, or fails on its own: the store does not open, closing
+// it fails), that is reported as a failed step, with what the child said,
+// and the child's output goes to stderr; then it checks in-process, once
+// space is back, that the store opens, every grant the child acknowledged
+// is counted and grants resume.
 func diskFullTmpfsRun(ctx context.Context, o *soakOptions, dir string, emit func(dfStep), stderr io.Writer, log zerolog.Logger) (bool, error) {
 	db, filler := filepath.Join(dir, "db"), filepath.Join(dir, "filler")
 	cmd := exec.CommandContext(ctx, o.exe, diskFullChildCommand, "--data-dir", db, "--filler", filler, "--log-level", o.logLevel)
@@ -369,12 +373,17 @@ func diskFullTmpfsRun(ctx context.Context, o *soakOptions, dir string, emit func
 		return false, fmt.Errorf("starting %s: %w", o.exe, err)
 	}
 	acked := map[string]int{}
+	failedSteps := 0
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		f := strings.SplitN(sc.Text(), "\t", 4)
 		switch {
 		case len(f) == 4 && f[0] == "STEP":
-			emit(dfStep{OK: f[1] == "ok", What: f[2], Detail: f[3]})
+			s := dfStep{OK: f[1] == "ok", What: f[2], Detail: f[3]}
+			if !s.OK {
+				failedSteps++
+			}
+			emit(s)
 		case len(f) == 3 && f[0] == "GRANT":
 			var n int
 			fmt.Sscan(f[2], &n)
@@ -387,21 +396,47 @@ func diskFullTmpfsRun(ctx context.Context, o *soakOptions, dir string, emit func
 		return false, ctx.Err()
 	}
 	var exit *exec.ExitError
+	exited := errors.As(err, &exit)
 	switch {
 	case err == nil:
-		return true, nil
-	case errors.As(err, &exit) && exit.ExitCode() == exitViolation:
+		return failedSteps == 0, nil
+	case exited && exit.ExitCode() == exitViolation && failedSteps > 0:
 		return false, nil // the failed steps were emitted
 	}
-	emit(dfStep{OK: false, What: "the engine process survives the full disk", Detail: fmt.Sprintf(
-		"it died (%v) instead of refusing grants: %s", err, crashSummary(out.Head()))})
-	fmt.Fprintf(stderr, "pinbench: the disk-full engine process' output began with:\n%s\n", out.Head())
-	afterCrash(ctx, db, filler, acked, emit, log)
+	signaled := exited && exit.ExitCode() < 0
+	if summary := crashSummary(out.Head()); signaled || summary != "" {
+		if summary == "" {
+			summary = "no Go crash report on its stderr"
+		}
+		emit(dfStep{OK: false, What: "the engine process survives the full disk", Detail: fmt.Sprintf(
+			"it died (%v) instead of refusing grants: %s", err, summary)})
+	} else {
+		emit(dfStep{OK: false, What: "the engine process runs the scenario to its end", Detail: fmt.Sprintf(
+			"it failed on its own (%v): %s", err, childError(out.String()))})
+	}
+	fmt.Fprintf(stderr, "pinbench: the disk-full engine process' output:\n%s\n", out.String())
+	afterChildFailure(ctx, db, filler, acked, emit, log)
 	return false, nil
 }
 
+// childError picks from a child pinbench's stderr the error it ended with:
+// its last line starting with "pinbench: ", or else its last line.
+func childError(output string) string {
+	lines := strings.Split(strings.TrimSpace(output), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "pinbench: ") {
+			return strings.TrimPrefix(l, "pinbench: ")
+		}
+	}
+	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
+		return l
+	}
+	return "nothing on its stderr"
+}
+
 // crashSummary picks from the start of a Go crash report what happened
-// and the first frame of ours or of a dependency where it happened.
+// and the first frame of ours or of a dependency where it happened. It
+// returns "" when head holds no crash report.
 func crashSummary(head string) string {
 	var keep, frames []string
 	running := false
@@ -423,27 +458,27 @@ func crashSummary(head string) string {
 		keep = append(keep, "in "+strings.Join(frames, " called by "))
 	}
 	if len(keep) == 0 {
-		return "no Go crash report on its stderr"
+		return ""
 	}
 	return strings.Join(keep, "; ")
 }
 
-// afterCrash gives the space back and checks the store a crashed
-// disk-full child left.
-func afterCrash(ctx context.Context, db, filler string, acked map[string]int, emit func(dfStep), log zerolog.Logger) {
+// afterChildFailure gives the space back and checks the store a disk-full
+// child that crashed or failed left.
+func afterChildFailure(ctx context.Context, db, filler string, acked map[string]int, emit func(dfStep), log zerolog.Logger) {
 	if err := os.Remove(filler); err != nil && !errors.Is(err, os.ErrNotExist) {
-		emit(dfStep{What: "space returns after the crash", Detail: err.Error()})
+		emit(dfStep{What: "space returns after the failure", Detail: err.Error()})
 		return
 	}
 	store, err := persistence.OpenBadger(db, diskFullStoreOptions, log)
 	if err != nil {
-		emit(dfStep{What: "the store opens after the crash", Detail: err.Error()})
+		emit(dfStep{What: "the store opens after the failure", Detail: err.Error()})
 		return
 	}
 	defer store.Close()
 	eng, err := actors.New(engineConfig(actors.DefaultLimit, actors.DefaultWindow), store, log)
 	if err != nil {
-		emit(dfStep{What: "the engine starts after the crash", Detail: err.Error()})
+		emit(dfStep{What: "the engine starts after the failure", Detail: err.Error()})
 		return
 	}
 	defer eng.Close(context.Background())
@@ -456,9 +491,9 @@ func afterCrash(ctx context.Context, db, filler string, acked map[string]int, em
 		}
 	}
 	if len(lost) > 0 {
-		emit(dfStep{What: "acknowledged grants survive the crash", Detail: strings.Join(lost, "; ")})
+		emit(dfStep{What: "acknowledged grants survive the failure", Detail: strings.Join(lost, "; ")})
 	} else {
-		emit(dfStep{OK: true, What: "acknowledged grants survive the crash", Detail: fmt.Sprintf(
+		emit(dfStep{OK: true, What: "acknowledged grants survive the failure", Detail: fmt.Sprintf(
 			"after restarting with space back, all %d acknowledged slots are counted", total)})
 	}
 	g, err := eng.Reserve(ctx, diskFullAccount(0), 1)

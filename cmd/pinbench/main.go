@@ -15,9 +15,9 @@ import (
 // Exit statuses.
 const (
 	exitOK          = 0
-	exitFailure     = 1 // a run failed
-	exitViolation   = 1 // a soak found a violation
+	exitFailure     = 1 // a run failed, or a soak could not run
 	exitUsage       = 2 // bad command line
+	exitViolation   = 3 // a soak ran and found a violation
 	exitInterrupted = 130
 )
 

@@ -154,6 +154,13 @@ type soakReport struct {
 	Releases          int64 `json:"releases_attempted"`
 	Unparsed          int   `json:"unparsed_lines"`
 
+	// AccountsToReplay sums, over the kills, the accounts each kill left
+	// with journal events not folded into a snapshot: what the next engine
+	// process, restarted over the killed one's data directory, replays.
+	// KillsToReplay counts the kills that left at least one.
+	AccountsToReplay int `json:"accounts_to_replay_after_kills"`
+	KillsToReplay    int `json:"kills_leaving_accounts_to_replay"`
+
 	StoreChecks    int `json:"store_checks"`
 	JournalEvents  int `json:"journal_events_replayed"`
 	JournalGrants  int `json:"journal_grants_checked"`
@@ -173,7 +180,8 @@ type soakReport struct {
 // maxListed is how many violations the report lists.
 const maxListed = 20
 
-// runSoak runs the kill cycles and the checks.
+// runSoak runs the kill cycles and the checks. Each child starts over the
+// data directory as the previous kill left it; the checks run on copies.
 func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.Logger) (*soakReport, error) {
 	start := time.Now()
 	dir, cleanup, err := soakDir(o.dataDir)
@@ -220,14 +228,24 @@ func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.
 		if !cr.ready {
 			rep.KilledBeforeReady++
 		}
-		c := checkStore(ctx, dir, cycle, cfg, acked, checkLog)
+		// The check works on a copy: the next child restarts over the
+		// directory exactly as the kill left it.
+		c, err := checkStore(ctx, dir, cycle, cfg, acked, checkLog)
+		if err != nil {
+			cleanup(false)
+			return nil, fmt.Errorf("soak: cycle %d: %w", cycle, err)
+		}
 		absorb(c)
+		rep.AccountsToReplay += c.journaled
+		if c.journaled > 0 {
+			rep.KillsToReplay++
+		}
 		when := ""
 		if !cr.ready {
 			when = " (before READY)"
 		}
-		fmt.Fprintf(stderr, "soak: cycle %d/%d: killed %v after start%s, %s slots acknowledged, %d stored accounts, %d violation(s) so far\n",
-			cycle, o.cycles, delay.Round(time.Millisecond), when, commas(acked.slots-before), c.accounts, len(rep.Violations))
+		fmt.Fprintf(stderr, "soak: cycle %d/%d: killed %v after start%s, %s slots acknowledged, %d stored accounts, %d left to replay, %d violation(s) so far\n",
+			cycle, o.cycles, delay.Round(time.Millisecond), when, commas(acked.slots-before), c.accounts, c.journaled, len(rep.Violations))
 	}
 	if err := ctx.Err(); err != nil {
 		cleanup(false)
@@ -240,7 +258,12 @@ func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.
 	for _, a := range acked.anomalies {
 		add(violation{Kind: violLost, Detail: "child output inconsistent: " + a})
 	}
-	absorb(checkStore(ctx, dir, 0, cfg, acked, checkLog))
+	final, err := checkStore(ctx, dir, 0, cfg, acked, checkLog)
+	if err != nil {
+		cleanup(false)
+		return nil, fmt.Errorf("soak: final check: %w", err)
+	}
+	absorb(final)
 
 	rep.AckedSlots, rep.Commits, rep.Releases, rep.Unparsed = acked.slots, acked.commits, acked.releases, acked.unparsed
 	for _, v := range rep.Violations {
@@ -378,11 +401,13 @@ func printSoak(w io.Writer, rep *soakReport) {
 	fmt.Fprintf(w, "  kills                     %d (%d before the engine was ready)\n", rep.Kills, rep.KilledBeforeReady)
 	fmt.Fprintf(w, "  acknowledged slots        %s (commit attempted for %s, release for %s, the rest left to their lease)\n",
 		commas(rep.AckedSlots), commas(rep.Commits), commas(rep.Releases))
+	fmt.Fprintf(w, "  replayed after kills      %s accounts (%d of %d kills left journal events to replay; each engine process restarts over what the last kill left)\n",
+		commas(int64(rep.AccountsToReplay)), rep.KillsToReplay, rep.Kills)
 	fmt.Fprintf(w, "  (a) lost grants           %d   (engine count vs acknowledged slots that must still count, after every kill)\n", rep.LostGrants)
 	fmt.Fprintf(w, "  (b) windows over limit    %d   (journal replay: %s grants checked, %s filled the limit; acknowledged history: %s grants checked, %s filled it; max in use %d/%d)\n",
 		rep.OverLimit, commas(int64(rep.JournalGrants)), commas(int64(rep.JournalFull)),
 		commas(int64(rep.HistoryGrants)), commas(int64(rep.HistoryFull)), rep.MaxUsed, rep.Limit)
-	fmt.Fprintf(w, "  (c) data directory        %d problem(s) in %d opens\n", rep.StoreProblems, rep.StoreChecks)
+	fmt.Fprintf(w, "  (c) data directory        %d problem(s) in %d opens (of copies taken after each kill)\n", rep.StoreProblems, rep.StoreChecks)
 	if rep.ProcessFailure > 0 {
 		fmt.Fprintf(w, "  engine process failures   %d\n", rep.ProcessFailure)
 	}

@@ -1,8 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +38,41 @@ func TestSoakOneCycle(t *testing.T) {
 	if rep.Kept {
 		t.Errorf("the temporary data directory %s was kept after a clean soak", rep.DataDir)
 	}
-	if !strings.Contains(r.stderr, "soak: cycle 1/1: killed") {
+	// The kill came under load: it left journal events the check replayed.
+	if rep.AccountsToReplay == 0 || rep.KillsToReplay != 1 {
+		t.Errorf("%d accounts left to replay by %d kill(s); want some, by the one kill", rep.AccountsToReplay, rep.KillsToReplay)
+	}
+	if !strings.Contains(r.stderr, "soak: cycle 1/1: killed") || !strings.Contains(r.stderr, "left to replay") {
 		t.Errorf("no progress line on stderr:\n%s", r.stderr)
+	}
+}
+
+// TestSoakExitStatuses: a soak that ran and found a violation exits
+// exitViolation; one that could not run exits exitFailure.
+func TestSoakExitStatuses(t *testing.T) {
+	t.Parallel()
+	if exitViolation == exitFailure {
+		t.Fatalf("exitViolation and exitFailure are both %d", exitFailure)
+	}
+	// Killed within a millisecond of its start, the engine process
+	// acknowledges nothing: the soak tested nothing, which it reports as
+	// a violation.
+	r := pinbench(t, "soak", "--cycles", "1", "-n", "1", "-c", "1", "--kill-max", "1ms", "--seed", "1", "--json")
+	r.want(t, exitViolation)
+	var rep soakReport
+	r.decode(t, &rep)
+	if rep.AckedSlots != 0 || rep.ProcessFailure == 0 {
+		t.Fatalf("acked %d, process failures %d, violations %v; want the soak to report it tested nothing",
+			rep.AckedSlots, rep.ProcessFailure, rep.Violations)
+	}
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = pinbench(t, "soak", "--cycles", "1", "--data-dir", notDir)
+	r.want(t, exitFailure)
+	if !strings.Contains(r.stderr, "--data-dir "+notDir) {
+		t.Errorf("stderr does not say which data directory failed:\n%s", r.stderr)
 	}
 }
 
@@ -200,12 +241,120 @@ func TestCheckStoreFindsLostGrants(t *testing.T) {
 	acked := newAckLedger(time.Hour.Milliseconds(), time.Minute.Milliseconds())
 	at := g.At.UnixMilli()
 	acked.line(fmt.Sprintf("G lost %d 2 %d", g.First, at))
-	if c := checkStore(ctx, dir, 1, cfg, acked, zerolog.Nop()); len(c.viols) != 0 || c.accounts != 1 || c.maxUsed != 2 {
-		t.Fatalf("honest ledger: %+v", c)
+	c, err := checkStore(ctx, dir, 1, cfg, acked, zerolog.Nop())
+	if err != nil || len(c.viols) != 0 || c.accounts != 1 || c.maxUsed != 2 || c.journaled != 0 {
+		t.Fatalf("honest ledger over a cleanly closed store: %+v, error %v", c, err)
 	}
 	acked.line(fmt.Sprintf("G lost %d 1 %d", g.First+2, at)) // never granted by this store
-	c := checkStore(ctx, dir, 2, cfg, acked, zerolog.Nop())
+	c, err = checkStore(ctx, dir, 2, cfg, acked, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(c.viols) != 1 || c.viols[0].Kind != violLost || c.viols[0].Cycle != 2 {
 		t.Fatalf("violations %v, want one lost grant in cycle 2", c.viols)
+	}
+}
+
+// journaled lists the accounts of the store in dir whose journal holds
+// events not folded into a snapshot: what a restarted engine replays.
+// Opening the store changes the files of dir.
+func journaled(t *testing.T, dir string) []string {
+	t.Helper()
+	store, err := persistence.OpenBadger(dir, soakStoreOptions, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	if err := store.Journaled(func(a string) error { out = append(out, a); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// dirDigest returns the size and SHA-256 of every file under dir, by
+// path relative to dir.
+func dirDigest(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = fmt.Sprintf("%d bytes, sha256 %x", n, h.Sum(nil))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSoakCheckLeavesTheKilledStoreAsItWas kills a soak child under load,
+// then runs the check the soak runs between two cycles. The check must
+// leave the data directory byte for byte as the kill left it, so that the
+// next engine process restarts over the crashed store and recovers it
+// itself, and must count the accounts that engine has to replay.
+func TestSoakCheckLeavesTheKilledStoreAsItWas(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A long window and idle time, so that no journal event expires and
+	// few accounts are passivated (and snapshotted) before the kill.
+	co := soakChildOptions{
+		dataDir: dir, accounts: 20, callers: 4, limit: 100, window: time.Hour,
+		lease: time.Minute, idle: time.Minute, seed: 7, snapshotEvery: 16, logLevel: "warn",
+	}
+	acked := newAckLedger(co.window.Milliseconds(), co.lease.Milliseconds())
+	if _, err := killChild(ctx, exe, co, 1200*time.Millisecond, acked); err != nil {
+		t.Fatal(err)
+	}
+	if acked.slots == 0 {
+		t.Fatal("the child acknowledged nothing before the kill")
+	}
+	killed := dirDigest(t, dir)
+	cfg := soakEngineConfig(co.limit, co.window, co.lease, co.idle, co.snapshotEvery)
+	c, err := checkStore(ctx, dir, 1, cfg, acked, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.viols) != 0 {
+		t.Fatalf("check found violations: %v", c.viols)
+	}
+	if checked := dirDigest(t, dir); !maps.Equal(killed, checked) {
+		var changed []string
+		for _, name := range slices.Sorted(maps.Keys(killed)) {
+			if checked[name] != killed[name] {
+				changed = append(changed, fmt.Sprintf("%s: %s, as the kill left it %s", name, cmp.Or(checked[name], "removed"), killed[name]))
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(checked)) {
+			if _, ok := killed[name]; !ok {
+				changed = append(changed, name+": created")
+			}
+		}
+		t.Errorf("the check changed the data directory the next engine process restarts over:\n%s", strings.Join(changed, "\n"))
+	}
+	left := journaled(t, dir)
+	if len(left) == 0 || c.journaled != len(left) {
+		t.Errorf("the check counted %d accounts to replay; the killed store holds %d (%v)", c.journaled, len(left), left)
 	}
 }

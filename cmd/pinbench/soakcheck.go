@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,6 +242,7 @@ func cmpInt64(a, b int64) int {
 // storeCheck is what checking a data directory found.
 type storeCheck struct {
 	accounts      int // accounts stored
+	journaled     int // accounts with journal events a restarted engine replays
 	events        int // journal events replayed
 	grantsChecked int // reserve events checked against the limit
 	full          int // of which filled the account to its limit
@@ -248,13 +250,34 @@ type storeCheck struct {
 	viols         []violation
 }
 
-// checkStore opens the data directory left by a killed child and checks
-// (c) that it opens and every account's state loads, and (b) by a
-// brute-force replay of each account's snapshot and journal that no window
-// held more than limit pins and pending reservations. It then opens an
-// engine on it and checks (a): every acknowledged slot that must still
-// count is counted. The store is closed on return.
-func checkStore(ctx context.Context, dir string, cycle int, cfg actors.Config, acked *ackLedger, log zerolog.Logger) storeCheck {
+// checkStore checks the data directory dir left by a killed child, as
+// checkCopy does, on a copy of it made in a temporary directory and
+// removed on return. dir itself is not opened: the next engine process
+// restarts over exactly what the kill left, and must recover it on its
+// own. It fails only when the copy cannot be made; what the checks found
+// is in the storeCheck.
+func checkStore(ctx context.Context, dir string, cycle int, cfg actors.Config, acked *ackLedger, log zerolog.Logger) (storeCheck, error) {
+	scratch, err := os.MkdirTemp("", "pinbench-soak-check-")
+	if err != nil {
+		return storeCheck{}, fmt.Errorf("creating a directory to check a copy of %s in: %w", dir, err)
+	}
+	defer os.RemoveAll(scratch)
+	if err := copyDir(scratch, dir); err != nil {
+		return storeCheck{}, fmt.Errorf("copying the data directory %s to check it: %w", dir, err)
+	}
+	return checkCopy(ctx, scratch, cycle, cfg, acked, log), nil
+}
+
+// checkCopy opens the data directory dir, a copy of what a killed child
+// left, and counts the accounts whose journal a restarted engine must
+// replay. It checks (c) that the store opens and every account's state
+// loads, and (b) by a brute-force replay of each account's snapshot and
+// journal that no window held more than limit pins and pending
+// reservations. It then opens an engine on it and checks (a): every
+// acknowledged slot that must still count is counted. Closing the engine
+// snapshots every account it loaded, so dir no longer holds what the kill
+// left on return; the store is closed.
+func checkCopy(ctx context.Context, dir string, cycle int, cfg actors.Config, acked *ackLedger, log zerolog.Logger) storeCheck {
 	var c storeCheck
 	fail := func(kind, format string, args ...any) {
 		c.viols = append(c.viols, violation{Kind: kind, Cycle: cycle, Detail: fmt.Sprintf(format, args...)})
@@ -271,6 +294,9 @@ func checkStore(ctx context.Context, dir string, cycle int, cfg actors.Config, a
 	}()
 	if _, err := store.HighWater(); err != nil {
 		fail(violStore, "high-water mark unreadable: %v", err)
+	}
+	if err := store.Journaled(func(string) error { c.journaled++; return nil }); err != nil {
+		fail(violStore, "listing the accounts left to replay: %v", err)
 	}
 	var stored []string
 	if err := store.Accounts(func(a string) error { stored = append(stored, a); return nil }); err != nil {

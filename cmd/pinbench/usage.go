@@ -80,11 +80,12 @@ decisions/s, latency, and the ratios pinbot ÷ each.
 	"soak": `Usage: pinbench soak [flags]
 
 Starts an engine process on a fresh data directory under load, kills it with
-SIGKILL at random moments and restarts it, --cycles times. After each kill it
-checks that the store opens cleanly, replays every account's journal to check
-that no window ever held more than the limit, and compares the engine's
-count with every acknowledged grant; at the end it checks the whole history
-of acknowledged grants. Exits 1 on any violation.
+SIGKILL at random moments and restarts it over what the kill left, --cycles
+times. After each kill, on a copy of the data directory, it checks that the
+store opens cleanly, replays every account's journal to check that no window
+ever held more than the limit, and compares the engine's count with every
+acknowledged grant; at the end it checks the whole history of acknowledged
+grants. Exits 3 on any violation, 1 when the soak itself fails.
 
   --cycles N            kill cycles (default 100)
   -c, --callers N       concurrent callers in the engine process (default 16)
