@@ -222,6 +222,11 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 	if opts.InMemory {
 		minFree = -1
 	}
+	if !opts.InMemory {
+		if err := RemoveEmptyValueLogs(dir, log); err != nil {
+			return nil, err
+		}
+	}
 	db, err := badger.Open(bopts)
 	if errors.Is(err, badger.ErrEncryptionKeyMismatch) {
 		return nil, fmt.Errorf("%w (opening %q): %w", ErrEncryptionKey, dir, err)

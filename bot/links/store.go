@@ -114,6 +114,8 @@ func open(dir string, opts Options, log zerolog.Logger, plain bool) (*Store, err
 		WithEncryptionKey(opts.EncryptionKey)
 	if opts.InMemory {
 		bopts = bopts.WithDir("").WithValueDir("")
+	} else if err := persistence.RemoveEmptyValueLogs(dir, log); err != nil {
+		return nil, fmt.Errorf("links: open %q: %w", dir, err)
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {
