@@ -123,9 +123,9 @@ type rollback struct {
 }
 
 // rollbackDue tells the actor that inc, one of its incarnations, has
-// grants to roll back. An incarnation other than the current one is gone,
-// and so are its grants: the current one loaded from the store, which never
-// held them.
+// grants to roll back. An incarnation other than the current one settled
+// its rollbacks before it went (see settle), and the current one loaded
+// the result from the store.
 type rollbackDue struct {
 	inc *incarnation
 }
@@ -169,13 +169,15 @@ func (a *accountActor) Receive(c actor.Context) {
 		a.start(c)
 	case *actor.Restarting:
 		// The next incarnation reloads from the store: let it see every
-		// event this one appended. There is no deadline: loading before
-		// those writes have landed could grant slots they hold, so a stuck
-		// disk keeps the account waiting (its callers' contexts end the
-		// wait), never over-granting.
-		if err := a.eng.journal.Flush(context.Background()); err != nil {
-			a.logger().Error().Err(err).Msg("flush before restart failed")
-		}
+		// event this one appended, and the rollbacks of its failed grants
+		// (a snapshot of this one may have stored them as reservations).
+		// There is no deadline: loading before those writes have landed
+		// could grant slots they hold, so a stuck disk keeps the account
+		// waiting, never over-granting. The wait blocks the goroutine
+		// running this turn (with the synchronized dispatcher, the sender
+		// of the message that failed); callers of the account wait in
+		// its mailbox until their contexts end.
+		a.settle("restart")
 	case *actor.Stopping:
 		a.stop(c)
 	case *actor.Stopped:
@@ -409,15 +411,15 @@ func (a *accountActor) stop(c actor.Context) {
 	if a.led == nil || a.loadErr != nil {
 		return
 	}
-	if a.seq > a.snapSeq {
-		// A grant whose write failed is rolled back by a message that may
-		// be queued behind this stop, never to be served: once every write
-		// of this incarnation has its outcome, apply such rollbacks here,
-		// or the snapshot would keep the failed grants as reservations.
-		if err := a.eng.journal.Flush(context.Background()); err != nil {
-			a.logger().Error().Err(err).Msg("journal flush at passivation failed")
-		}
-		a.rollback(a.inc.take())
+	if a.appended {
+		// Writes of this incarnation may still be queued: they must land
+		// before the next incarnation loads. And a grant whose write
+		// failed is rolled back by a message that may be queued behind
+		// this stop, never to be served: once every write has its outcome,
+		// apply such rollbacks here. A snapshot queued after the failed
+		// grant may have landed holding it as a reservation; the release
+		// events of the rollback, and the snapshot below, supersede it.
+		a.settle("passivation")
 	}
 	now := a.eng.clock.Now()
 	a.led.expire(now)
@@ -429,13 +431,23 @@ func (a *accountActor) stop(c actor.Context) {
 		if err := <-done; err != nil {
 			a.logger().Error().Err(err).Msg("snapshot at passivation failed; the journal still holds the events")
 		}
+	}
+}
+
+// settle waits until every write of this incarnation has its outcome, then
+// journals the rollbacks of its grants whose writes failed and waits for
+// those too. when names the occasion in logs.
+func (a *accountActor) settle(when string) {
+	if err := a.eng.journal.Flush(context.Background()); err != nil {
+		a.logger().Error().Err(err).Str("at", when).Msg("journal flush failed")
+	}
+	if a.led == nil || a.inc == nil {
 		return
 	}
-	if a.appended {
-		// Writes of this incarnation may still be queued: they must land
-		// before the next incarnation loads.
+	if rbs := a.inc.take(); len(rbs) > 0 {
+		a.rollback(rbs)
 		if err := a.eng.journal.Flush(context.Background()); err != nil {
-			a.logger().Error().Err(err).Msg("journal flush at passivation failed")
+			a.logger().Error().Err(err).Str("at", when).Msg("journal flush of rollbacks failed")
 		}
 	}
 }
