@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,6 +39,12 @@ type cachedSession struct {
 // grant; then it also returns the refused Session, for markRelink.
 func (b *Bot) session(ctx context.Context, accountID string) (*pinterest.Session, error) {
 	tok, gen, err := b.cfg.Links.Grant(ctx, accountID)
+	if errors.Is(err, links.ErrNoToken) {
+		// Unlinked: a later link starts afresh.
+		b.sessions.mu.Lock()
+		delete(b.sessions.m, accountID)
+		b.sessions.mu.Unlock()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package links
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -135,7 +137,11 @@ func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oaut
 		if _, err := getRecord(txn, tokenKey(acct.ID), &old); err != nil {
 			return err
 		}
-		tr.Gen = old.Gen + 1
+		gen, err := nextGrantGen(txn, old.Gen)
+		if err != nil {
+			return err
+		}
+		tr.Gen = gen
 		return setRecord(txn, tokenKey(acct.ID), tr)
 	})
 	if err != nil {
@@ -422,4 +428,32 @@ func linkedAccount(txn *badger.Txn, userID, accountID string) (accountRecord, er
 		return accountRecord{}, corrupt(accountKey(accountID), fmt.Errorf("missing, but user %q links it", userID))
 	}
 	return a, nil
+}
+
+// nextGrantGen returns a grant generation above every one handed out
+// before in the store, and above prev (a record written before the
+// store-wide counter existed), and records it.
+func nextGrantGen(txn *badger.Txn, prev uint64) (uint64, error) {
+	var last uint64
+	item, err := txn.Get([]byte(grantGenKey))
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+	case err != nil:
+		return 0, fmt.Errorf("links: read %q: %w", grantGenKey, err)
+	default:
+		if err := item.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("links: %q holds %d bytes, want 8", grantGenKey, len(v))
+			}
+			last = binary.BigEndian.Uint64(v)
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+	}
+	gen := max(last, prev) + 1
+	if err := txn.Set([]byte(grantGenKey), binary.BigEndian.AppendUint64(nil, gen)); err != nil {
+		return 0, fmt.Errorf("links: write %q: %w", grantGenKey, err)
+	}
+	return gen, nil
 }

@@ -26,6 +26,11 @@ const (
 	statePrefix   = "s/"
 )
 
+// grantGenKey holds the last grant generation Link handed out, store-wide,
+// so that generations never repeat, not even after an account's token
+// record was deleted by its last unlink.
+const grantGenKey = "m/grant-gen"
+
 func userKey(id string) string    { return userPrefix + id }
 func accountKey(id string) string { return accountPrefix + id }
 func tokenKey(id string) string   { return tokenPrefix + id }
