@@ -21,7 +21,6 @@ import (
 	"github.com/disgoorg/disgo/sharding"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
-
 )
 
 // ErrClosed is returned by Start once Close has begun.
@@ -39,7 +38,7 @@ const (
 	// interaction up; autocompleteAnswerBy bounds sending the choices,
 	// from the same moment, so that work using all its time still leaves
 	// time to answer (empty choices) within Discord's three seconds.
-	autocompleteTimeout = 2 * time.Second
+	autocompleteTimeout  = 2 * time.Second
 	autocompleteAnswerBy = 2800 * time.Millisecond
 	// closeGrace is how long Close waits for handlers after cancelling
 	// them, before giving up on closing the REST client.
@@ -129,7 +128,10 @@ func New(cfg Config) (*Bot, error) {
 	b.boards.m = make(map[string]boardList)
 	b.mux = b.routes()
 
-	restOpts := []rest.ClientConfigOpt{rest.WithHTTPClient(newHTTPClient())}
+	restOpts := []rest.ClientConfigOpt{
+		rest.WithHTTPClient(newHTTPClient()),
+		rest.WithRateLimiter(newRESTLimiter(b.log.With().Str("component", "discord-rest").Logger())),
+	}
 	if cfg.APIURL != "" {
 		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
 	}
@@ -312,23 +314,29 @@ func (b *Bot) close(ctx context.Context) error {
 		select {
 		case <-b.idle:
 		case <-grace.C:
+			b.waitRefreshes(ctx)
 			return errors.New("bot: close: handlers still running after cancellation; the Discord REST client was left open")
 		}
 	}
-	// A token refresh outlives the handler that started it (its answer must
-	// be saved: the old refresh token is dead); the caller closes the token
-	// store after Close, so wait for refreshes in flight here.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CloseTimeout)
-	defer cancel()
-	if err := b.cfg.Pinterest.Wait(wctx); err != nil {
-		b.log.Error().Err(err).Msg("a Pinterest token refresh was still running at close; the account may need linking again")
-	}
+	b.waitRefreshes(ctx)
 	b.client.Close(ctx)
 	b.log.Info().Msg("closed")
 	if forced {
 		return errors.New("bot: close: handlers had to be cancelled")
 	}
 	return nil
+}
+
+// waitRefreshes waits, up to Config.CloseTimeout even when ctx has ended,
+// for the Pinterest token refreshes in flight. A refresh outlives the
+// handler that started it (its answer must be saved: the old refresh token
+// is dead), and the caller closes the token store after Close.
+func (b *Bot) waitRefreshes(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CloseTimeout)
+	defer cancel()
+	if err := b.cfg.Pinterest.Wait(wctx); err != nil {
+		b.log.Error().Err(err).Msg("a Pinterest token refresh was still running at close; the account may need linking again")
+	}
 }
 
 // isClosing reports whether Close has begun.
@@ -418,7 +426,7 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		actx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
 		err := e.DeferCreateMessage(true, rest.WithCtx(actx))
 		cancel()
-		if err != nil {
+		if err != nil && !b.deferredAnyway(e.Token(), err) {
 			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
 				Msg("interaction not acknowledged; not working on it")
 			return nil
@@ -440,6 +448,27 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		e.Ctx = ctx
 		return next(e)
 	}
+}
+
+// deferredAnyway reports whether a deferral that failed with err took
+// effect at Discord all the same: its answer was lost or late (a timeout,
+// a broken connection, a 5xx), but Discord has the "thinking" response,
+// and the user waits for it to be edited. A refusal (a 4xx such as 10062
+// Unknown interaction or 40060 already acknowledged) did not take effect.
+// Otherwise the original response is fetched: it exists only if the
+// deferral took effect.
+func (b *Bot) deferredAnyway(token string, err error) bool {
+	var re *rest.Error
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < http.StatusInternalServerError {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
+	defer cancel()
+	if _, gerr := b.client.Rest.GetInteractionResponse(b.appID, token, rest.WithCtx(ctx)); gerr != nil {
+		return false
+	}
+	b.log.Info().Str("error", errText(err)).Msg("the deferral's answer was lost, but Discord has it; working on the interaction")
+	return true
 }
 
 // answerByKey keys the instant by which an autocomplete interaction must

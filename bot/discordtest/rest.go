@@ -497,18 +497,23 @@ func (s *Server) faultResponseLocked(rt *route, params map[string]string, f *Fau
 	h := http.Header{}
 	h.Set("Via", "1.1 google")
 	h.Set("Retry-After", strconv.FormatInt(int64(math.Ceil(retry)), 10))
-	h.Set("X-RateLimit-Limit", strconv.Itoa(s.cfg.rateLimit))
-	h.Set("X-RateLimit-Remaining", "0")
-	h.Set("X-RateLimit-Reset", formatSeconds(float64(now.Add(f.RetryAfter).UnixMilli())/1000))
-	h.Set("X-RateLimit-Reset-After", formatSeconds(retry))
-	h.Set("X-RateLimit-Bucket", bucketHash(rt))
 	scope := f.Scope
 	if scope == "" {
 		scope = "user"
 	}
 	if f.Global {
+		// Discord's global 429 has no per-route bucket headers, only
+		// Retry-After, X-RateLimit-Global and X-RateLimit-Scope
+		// (developers docs, topics/rate-limits, "Example Global Rate
+		// Limit Response").
 		h.Set("X-RateLimit-Global", "true")
 		scope = "global"
+	} else {
+		h.Set("X-RateLimit-Limit", strconv.Itoa(s.cfg.rateLimit))
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset", formatSeconds(float64(now.Add(f.RetryAfter).UnixMilli())/1000))
+		h.Set("X-RateLimit-Reset-After", formatSeconds(retry))
+		h.Set("X-RateLimit-Bucket", bucketHash(rt))
 	}
 	h.Set("X-RateLimit-Scope", scope)
 	msg := f.Message

@@ -1,0 +1,234 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/disgoorg/disgo/rest"
+	"github.com/rs/zerolog"
+)
+
+// restLimiter is the bot's rate limiter for Discord's REST API, in place
+// of disgo's. disgo's (v0.19.6) reads a 429 only when it carries a bucket
+// header, which Discord's global 429 does not: a global limit was retried
+// at once, up to ten times, and a bot that keeps hitting 429s gets its IP
+// banned by Cloudflare. disgo's also applied a global limit to interaction
+// callbacks, which Discord exempts from it: acknowledgements then waited
+// past their three seconds. And its cleanup goroutine never stopped.
+//
+// Requests of one bucket (route and major parameters, as disgo compiles
+// them) go one at a time; a bucket with no request left waits for its
+// reset. A global 429 (X-RateLimit-Global, X-RateLimit-Scope: global, or a
+// 429 without a Via header, which comes from Cloudflare rather than from
+// Discord) holds every request except those on an interaction token until
+// Retry-After has passed.
+type restLimiter struct {
+	log zerolog.Logger
+	now func() time.Time
+
+	mu        sync.Mutex
+	buckets   map[string]*restBucket
+	global    time.Time // no request outside interactions before this
+	lastPrune time.Time
+}
+
+// restBucket is one Discord rate-limit bucket. sem (capacity 1) is held
+// by the request in flight; the other fields are read and written by its
+// holder only.
+type restBucket struct {
+	sem       chan struct{}
+	remaining int // -1: unknown
+	reset     time.Time
+	used      time.Time // last Wait, for pruning (guarded by restLimiter.mu)
+}
+
+// restPruneAge is how long an unused bucket is kept. Interaction tokens
+// are major parameters, so every interaction makes buckets of its own.
+const restPruneAge = time.Minute
+
+var _ rest.RateLimiter = (*restLimiter)(nil)
+
+func newRESTLimiter(log zerolog.Logger) *restLimiter {
+	return &restLimiter{log: log, now: time.Now, buckets: make(map[string]*restBucket)}
+}
+
+// MaxRetries is how many times disgo sends a request that got 429s.
+func (l *restLimiter) MaxRetries() int { return rest.MaxRetries }
+
+// Close implements rest.RateLimiter; the limiter runs no goroutine and
+// holds nothing that requests in flight wait for.
+func (l *restLimiter) Close(context.Context) {}
+
+// Reset forgets every bucket and the global limit.
+func (l *restLimiter) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buckets = make(map[string]*restBucket)
+	l.global = time.Time{}
+}
+
+// bucketKey names ep's bucket: its method, route and major parameters.
+func bucketKey(ep *rest.CompiledEndpoint) string {
+	return ep.Endpoint.Method + " " + ep.Endpoint.Route + " " + ep.MajorParams
+}
+
+// interactionRoute reports whether ep acts on an interaction token: the
+// callback, the original response and followups. Discord does not hold
+// those to the global limit.
+func interactionRoute(ep *rest.CompiledEndpoint) bool {
+	return strings.Contains(ep.Endpoint.Route, "{interaction.token}")
+}
+
+// bucket returns ep's bucket, creating it, and the global limit's end.
+func (l *restLimiter) bucket(ep *rest.CompiledEndpoint) (*restBucket, time.Time) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastPrune) >= restPruneAge {
+		l.lastPrune = now
+		for k, b := range l.buckets {
+			if now.Sub(b.used) < restPruneAge {
+				continue
+			}
+			select {
+			case b.sem <- struct{}{}: // not in use now
+				delete(l.buckets, k)
+				// A Wait that found b before it went takes it, sees it is
+				// no longer current and starts over.
+				<-b.sem
+			default:
+			}
+		}
+	}
+	k := bucketKey(ep)
+	b := l.buckets[k]
+	if b == nil {
+		b = &restBucket{sem: make(chan struct{}, 1), remaining: -1}
+		l.buckets[k] = b
+	}
+	b.used = now
+	return b, l.global
+}
+
+// Wait takes ep's bucket and waits until a request may be sent on it. It
+// gives up at once, with an error, when ctx ends before then.
+func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error {
+	for {
+		b, global := l.bucket(ep)
+		select {
+		case b.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		// A pruned bucket may have been replaced meanwhile: take the
+		// current one.
+		l.mu.Lock()
+		current := l.buckets[bucketKey(ep)] == b
+		l.mu.Unlock()
+		if !current {
+			<-b.sem
+			continue
+		}
+		now := l.now()
+		var until time.Time
+		if b.remaining == 0 && b.reset.After(now) {
+			until = b.reset
+		}
+		if !interactionRoute(ep) && global.After(until) {
+			until = global
+		}
+		if !until.After(now) {
+			return nil
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < until.Sub(now) {
+			<-b.sem
+			return fmt.Errorf("bot: %s %s is rate limited for %v, beyond the request's deadline: %w",
+				ep.Endpoint.Method, ep.Endpoint.Route, until.Sub(now).Round(time.Millisecond), context.DeadlineExceeded)
+		}
+		t := time.NewTimer(until.Sub(now))
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			t.Stop()
+			<-b.sem
+			return ctx.Err()
+		}
+	}
+}
+
+// Unlock records what rs says of ep's bucket (rs nil: no response) and
+// releases the bucket. Malformed headers are logged, not returned: the
+// request itself went through.
+func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error {
+	l.mu.Lock()
+	b := l.buckets[bucketKey(ep)]
+	l.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	defer func() { <-b.sem }()
+	if rs == nil {
+		return nil
+	}
+	now := l.now()
+	h := rs.Header
+	if rs.StatusCode == http.StatusTooManyRequests {
+		wait, ok := headerSeconds(h, "Retry-After")
+		if !ok {
+			wait, ok = headerSeconds(h, "X-RateLimit-Reset-After")
+		}
+		if !ok {
+			wait = time.Second
+			l.log.Warn().Str("route", ep.Endpoint.Route).Msg("Discord answered 429 without a usable Retry-After; waiting one second")
+		}
+		global := strings.EqualFold(h.Get("X-RateLimit-Global"), "true") || h.Get("X-RateLimit-Scope") == "global"
+		cloudflare := h.Get("Via") == ""
+		if global || cloudflare {
+			l.mu.Lock()
+			if until := now.Add(wait); until.After(l.global) {
+				l.global = until
+			}
+			l.mu.Unlock()
+			l.log.Warn().Bool("cloudflare", cloudflare && !global).Dur("retry_after", wait).
+				Msg("Discord's global rate limit reached; holding requests other than interaction responses")
+			return nil
+		}
+		b.remaining, b.reset = 0, now.Add(wait)
+		l.log.Warn().Str("route", ep.Endpoint.Route).Str("scope", h.Get("X-RateLimit-Scope")).Dur("retry_after", wait).
+			Msg("Discord rate limit reached on a route")
+		return nil
+	}
+	if v := h.Get("X-RateLimit-Remaining"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			l.log.Warn().Str("route", ep.Endpoint.Route).Str("remaining", v).Msg("malformed X-RateLimit-Remaining ignored")
+		} else {
+			b.remaining = n
+		}
+	}
+	if wait, ok := headerSeconds(h, "X-RateLimit-Reset-After"); ok {
+		b.reset = now.Add(wait)
+	}
+	return nil
+}
+
+// headerSeconds reads header name as a number of seconds (integer or
+// fractional, as Discord sends them); ok is false when it is absent,
+// malformed, negative or absurd (over a day).
+func headerSeconds(h http.Header, name string) (time.Duration, bool) {
+	v := h.Get(name)
+	if v == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 86400 {
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
+}
