@@ -234,9 +234,18 @@ func (a *accountActor) load() bool {
 		a.seq = max(a.seq, e.Seq)
 	}
 	a.sinceSnap = len(st.Events)
+	now := a.eng.clock.Now()
+	if a.seq == 0 {
+		// Nothing stored, or everything expired. Journal sequence numbers
+		// start from the engine time, so they never repeat either: were an
+		// expired snapshot to reappear (a wall clock set back before its
+		// expiry, and the key not yet compacted away), the events written
+		// from now on would still follow it, not hide behind its Seq.
+		a.seq, a.snapSeq = uint64(now), uint64(now)
+	}
 	// Reservation IDs carry the engine time, so they never repeat even when
 	// the account's stored state expired away in between.
-	led.nextID = max(led.nextID, uint64(a.eng.clock.Now())<<10)
+	led.nextID = max(led.nextID, uint64(now)<<10)
 	a.led = led
 	a.inc = &incarnation{}
 	return true

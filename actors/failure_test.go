@@ -376,3 +376,32 @@ func TestActorRestartsWithoutLimit(t *testing.T) {
 		t.Fatalf("the actor was stopped %d times by its supervisor; want it restarted in place", n)
 	}
 }
+
+// TestSeqsNeverRepeatAfterExpiry: once an account's whole stored state has
+// expired, its next events must not restart at Seq 1. Should the expired
+// snapshot reappear (a wall clock set back before its expiry, the key not
+// yet compacted away), events numbered below its Seq would be hidden
+// behind it: the pins they record would go uncounted.
+func TestSeqsNeverRepeatAfterExpiry(t *testing.T) {
+	f := newFixture(t)
+	f.fill("a", 3)
+	f.restart() // snapshots "a"
+	old, err := f.mem.Load("a")
+	if err != nil || old.Snapshot.Seq == 0 {
+		t.Fatalf("stored before expiry: %+v, %v", old, err)
+	}
+	f.clock.Advance(72 * time.Hour) // window and TTL margin long past
+	if l, err := f.mem.Load("a"); err != nil || l.Snapshot.Seq != 0 || len(l.Events) != 0 {
+		t.Fatalf("stored after expiry: %+v, %v; want nothing", l, err)
+	}
+	f.fill("a", 2) // a new incarnation, from nothing
+	l, err := f.mem.Load("a")
+	if err != nil || len(l.Events) == 0 {
+		t.Fatalf("stored after the new pins: %+v, %v", l, err)
+	}
+	for _, ev := range l.Events {
+		if ev.Seq <= old.Snapshot.Seq {
+			t.Fatalf("event %+v numbered at or below the expired snapshot's Seq %d: it would hide behind it", ev, old.Snapshot.Seq)
+		}
+	}
+}

@@ -289,10 +289,10 @@ func (s *BadgerStore) loadHighWater() (int64, error) {
 // split in halves, recursively, at AccountWrite boundaries only: each
 // AccountWrite stays atomic, the high-water mark lands with the first
 // transaction, and if a later transaction fails, the returned error says
-// how many AccountWrites were committed. Writing the same batch again
-// stores the same state, so a failed batch may be retried as long as no
-// later batch was written in between. A single AccountWrite too large for
-// one transaction fails without storing anything of it.
+// how many AccountWrites were committed. A failed batch is not to be
+// written again (the journal never does): its committed part would be
+// stored twice. A single AccountWrite too large for one transaction fails
+// without storing anything of it.
 //
 // Write fails without writing anything if an account ID is invalid (the
 // error wraps ErrInvalidAccount) or an event has Seq 0.
@@ -388,7 +388,11 @@ func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64) 
 		}
 		k := appendSnapshotKey(make([]byte, 0, 1+len(aw.Account)), aw.Account)
 		v := appendSnapshot(make([]byte, 0, snapshotLen(aw.Snapshot)), aw.Snapshot)
-		if err := txn.SetEntry(newEntry(k, v, expiresAtSeconds(aw.ExpiresAt))); err != nil {
+		exp := expiresAtSeconds(aw.ExpiresAt)
+		if ce, ok := u.coveredExp[aw.Account]; ok && exp != 0 && (ce == 0 || ce > exp) {
+			exp = ce
+		}
+		if err := txn.SetEntry(newEntry(k, v, exp)); err != nil {
 			return wrapTxn(fmt.Sprintf("account %q: snapshot", aw.Account), err)
 		}
 	}
@@ -552,6 +556,11 @@ func (s *BadgerStore) loadWAL() error {
 		s.wal.tails[a] = t
 	}
 	if len(dead) > 0 {
+		if err := s.checkSpace(); err != nil {
+			// The records are out of the index; a later open deletes them.
+			s.log.Warn().Err(err).Int("records", len(dead)).Msg("spent WAL records left on disk: no space to delete them")
+			return nil
+		}
 		wb := s.db.NewWriteBatch()
 		defer wb.Cancel()
 		for _, rec := range dead {

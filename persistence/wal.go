@@ -150,7 +150,7 @@ func decodeWALRecord(b []byte) (seq uint64, entries []walEntry, err error) {
 			break
 		}
 		e := walEntry{account: string(acct), expiresAt: d.uvarint("expiry")}
-		ne := d.count("event count", 7)
+		ne := d.count("event count", 6) // the shortest event: six one-byte fields
 		e.events = make([]Event, 0, ne)
 		for range ne {
 			ev := d.event()
@@ -293,10 +293,15 @@ func (x *walIndex) purge(nowSec uint64) []uint64 {
 type walUpdate struct {
 	adds   []walAdd          // events appended, in batch order
 	covers map[string]uint64 // per account, the newest snapshot's Seq
-	delta  map[uint64]int    // change of each record's live count
-	dead   []uint64          // records left with no live event: deleted
-	recs   []walRecord       // records to store
-	next   uint64            // the index's next record seq after the write
+	// coveredExp is, per account with a snapshot, the latest expiry
+	// (Unix seconds, 0: never) of the stored events the snapshot covers:
+	// the snapshot must not expire before them, or they would come back
+	// when the store is opened again (their record may stay alive).
+	coveredExp map[string]uint64
+	delta      map[uint64]int // change of each record's live count
+	dead       []uint64       // records left with no live event: deleted
+	recs       []walRecord    // records to store
+	next       uint64         // the index's next record seq after the write
 }
 
 type walAdd struct {
@@ -359,10 +364,24 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 		}
 	}
 	for acct, covered := range u.covers {
+		exp, some := uint64(0), false
 		for _, te := range x.tails[acct] {
 			if te.Seq <= covered {
 				u.delta[te.rec]--
+				e := te.expiresAt()
+				switch {
+				case !some:
+					exp, some = e, true
+				case exp != 0 && (e == 0 || e > exp):
+					exp = e
+				}
 			}
+		}
+		if some {
+			if u.coveredExp == nil {
+				u.coveredExp = make(map[string]uint64)
+			}
+			u.coveredExp[acct] = exp
 		}
 	}
 	for rec, d := range u.delta {
@@ -377,6 +396,7 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 func (u *walUpdate) reset(next uint64) {
 	u.adds = u.adds[:0]
 	clear(u.covers)
+	clear(u.coveredExp)
 	if u.delta == nil {
 		u.delta = make(map[uint64]int)
 	}
