@@ -351,61 +351,35 @@ func TestDisgoGatewayInvalidSessionMakesShardIdentifyAgain(t *testing.T) {
 	}
 }
 
-func TestDisgoGatewayGlobalRateLimitHoldsBackCallbacks(t *testing.T) {
+// TestDisgoGatewayDefaultLimiterIgnoresGlobal429 documents the upstream
+// behavior that made the bot bring its own REST rate limiter: disgo
+// v0.19.6's default limiter reads a 429 only when it has a bucket header,
+// which Discord's global 429 (and the stand-in's) has not, so it sends the
+// request again at once instead of waiting out Retry-After. Should a disgo
+// release fix it, this test fails, and the bot's limiter can be reviewed.
+func TestDisgoGatewayDefaultLimiterIgnoresGlobal429(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	s := newServer(t)
 	w := addWorld(t, s, 0, 1, 1)
-	// disgo logs when it learns of the global limit: the interaction must
-	// come after that, or its callback may legitimately go out first.
-	limitSeen := make(chan struct{})
-	logger := slog.New(watchHandler{Handler: zerolog.NewSlogHandler(testLogger(t)), msg: "global rate limit exceeded", seen: limitSeen, once: new(sync.Once)})
-	client, _ := newGatewayBot(t, s, pingRouter(), gateway.CompressionNone, bot.WithLogger(logger))
+	client, _ := newGatewayBot(t, s, pingRouter(), gateway.CompressionNone)
 	if _, err := s.WaitShardReady(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Inject(discordtest.RouteGetMessage, 1, discordtest.Fault{
-		Status: http.StatusTooManyRequests, RetryAfter: 50 * time.Millisecond, Global: true,
-	})
+	if err := s.Inject(discordtest.RouteGetMessage, 1, discordtest.Fault{
+		Status: http.StatusTooManyRequests, RetryAfter: 2 * time.Second, Global: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Rest.GetMessage(w.channel.ID, w.message.ID); err != nil {
+		t.Fatalf("GetMessage: %v", err)
+	}
+	rqs, err := s.WaitRequests(ctx, discordtest.RouteGetMessage, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	fetched := make(chan error, 1)
-	go func() {
-		_, err := client.Rest.GetMessage(w.channel.ID, w.message.ID)
-		fetched <- err
-	}()
-	limited, err := s.WaitRequests(ctx, discordtest.RouteGetMessage, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-limitSeen:
-	case <-ctx.Done():
-		t.Fatal("disgo never reported the global rate limit")
-	}
-	in, err := s.Interact(discordtest.Invocation{ChannelID: w.channel.ID, UserID: w.user.UserID, Data: discordtest.ChatInput{Name: "ping"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := in.WaitResponse(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The global limit holds every route, the callback included, until
-	// Retry-After (rounded up to a second) has passed.
-	if held := r.At.Sub(limited[0].At); held < 950*time.Millisecond {
-		t.Errorf("callback came %v after the global 429, want about a second", held)
-	}
-	if !r.OK() {
-		t.Errorf("callback = %+v, want it accepted within the deadline", r)
-	}
-	if _, err := in.Wait(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-fetched; err != nil {
-		t.Errorf("GetMessage after the global limit: %v", err)
+	if gap := rqs[1].At.Sub(rqs[0].At); gap >= time.Second {
+		t.Errorf("disgo's default limiter waited %v after a global 429 asking for 2 s: it honours Discord's global limit now", gap)
 	}
 }
 
