@@ -84,6 +84,8 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		APIBase:      cfg.pinterestAPI,
 		AuthURL:      cfg.pinterestOAuth,
 		Logger:       log,
+
+		ContinuousRefresh: cfg.continuousRefresh,
 	})
 	if err != nil {
 		return &usageError{err: err}

@@ -132,6 +132,8 @@ func TestBotConfigErrors(t *testing.T) {
 		{env: with(full, map[string]string{"PINBOT_SHARDS": "-1"}),
 			want: []string{`invalid PINBOT_SHARDS "-1": want a whole number from 0`}},
 		{env: full, args: []string{"--shards", "two"}, want: []string{`invalid --shards "two"`}},
+		{env: with(full, map[string]string{"PINBOT_PINTEREST_CONTINUOUS_REFRESH": "yes"}),
+			want: []string{`invalid PINBOT_PINTEREST_CONTINUOUS_REFRESH "yes": want true or false`}},
 		{env: with(full, map[string]string{"PINBOT_DISCORD_GATEWAY_URL": "https://gateway.discord.gg"}),
 			want: []string{`invalid PINBOT_DISCORD_GATEWAY_URL "https://gateway.discord.gg": want an absolute ws or wss URL`}},
 		{env: with(full, map[string]string{"PINBOT_DISCORD_API_URL": "discord.com/api"}),

@@ -85,6 +85,10 @@ var (
 		flag: "shards", env: "PINBOT_SHARDS", arg: "N", def: "0",
 		help: "gateway shards; 0 takes Discord's recommendation",
 	}
+	continuousRefreshOption = option{
+		flag: "pinterest-continuous-refresh", env: "PINBOT_PINTEREST_CONTINUOUS_REFRESH", arg: "BOOL", def: "false",
+		help: "ask Pinterest for continuously rotating refresh tokens (true for apps created before 25 September 2025, whose refresh tokens otherwise expire after a year)",
+	}
 )
 
 // logLevels are the accepted values of --log-level.
@@ -134,24 +138,26 @@ type settings struct {
 	discordAPI, discordGateway           setting
 	pinterestAPI, pinterestOAuth         setting
 	shards                               setting
+	continuousRefresh                    setting
 }
 
 // newSettings returns the defaults overridden by the environment.
 func newSettings(getenv func(string) string) settings {
 	st := settings{
-		dataDir:        setting{opt: &dataDirOption},
-		logLevel:       setting{opt: &logLevelOption},
-		discordToken:   setting{opt: &discordTokenOption},
-		clientID:       setting{opt: &clientIDOption},
-		clientSecret:   setting{opt: &clientSecretOption},
-		httpAddr:       setting{opt: &httpAddrOption},
-		publicURL:      setting{opt: &publicURLOption},
-		keyFile:        setting{opt: &keyFileOption},
-		discordAPI:     setting{opt: &discordAPIOption},
-		discordGateway: setting{opt: &discordGatewayOption},
-		pinterestAPI:   setting{opt: &pinterestAPIOption},
-		pinterestOAuth: setting{opt: &pinterestOAuthOption},
-		shards:         setting{opt: &shardsOption},
+		dataDir:           setting{opt: &dataDirOption},
+		logLevel:          setting{opt: &logLevelOption},
+		discordToken:      setting{opt: &discordTokenOption},
+		clientID:          setting{opt: &clientIDOption},
+		clientSecret:      setting{opt: &clientSecretOption},
+		httpAddr:          setting{opt: &httpAddrOption},
+		publicURL:         setting{opt: &publicURLOption},
+		keyFile:           setting{opt: &keyFileOption},
+		discordAPI:        setting{opt: &discordAPIOption},
+		discordGateway:    setting{opt: &discordGatewayOption},
+		pinterestAPI:      setting{opt: &pinterestAPIOption},
+		pinterestOAuth:    setting{opt: &pinterestOAuthOption},
+		shards:            setting{opt: &shardsOption},
+		continuousRefresh: setting{opt: &continuousRefreshOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -168,7 +174,7 @@ func (st *settings) all() []*setting {
 		&st.discordToken, &st.clientID, &st.clientSecret,
 		&st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth,
-		&st.shards,
+		&st.shards, &st.continuousRefresh,
 	}
 }
 
@@ -190,7 +196,7 @@ var allOptions = []*option{
 	&discordTokenOption, &clientIDOption, &clientSecretOption,
 	&httpAddrOption, &publicURLOption, &keyFileOption,
 	&discordAPIOption, &discordGatewayOption, &pinterestAPIOption, &pinterestOAuthOption,
-	&shardsOption,
+	&shardsOption, &continuousRefreshOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -245,6 +251,7 @@ type botSettings struct {
 	discordAPI, discordGateway    string
 	pinterestAPI, pinterestOAuth  string
 	shards                        int
+	continuousRefresh             bool
 	// tokenName and httpAddrName name the token and HTTP address settings
 	// in the errors met once the bot starts: the flag or variable that
 	// set them (see setting.name).
@@ -322,6 +329,11 @@ func (st *settings) validateBot() (botSettings, error) {
 			st.shards.name(), st.shards.shown(), maxShards)
 	}
 	b.shards = n
+	cr, err := strconv.ParseBool(st.continuousRefresh.value)
+	if err != nil {
+		return b, fmt.Errorf("invalid %s %s: want true or false", st.continuousRefresh.name(), st.continuousRefresh.shown())
+	}
+	b.continuousRefresh = cr
 	return b, nil
 }
 
@@ -356,7 +368,7 @@ func (st *settings) ignoredInSandbox() []string {
 	var out []string
 	for _, s := range []*setting{
 		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
-		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards,
+		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)
