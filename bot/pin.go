@@ -175,24 +175,23 @@ func (b *Bot) boardsTrouble(inv invocation, accountID string, sess *pinterest.Se
 
 // markRelink records that the account needs a new authorization because
 // Pinterest refused the grant of sess, the account's Session; sess nil
-// means the account has no token at all. A Session replaced by a newer
-// link since it was handed out condemns nothing: the new grant is not the
-// one Pinterest refused.
+// (the account has no token at all) marks nothing. A Session replaced by
+// a newer link since it was handed out condemns nothing either: the new
+// grant is not the one Pinterest refused.
 func (b *Bot) markRelink(accountID string, sess *pinterest.Session) {
 	ctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
 	defer cancel()
-	var err error
 	if sess == nil {
-		err = b.cfg.Links.MarkRelinkNeeded(ctx, accountID)
-	} else {
-		gen, current := b.grantOf(accountID, sess)
-		if !current {
-			b.log.Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
-			return
-		}
-		err = b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen)
+		// No token at all: the account was unlinked (the user is told to
+		// link it again). Marking it could only flag a link made since.
+		return
 	}
-	if err != nil {
+	gen, current := b.grantOf(accountID, sess)
+	if !current {
+		b.log.Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
+		return
+	}
+	if err := b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen); err != nil {
 		b.log.Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
 	}
 }

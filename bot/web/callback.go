@@ -68,7 +68,11 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	log = log.With().Str("user", userID).Logger()
 
-	tok, err := h.pin.Exchange(ctx, code)
+	// The state is spent and, once exchanged, so is the code: finish even
+	// if the browser goes away now, or the grant would be thrown away.
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
+	defer pcancel()
+	tok, err := h.pin.Exchange(pctx, code)
 	if err != nil {
 		h.pinterestFailed(w, log, "exchange code", err)
 		return
@@ -83,7 +87,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusBadGateway, pagePinterestDown)
 		return
 	}
-	pa, err := h.pin.UserAccount(ctx, sess)
+	pa, err := h.pin.UserAccount(pctx, sess)
 	if err != nil {
 		h.pinterestFailed(w, log, "read user account", err)
 		return
@@ -117,8 +121,10 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		name = acct.ID
 	}
 	writePage(w, http.StatusOK, page{
-		Title:   "Linked",
-		Message: "Linked Pinterest account " + name + ". You can close this tab and go back to Discord.",
+		Title: "Linked",
+		Message: "Linked Pinterest account " + name + " to the Discord account (user ID " + userID +
+			") that asked for this link with /link. You can close this tab and go back to Discord. " +
+			"If that was not you, remove Pinbot from the apps connected to your Pinterest account.",
 	})
 }
 
@@ -143,10 +149,17 @@ func (h *Handler) declined(ctx context.Context, w http.ResponseWriter, log zerol
 		log.Warn().Msg("oauth callback: pinterest reported an error")
 		writePage(w, http.StatusBadGateway, pagePinterestDown)
 	default:
+		// Only the error codes of RFC 6749 are shown: the parameter is
+		// whatever the link's author put in it.
+		shown := ""
+		switch oauthErr {
+		case "invalid_request", "unauthorized_client", "unsupported_response_type", "invalid_scope":
+			shown = " (" + oauthErr + ")"
+		}
 		log.Warn().Msg("oauth callback: pinterest refused the authorization request")
 		writePage(w, http.StatusBadRequest, page{
 			Title:   "Nothing linked",
-			Message: "Pinterest refused the link request (" + oauthErr + "). Nothing was linked. Run /link in Discord to try again.",
+			Message: "Pinterest refused the link request" + shown + ". Nothing was linked. Run /link in Discord to try again.",
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/pinbot/pinbot/bot/web"
 )
 
-const linkedText = "Linked Pinterest account alice. You can close this tab and go back to Discord."
+const linkedText = "Linked Pinterest account alice to the Discord account (user ID u1) that asked for this link with /link."
 
 func TestCallbackLinksAccount(t *testing.T) {
 	ctx := context.Background()
@@ -131,7 +131,7 @@ func TestCallbackDeclined(t *testing.T) {
 		{"access_denied", http.StatusOK, "You did not allow pinbot"},
 		{"temporarily_unavailable", http.StatusBadGateway, "Pinterest did not answer; run /link again"},
 		{"invalid_scope", http.StatusBadRequest, "Pinterest refused the link request (invalid_scope)"},
-		{"<b>bold</b>", http.StatusBadRequest, "(&lt;b&gt;bold&lt;/b&gt;)"},
+		{"<b>bold</b>", http.StatusBadRequest, "Pinterest refused the link request. Nothing was linked."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.oauthErr, func(t *testing.T) {
