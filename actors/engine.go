@@ -337,7 +337,13 @@ func (e *Engine) Release(ctx context.Context, r Reservation) (Status, error) {
 // durable unless Hold returns an error wrapping ErrUnavailable, in which case
 // it lasts until the account's actor next reloads.
 func (e *Engine) Hold(ctx context.Context, account string, until time.Time) (Status, error) {
-	resp, err := e.call(ctx, account, request{op: opHold, at: until.UnixMilli()})
+	// Engine time is in whole milliseconds: round up, or a hold ending
+	// within the current millisecond would end before until.
+	at := until.UnixMilli()
+	if until.After(time.UnixMilli(at)) {
+		at++
+	}
+	resp, err := e.call(ctx, account, request{op: opHold, at: at})
 	if err != nil && resp.status.Account != "" {
 		return resp.status, fmt.Errorf("actors: account %q: hold: %w: %w", account, ErrUnavailable, err)
 	}
