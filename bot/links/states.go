@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,10 +25,17 @@ const StateLen = (stateBytes*8 + 5) / 6
 // transaction.
 const purgeChunk = 512
 
+// MaxStatesPerUser is how many links in progress (OAuth states) a user
+// may have: each NewState beyond it retires the user's oldest state, so
+// repeated /link commands neither pile up records nor keep old links
+// usable.
+const MaxStatesPerUser = 3
+
 // NewState returns a new OAuth state for the Discord user userID, to put
 // in the authorization URL. It is 256 random bits from crypto/rand, URL
 // safe, stored (only as its SHA-256 digest) with its expiry now +
-// StateTTL, and can be consumed once by ConsumeState.
+// StateTTL, and can be consumed once by ConsumeState. The user's oldest
+// states beyond MaxStatesPerUser are deleted.
 func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (string, error) {
 	if err := checkID("user id", userID); err != nil {
 		return "", err
@@ -38,6 +47,9 @@ func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (str
 	state := base64.RawURLEncoding.EncodeToString(b[:])
 	rec := &stateRecord{V: recordVersion, User: userID, Expires: now.Add(s.stateTTL).Round(0).UTC()}
 	err := s.update(ctx, "new state", func(txn *badger.Txn) error {
+		if err := retireStates(txn, userID, MaxStatesPerUser-1); err != nil {
+			return err
+		}
 		return setRecord(txn, stateKey(state), rec)
 	})
 	if err != nil {
@@ -200,4 +212,36 @@ func (s *Store) deleteStates(ctx context.Context, keys []string, now time.Time) 
 		return 0, err
 	}
 	return n, nil
+}
+
+// retireStates deletes userID's oldest states until keep are left.
+// Unreadable records are left to PurgeStates.
+func retireStates(txn *badger.Txn, userID string, keep int) error {
+	type held struct {
+		key     string
+		expires time.Time
+	}
+	var mine []held
+	p := []byte(statePrefix)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 16})
+	for it.Rewind(); it.ValidForPrefix(p); it.Next() {
+		var rec stateRecord
+		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &rec) }); err != nil {
+			continue
+		}
+		if rec.User == userID {
+			mine = append(mine, held{key: string(it.Item().KeyCopy(nil)), expires: rec.Expires})
+		}
+	}
+	it.Close()
+	if len(mine) <= keep {
+		return nil
+	}
+	slices.SortFunc(mine, func(a, b held) int { return a.expires.Compare(b.expires) })
+	for _, h := range mine[:len(mine)-keep] {
+		if err := txn.Delete([]byte(h.key)); err != nil {
+			return fmt.Errorf("links: retire an OAuth state: %w", err)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -141,9 +142,11 @@ func TestConcurrentConsume(t *testing.T) {
 func TestPurgeStates(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, links.Options{}) // TTL 10 minutes
+	users := 0
 	issue := func(at time.Time) string {
 		t.Helper()
-		st, err := s.NewState(ctx, "u1", at)
+		users++ // one state per user: a user keeps only MaxStatesPerUser
+		st, err := s.NewState(ctx, "u"+strconv.Itoa(users), at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +181,35 @@ func TestPurgeStates(t *testing.T) {
 			t.Errorf("purged state: %v, want ErrStateInvalid", err)
 		}
 	}
-	if u, err := s.ConsumeState(ctx, late, t0.Add(21*time.Minute)); err != nil || u != "u1" {
-		t.Errorf("unexpired state after purge: %q, %v; want u1", u, err)
+	if u, err := s.ConsumeState(ctx, late, t0.Add(21*time.Minute)); err != nil || u != "u602" {
+		t.Errorf("unexpired state after purge: %q, %v; want u602", u, err)
+	}
+}
+
+// TestNewStateRetiresOldest: a user holds at most MaxStatesPerUser links
+// in progress; a newer /link retires the oldest, other users' stay.
+func TestNewStateRetiresOldest(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, links.Options{})
+	other, err := s.NewState(ctx, "u2", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for i := range links.MaxStatesPerUser + 2 {
+		st, err := s.NewState(ctx, "u1", t0.Add(time.Duration(i)*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, st)
+	}
+	for i, st := range states {
+		_, err := s.ConsumeState(ctx, st, t0.Add(time.Minute))
+		if retired := i < 2; retired != errors.Is(err, links.ErrStateInvalid) {
+			t.Errorf("state %d of %d: ConsumeState = %v; retired: %v", i+1, len(states), err, retired)
+		}
+	}
+	if u, err := s.ConsumeState(ctx, other, t0.Add(time.Minute)); err != nil || u != "u2" {
+		t.Errorf("another user's state: %q, %v", u, err)
 	}
 }
