@@ -23,27 +23,32 @@ import (
 //
 // Requests of one bucket (route and major parameters, as disgo compiles
 // them) go one at a time; a bucket with no request left waits for its
-// reset. A global 429 (X-RateLimit-Global, X-RateLimit-Scope: global, or a
-// 429 without a Via header, which comes from Cloudflare rather than from
-// Discord) holds every request except those on an interaction token until
-// Retry-After has passed.
+// reset, and a 429 on a route holds that bucket for its Retry-After. A
+// global 429 (X-RateLimit-Global or X-RateLimit-Scope: global) holds every
+// request except those on an interaction token, which Discord exempts,
+// until Retry-After has passed. A 429 without a Via header comes from
+// Cloudflare, which bans the whole address: it holds every request,
+// interactions included.
 type restLimiter struct {
 	log zerolog.Logger
 	now func() time.Time
 
-	mu        sync.Mutex
-	buckets   map[string]*restBucket
-	global    time.Time // no request outside interactions before this
-	lastPrune time.Time
+	mu         sync.Mutex
+	buckets    map[string]*restBucket
+	global     time.Time // no request outside interactions before this
+	cloudflare time.Time // no request at all before this
+	epoch      uint64    // raised by Reset: bucket limits of older epochs are void
+	lastPrune  time.Time
 }
 
 // restBucket is one Discord rate-limit bucket. sem (capacity 1) is held
-// by the request in flight; the other fields are read and written by its
-// holder only.
+// by the request in flight; remaining, reset and epoch are read and
+// written only by the holder of sem.
 type restBucket struct {
 	sem       chan struct{}
 	remaining int // -1: unknown
 	reset     time.Time
+	epoch     uint64
 	used      time.Time // last Wait, for pruning (guarded by restLimiter.mu)
 }
 
@@ -64,12 +69,13 @@ func (l *restLimiter) MaxRetries() int { return rest.MaxRetries }
 // holds nothing that requests in flight wait for.
 func (l *restLimiter) Close(context.Context) {}
 
-// Reset forgets every bucket and the global limit.
+// Reset forgets every limit. Buckets stay (requests in flight hold them);
+// their limits are voided as each is next taken.
 func (l *restLimiter) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.buckets = make(map[string]*restBucket)
-	l.global = time.Time{}
+	l.global, l.cloudflare = time.Time{}, time.Time{}
+	l.epoch++
 }
 
 // bucketKey names ep's bucket: its method, route and major parameters.
@@ -84,8 +90,9 @@ func interactionRoute(ep *rest.CompiledEndpoint) bool {
 	return strings.Contains(ep.Endpoint.Route, "{interaction.token}")
 }
 
-// bucket returns ep's bucket, creating it, and the global limit's end.
-func (l *restLimiter) bucket(ep *rest.CompiledEndpoint) (*restBucket, time.Time) {
+// bucket returns ep's bucket, creating it, after pruning the buckets left
+// unused for restPruneAge whose limits are over.
+func (l *restLimiter) bucket(ep *rest.CompiledEndpoint) *restBucket {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -97,7 +104,9 @@ func (l *restLimiter) bucket(ep *rest.CompiledEndpoint) (*restBucket, time.Time)
 			}
 			select {
 			case b.sem <- struct{}{}: // not in use now
-				delete(l.buckets, k)
+				if !b.reset.After(now) {
+					delete(l.buckets, k)
+				}
 				// A Wait that found b before it went takes it, sees it is
 				// no longer current and starts over.
 				<-b.sem
@@ -108,31 +117,43 @@ func (l *restLimiter) bucket(ep *rest.CompiledEndpoint) (*restBucket, time.Time)
 	k := bucketKey(ep)
 	b := l.buckets[k]
 	if b == nil {
-		b = &restBucket{sem: make(chan struct{}, 1), remaining: -1}
+		b = &restBucket{sem: make(chan struct{}, 1), remaining: -1, epoch: l.epoch}
 		l.buckets[k] = b
 	}
 	b.used = now
-	return b, l.global
+	return b
 }
 
-// Wait takes ep's bucket and waits until a request may be sent on it. It
-// gives up at once, with an error, when ctx ends before then.
+// Wait takes ep's bucket and waits until a request may be sent on it,
+// checking every limit again after each wait: another request may have
+// met a global limit meanwhile. It gives up at once, with an error, when
+// ctx ends first or will end before the wait does.
 func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error {
-	for {
-		b, global := l.bucket(ep)
+	var b *restBucket
+	for b == nil {
+		c := l.bucket(ep)
 		select {
-		case b.sem <- struct{}{}:
+		case c.sem <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		// A pruned bucket may have been replaced meanwhile: take the
 		// current one.
 		l.mu.Lock()
-		current := l.buckets[bucketKey(ep)] == b
+		if l.buckets[bucketKey(ep)] == c {
+			b = c
+		}
 		l.mu.Unlock()
-		if !current {
-			<-b.sem
-			continue
+		if b == nil {
+			<-c.sem
+		}
+	}
+	for {
+		l.mu.Lock()
+		global, cloudflare, epoch := l.global, l.cloudflare, l.epoch
+		l.mu.Unlock()
+		if b.epoch != epoch {
+			b.remaining, b.reset, b.epoch = -1, time.Time{}, epoch
 		}
 		now := l.now()
 		var until time.Time
@@ -141,6 +162,9 @@ func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error
 		}
 		if !interactionRoute(ep) && global.After(until) {
 			until = global
+		}
+		if cloudflare.After(until) {
+			until = cloudflare
 		}
 		if !until.After(now) {
 			return nil
@@ -153,7 +177,6 @@ func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error
 		t := time.NewTimer(until.Sub(now))
 		select {
 		case <-t.C:
-			return nil
 		case <-ctx.Done():
 			t.Stop()
 			<-b.sem
@@ -163,8 +186,9 @@ func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error
 }
 
 // Unlock records what rs says of ep's bucket (rs nil: no response) and
-// releases the bucket. Malformed headers are logged, not returned: the
-// request itself went through.
+// releases the bucket, which the caller's Wait took: holding it, no prune
+// or other request can have replaced it. Malformed headers are logged,
+// not returned: the request itself went through.
 func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error {
 	l.mu.Lock()
 	b := l.buckets[bucketKey(ep)]
@@ -187,21 +211,32 @@ func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error
 			wait = time.Second
 			l.log.Warn().Str("route", ep.Endpoint.Route).Msg("Discord answered 429 without a usable Retry-After; waiting one second")
 		}
+		until := now.Add(wait)
+		// The request itself is retried by disgo: whatever the scope, its
+		// bucket waits.
+		b.remaining, b.reset = 0, until
 		global := strings.EqualFold(h.Get("X-RateLimit-Global"), "true") || h.Get("X-RateLimit-Scope") == "global"
 		cloudflare := h.Get("Via") == ""
-		if global || cloudflare {
+		switch {
+		case cloudflare:
 			l.mu.Lock()
-			if until := now.Add(wait); until.After(l.global) {
+			if until.After(l.cloudflare) {
+				l.cloudflare = until
+			}
+			l.mu.Unlock()
+			l.log.Warn().Dur("retry_after", wait).Msg("Cloudflare refused a request (429 without Via); holding every request")
+		case global:
+			l.mu.Lock()
+			if until.After(l.global) {
 				l.global = until
 			}
 			l.mu.Unlock()
-			l.log.Warn().Bool("cloudflare", cloudflare && !global).Dur("retry_after", wait).
+			l.log.Warn().Dur("retry_after", wait).
 				Msg("Discord's global rate limit reached; holding requests other than interaction responses")
-			return nil
+		default:
+			l.log.Warn().Str("route", ep.Endpoint.Route).Str("scope", h.Get("X-RateLimit-Scope")).Dur("retry_after", wait).
+				Msg("Discord rate limit reached on a route")
 		}
-		b.remaining, b.reset = 0, now.Add(wait)
-		l.log.Warn().Str("route", ep.Endpoint.Route).Str("scope", h.Get("X-RateLimit-Scope")).Dur("retry_after", wait).
-			Msg("Discord rate limit reached on a route")
 		return nil
 	}
 	if v := h.Get("X-RateLimit-Remaining"); v != "" {
