@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -64,6 +65,10 @@ type grantReply struct {
 type incarnation struct {
 	mu     sync.Mutex
 	failed []rollback // grants to roll back, not yet applied
+	// durableHold is the latest hold known to be stored (loaded with the
+	// state, or written by a successful Hold); set by the journal's
+	// callback, hence atomic.
+	durableHold atomic.Int64
 }
 
 // add records a grant to roll back.
@@ -248,6 +253,7 @@ func (a *accountActor) load() bool {
 	led.nextID = max(led.nextID, uint64(now)<<10)
 	a.led = led
 	a.inc = &incarnation{}
+	a.inc.durableHold.Store(led.hold)
 	return true
 }
 
@@ -302,17 +308,28 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		a.answer(m, response{status: a.status(now)})
 	case opHold:
 		a.led.expire(now)
-		if m.at <= a.led.hold || m.at <= now {
+		// A hold no later than one already stored changes nothing; one in
+		// force in memory only (its write failed) is written again, or a
+		// retried Hold would report durable a hold that is not.
+		if m.at <= a.inc.durableHold.Load() || m.at <= now {
 			a.answer(m, response{status: a.status(now)})
 			return
 		}
 		a.led.holdUntil(m.at)
 		st := a.status(now)
-		reply := m.reply
+		reply, at, inc := m.reply, m.at, a.inc
 		a.replied = true // by the journal callback below
 		a.append(now, persistence.Event{Kind: persistence.EventHold, At: m.at}, func(err error) {
 			// The hold is in force in memory either way: failing to store
 			// it can only make the engine stricter until a restart.
+			if err == nil {
+				for {
+					old := inc.durableHold.Load()
+					if at <= old || inc.durableHold.CompareAndSwap(old, at) {
+						break
+					}
+				}
+			}
 			reply <- response{status: st, err: err}
 		})
 	case opCompact:

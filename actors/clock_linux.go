@@ -86,8 +86,11 @@ func (b *bootClock) elapsed() int64 {
 	wall, mono := b.clocks()
 	skew := wall - mono
 	if d := skew - b.skew.Load(); d > int64(wallJump) || d < -int64(wallJump) || mono-b.checked.Load() >= int64(bootResync) {
-		b.skew.Store(skew)
+		// The new skew is stored only once the suspended time is measured:
+		// a concurrent reader meanwhile still sees the jump, and measures
+		// too, instead of returning a time without the suspend.
 		b.resync()
+		b.skew.Store(skew)
 	}
 	return mono + b.suspended.Load()
 }

@@ -80,6 +80,7 @@ type Engine struct {
 	closed        atomic.Bool
 	closeOnce     sync.Once
 	closeErr      error
+	closeDone     chan struct{} // closed when Close has done what it does
 	cancelRecover context.CancelFunc
 	recoverDone   chan struct{}
 	// checkpointDone is closed when the checkpoint goroutine has stopped.
@@ -128,6 +129,7 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 		journal:     persistence.NewJournal(store, cfg.MaxJournalBatch, log),
 		log:         log,
 		recoverDone: make(chan struct{}),
+		closeDone:   make(chan struct{}),
 	}
 	actorLog := log.With().Str("component", "protoactor").Logger()
 	e.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
@@ -413,27 +415,59 @@ func (e *Engine) Recover(ctx context.Context) error {
 // writes its snapshot durably), flushes the journal and stops the actor
 // system. It does not close the store. If ctx ends first, Close returns its
 // error after stopping what it can; the journal still holds every event.
+//
+// Every wait of Close ends when ctx does (a load or a write stuck on the
+// disk cannot hold it up); a second, concurrent Close waits for the first,
+// or for its own ctx.
 func (e *Engine) Close(ctx context.Context) error {
 	e.closeOnce.Do(func() {
-		e.closed.Store(true)
-		e.cancelRecover()
-		<-e.recoverDone
-		<-e.checkpointDone
-		<-e.sweepDone
+		go func() {
+			e.closeErr = e.close(ctx)
+			close(e.closeDone)
+		}()
+	})
+	select {
+	case <-e.closeDone:
+		return e.closeErr
+	case <-ctx.Done():
+		return fmt.Errorf("actors: close: %w", ctx.Err())
+	}
+}
+
+func (e *Engine) close(ctx context.Context) error {
+	e.closed.Store(true)
+	e.cancelRecover()
+	var err error
+	wait := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		case <-ctx.Done():
+			err = fmt.Errorf("actors: close: %w", ctx.Err())
+			return false
+		}
+	}
+	if wait(e.recoverDone) && wait(e.checkpointDone) && wait(e.sweepDone) {
 		for _, done := range e.reg.stopAll() {
-			select {
-			case <-done:
-			case <-ctx.Done():
-				e.closeErr = fmt.Errorf("actors: close: %w", ctx.Err())
-			}
-			if e.closeErr != nil {
+			if !wait(done) {
 				break
 			}
 		}
-		if err := e.journal.Close(); err != nil && e.closeErr == nil {
-			e.closeErr = err
+	} else {
+		e.reg.stopAll() // passivate what can be, without waiting
+	}
+	jdone := make(chan error, 1)
+	go func() { jdone <- e.journal.Close() }()
+	select {
+	case jerr := <-jdone:
+		if jerr != nil && err == nil {
+			err = jerr
 		}
-		e.system.Shutdown()
-	})
-	return e.closeErr
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("actors: close: journal: %w", ctx.Err())
+		}
+	}
+	e.system.Shutdown()
+	return err
 }
