@@ -58,12 +58,17 @@ func imagesOf(m discord.Message) []image {
 	for _, e := range m.Embeds {
 		switch {
 		case e.Type == discord.EmbedTypeImage:
-			u := e.URL
-			if e.Thumbnail != nil && e.Thumbnail.URL != "" && !isWebURL(u) {
+			// Discord puts the picture in the thumbnail: for a link to an
+			// image host's page (Gyazo, Imgur), the embed's URL is the
+			// page and the thumbnail the image; for a direct image link
+			// they are the same.
+			u := ""
+			if e.Thumbnail != nil && isWebURL(e.Thumbnail.URL) {
 				u = e.Thumbnail.URL
-			}
-			if !isWebURL(u) && e.Image != nil {
+			} else if e.Image != nil && isWebURL(e.Image.URL) {
 				u = e.Image.URL
+			} else {
+				u = e.URL
 			}
 			add(image{URL: u, Alt: e.Description})
 		case e.Image != nil && e.Type != discord.EmbedTypeGifV && e.Type != discord.EmbedTypeVideo:

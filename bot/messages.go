@@ -54,8 +54,8 @@ func msgUnknownBoard(board, name string) string {
 
 // msgAtLimit refuses a whole batch before it starts.
 func msgAtLimit(st actors.Status, name string) string {
-	return fmt.Sprintf("Pin limit reached (%d/12h) for %s: nothing was pinned. The next slot frees %s. You can switch to another account in /settings.",
-		st.Limit, name, relTime(nextFree(st)))
+	return fmt.Sprintf("%s Nothing was pinned with %s: the next slot frees %s. You can switch to another account in /settings.",
+		msgLimitReached, name, relTime(nextFree(st)))
 }
 
 // nextFree is when the account's next slot frees, never before the

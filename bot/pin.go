@@ -316,7 +316,12 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 		p.stopWith("The command took too long, so Pinbot stopped here.", "not attempted: out of time")
 		return
 	}
-	g, err := eng.Reserve(ctx, p.acct.ID, 1)
+	// Once asked, the engine may grant the slot whatever becomes of ctx:
+	// an answer lost to a cancelled ctx would leave the slot reserved,
+	// unresolved, and counted as a pin at the end of its lease.
+	rsctx, rscancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
+	g, err := eng.Reserve(rsctx, p.acct.ID, 1)
+	rscancel()
 	if err != nil {
 		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("reserving a slot failed")
 		e.res, e.why = resFailed, "not pinned: Pinbot's pin counter is unavailable"

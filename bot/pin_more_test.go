@@ -1,0 +1,149 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/discordtest"
+)
+
+// TestPinImageEmbedPinsThePicture: for an image embed Discord puts the
+// link the user posted in url (for image hosts such as Gyazo or Imgur, a
+// web page) and the picture itself in thumbnail.url. The pin must be made
+// from the picture, not from the page.
+func TestPinImageEmbedPinsThePicture(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	alice := w.addUser("alice")
+	w.link(alice, "1001", "alicepins")
+	page, picture := "https://gyazo.com/0123456789abcdef", "https://i.gyazo.com/0123456789abcdef.png"
+	m, err := w.dc.AddMessage(discordtest.Message{ChannelID: w.channel.ID, Content: page, Embeds: []discord.Embed{{
+		Type:      discord.EmbedTypeImage,
+		URL:       page,
+		Thumbnail: &discord.EmbedResource{URL: picture, ProxyURL: "https://images-ext-1.discordapp.net/external/x/" + picture, Width: 640, Height: 480},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := w.pin(alice, m.ID.String())
+	must(t, text, "1 pinned.")
+	pins := w.ps.PinsFor("1001")
+	if len(pins) != 1 {
+		t.Fatalf("%d pins, want 1", len(pins))
+	}
+	if pins[0].ImageURL != picture {
+		t.Fatalf("pin made from %q, want the embed's picture %q", pins[0].ImageURL, picture)
+	}
+}
+
+// TestPinPreflightUsesSpecLimitMessage: at the limit the whole batch is
+// refused with the spec's limit message, word for word, and when the next
+// slot frees.
+func TestPinPreflightUsesSpecLimitMessage(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	alice := w.addUser("alice")
+	w.link(alice, "1001", "alicepins")
+	w.fill("1001", 100)
+	m := w.addImages(w.channel.ID, 2, "")
+	text, _ := w.pin(alice, m.ID.String())
+	must(t, text, "Pin limit reached (100/12h). Skipped remaining pins.")
+	if n := len(w.ps.PinsFor("1001")); n != 0 {
+		t.Fatalf("%d pins, want 0", n)
+	}
+}
+
+// TestPinEachPictureTakesASlot: at 98/100 one
+// message with two image attachments, a non-image file and an image embed
+// makes exactly two pins (99/100, 100/100), then stops with the spec's
+// limit message and skips its third picture.
+func TestPinEachPictureTakesASlot(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	alice := w.addUser("alice")
+	w.link(alice, "1001", "alicepins")
+	w.fill("1001", 98)
+	m, err := w.dc.AddMessage(discordtest.Message{ChannelID: w.channel.ID, Attachments: []discordtest.Attachment{
+		{Filename: "a.png", ContentType: "image/png", Width: 10, Height: 10},
+		{Filename: "notes.pdf", ContentType: "application/pdf"},
+		{Filename: "b.jpg", ContentType: "image/jpeg", Width: 10, Height: 10},
+	}, Embeds: []discord.Embed{{Type: discord.EmbedTypeImage, URL: "https://i.example/c.png", Thumbnail: &discord.EmbedResource{URL: "https://i.example/c.png"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := w.pin(alice, m.ID.String())
+	must(t, text, "2 pinned, 1 skipped.",
+		"(image 1 of 3) → <https://www.pinterest.com/pin/", "12-hour pin count: 99/100",
+		"(image 2 of 3) → <https://www.pinterest.com/pin/", "12-hour pin count: 100/100",
+		"Pin limit reached (100/12h). Skipped remaining pins. The next slot frees <t:",
+		fmt.Sprintf("%d> (image 3 of 3) · skipped: limit reached", m.ID))
+	if n := len(w.ps.PinsFor("1001")); n != 2 {
+		t.Fatalf("%d pins, want 2", n)
+	}
+	if n := w.used("1001"); n != 100 {
+		t.Fatalf("count %d, want 100", n)
+	}
+}
+
+// review4EndingCtx is a context that ends while a call is under way: its
+// Err is nil for the first check (pin's own ctx.Err before Reserve) and
+// Canceled from then on; Done is closed from the start. It pins down the
+// window in which a handler's deadline or Close's cancellation lands
+// while Reserve waits for the account actor's answer.
+type review4EndingCtx struct {
+	context.Context
+	done   chan struct{}
+	checks atomic.Int32
+}
+
+func (c *review4EndingCtx) Done() <-chan struct{} { return c.done }
+func (c *review4EndingCtx) Err() error {
+	if c.checks.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+// TestPinCancelledReserveLeavesNoSlot: when the handler's context ends
+// while Reserve waits for its answer, the slot the actor granted must not
+// be left neither committed nor released (pending, then counted as a pin
+// for 12 hours at the end of its lease, though no pin was made): Reserve
+// does not run on a context that can end before its answer is read.
+func TestPinCancelledReserveLeavesNoSlot(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	alice := w.addUser("alice")
+	w.link(alice, "1001", "alicepins")
+	w.fill("1001", 1) // the account's actor is resident
+	sess, err := w.bot.session(w.ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, refusal := w.bot.activeAccount(w.ctx, alice.String())
+	if refusal != "" {
+		t.Fatal(refusal)
+	}
+	m := w.addImages(w.channel.ID, 1, "")
+	ref := messageRef{GuildID: w.guild.ID, ChannelID: w.channel.ID, MessageID: m.ID, Raw: m.ID.String()}
+	msg := discord.Message{ID: m.ID, ChannelID: w.channel.ID}
+	im := image{URL: m.Attachments[0].URL}
+	for attempt := 0; attempt < 50; attempt++ {
+		ctx := &review4EndingCtx{Context: context.Background(), done: make(chan struct{})}
+		close(ctx.done)
+		p := pinner{b: w.bot, inv: invocation{ctx: ctx, log: zerolog.Nop()}, acct: acct, name: "@alicepins", sess: sess, boardID: "b1001"}
+		e := entry{ref: ref, image: 1, images: 1}
+		p.pin(msg, im, &e)
+		st, err := w.engine.Status(w.ctx, "1001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending != 0 {
+			if n := len(w.ps.PinsFor("1001")); n != 0 {
+				t.Fatalf("%d pins made", n)
+			}
+			t.Fatalf("after a /pin whose context ended during Reserve (entry %q: %s): %d slot(s) neither committed nor released, count %d/%d with no pin made",
+				e.why, p.rep.stop, st.Pending, st.Used, st.Limit)
+		}
+	}
+}
