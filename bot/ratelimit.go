@@ -129,7 +129,11 @@ func (l *restLimiter) bucket(ep *rest.CompiledEndpoint) *restBucket {
 // met a global limit meanwhile. It gives up at once, with an error, when
 // ctx ends first or will end before the wait does.
 func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error {
-	var b *restBucket
+	var (
+		b                  *restBucket
+		global, cloudflare time.Time
+		epoch              uint64
+	)
 	for b == nil {
 		c := l.bucket(ep)
 		select {
@@ -142,16 +146,19 @@ func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error
 		l.mu.Lock()
 		if l.buckets[bucketKey(ep)] == c {
 			b = c
+			global, cloudflare, epoch = l.global, l.cloudflare, l.epoch
 		}
 		l.mu.Unlock()
 		if b == nil {
 			<-c.sem
 		}
 	}
-	for {
-		l.mu.Lock()
-		global, cloudflare, epoch := l.global, l.cloudflare, l.epoch
-		l.mu.Unlock()
+	for waited := false; ; waited = true {
+		if waited {
+			l.mu.Lock()
+			global, cloudflare, epoch = l.global, l.cloudflare, l.epoch
+			l.mu.Unlock()
+		}
 		if b.epoch != epoch {
 			b.remaining, b.reset, b.epoch = -1, time.Time{}, epoch
 		}
