@@ -555,22 +555,11 @@ func (s *BadgerStore) loadWAL() error {
 		slices.SortStableFunc(t, func(x, y tailEvent) int { return cmp.Compare(x.Seq, y.Seq) })
 		s.wal.tails[a] = t
 	}
-	if len(dead) > 0 {
-		if err := s.checkSpace(); err != nil {
-			// The records are out of the index; a later open deletes them.
-			s.log.Warn().Err(err).Int("records", len(dead)).Msg("spent WAL records left on disk: no space to delete them")
-			return nil
-		}
-		wb := s.db.NewWriteBatch()
-		defer wb.Cancel()
-		for _, rec := range dead {
-			if err := wb.Delete(appendWALKey(nil, rec)); err != nil {
-				return fmt.Errorf("persistence: delete %s: %w", walRecordName(rec), err)
-			}
-		}
-		if err := wb.Flush(); err != nil {
-			return fmt.Errorf("persistence: delete spent WAL records: %w", err)
-		}
+	if err := s.deleteRecords(dead, "spent"); errors.Is(err, ErrNoSpace) {
+		// The records are out of the index; a later open deletes them.
+		s.log.Warn().Err(err).Int("records", len(dead)).Msg("spent WAL records left on disk: no space to delete them")
+	} else if err != nil {
+		return err
 	}
 	if records > 0 {
 		s.log.Info().Int("records", records).Int("events", events).Int("accounts", len(s.wal.tails)).
@@ -663,7 +652,14 @@ func (s *BadgerStore) purgeExpired() error {
 	s.walMu.Lock()
 	dead := s.wal.purge(wallSeconds())
 	s.walMu.Unlock()
-	if len(dead) == 0 {
+	return s.deleteRecords(dead, "expired")
+}
+
+// deleteRecords deletes WAL records left without a live event (what says
+// why, for errors), in one write batch. Below the free-space reserve it
+// deletes nothing and fails with an error wrapping ErrNoSpace.
+func (s *BadgerStore) deleteRecords(recs []uint64, what string) error {
+	if len(recs) == 0 {
 		return nil
 	}
 	if err := s.checkSpace(); err != nil {
@@ -671,13 +667,13 @@ func (s *BadgerStore) purgeExpired() error {
 	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
-	for _, rec := range dead {
+	for _, rec := range recs {
 		if err := wb.Delete(appendWALKey(nil, rec)); err != nil {
 			return fmt.Errorf("persistence: delete %s: %w", walRecordName(rec), err)
 		}
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("persistence: delete expired WAL records: %w", err)
+		return fmt.Errorf("persistence: delete %s WAL records: %w", what, err)
 	}
 	return nil
 }
