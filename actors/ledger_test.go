@@ -78,6 +78,10 @@ func (s *ledgerSim) step(op, arg byte) {
 			if !ok {
 				s.t.Fatalf("commit(%d) of a pending reservation failed", id)
 			}
+			// The pin time is at, clamped to [reservation time, now].
+			if want := min(max(at, s.slots[id].start), s.now); t != want {
+				s.t.Fatalf("commit(%d, at %d) recorded the pin at %d, want %d (reserved %d, now %d)", id, at, t, want, s.slots[id].start, s.now)
+			}
 			s.slots[id].end = t + s.width
 			s.event(persistence.Event{Kind: persistence.EventCommit, ID: id, At: t})
 		} else {
@@ -87,9 +91,30 @@ func (s *ledgerSim) step(op, arg byte) {
 			s.slots[id].end = s.now
 			s.event(persistence.Event{Kind: persistence.EventRelease, ID: id})
 		}
-	case 5: // resolving an unknown or already resolved reservation fails
+	case 5: // resolving an unknown, already resolved or expired reservation fails
 		if _, ok := s.led.commit(s.now, uint64(arg)+1<<40, s.now); ok {
 			s.t.Fatalf("commit of unknown reservation succeeded")
+		}
+		var done []uint64
+		for id, o := range s.slots {
+			if o.end != Never || o.start+s.lease <= s.now {
+				done = append(done, id)
+			}
+		}
+		if len(done) == 0 {
+			break
+		}
+		slices.Sort(done)
+		id := done[int(arg)%len(done)]
+		// Each call expires what is due itself: alternate which goes first.
+		if arg%2 == 0 && s.led.release(s.now, id) {
+			s.t.Fatalf("release(%d) of a resolved or expired reservation succeeded", id)
+		}
+		if _, ok := s.led.commit(s.now, id, s.now); ok {
+			s.t.Fatalf("commit(%d) of a resolved or expired reservation succeeded", id)
+		}
+		if s.led.release(s.now, id) {
+			s.t.Fatalf("release(%d) of a resolved or expired reservation succeeded", id)
 		}
 	case 6: // snapshot, dropping the journal
 		s.led.expire(s.now)
