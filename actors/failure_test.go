@@ -308,28 +308,9 @@ func TestSlowLoadLeavesItsShardOpen(t *testing.T) {
 // served): the snapshot must not keep the failed grant as a reservation,
 // which would count as a pin for a whole window.
 func TestPassivationRollsBackFailedGrant(t *testing.T) {
-	clock := NewManualClock(monday)
-	mem := persistence.NewMemStore(clock.Now)
-	gs := &gateStore{Store: mem}
-	eng, err := New(testConfig(clock), gs, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
+	eng, gs, stopped := gatedEngine(t)
 	ctx := context.Background()
-	stopped := make(chan string, 4)
-	eng.onStopped = func(a string) { stopped <- a }
-	if _, err := eng.Status(ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-
-	gs.arm(errors.New("write: input/output error"))
-	xDone := make(chan error, 1)
-	go func() {
-		_, err := eng.Reserve(ctx, "a", 3)
-		xDone <- err
-	}()
-	<-gs.entered
+	xDone := reserveFailing(eng, gs, 3)
 	if _, err := eng.call(ctx, "a", request{op: opStop}); err != nil {
 		t.Fatal(err)
 	}
@@ -408,4 +389,37 @@ func TestSeqsNeverRepeatAfterExpiry(t *testing.T) {
 			t.Fatalf("event %+v numbered at or below the expired snapshot's Seq %d: it would hide behind it", ev, old.Snapshot.Seq)
 		}
 	}
+}
+
+// gatedEngine starts an engine over a gateStore around a MemStore, with
+// account "a" loaded; stopped receives each account whose actor stopped.
+func gatedEngine(t *testing.T) (*Engine, *gateStore, chan string) {
+	t.Helper()
+	clock := NewManualClock(monday)
+	gs := &gateStore{Store: persistence.NewMemStore(clock.Now)}
+	eng, err := New(testConfig(clock), gs, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	stopped := make(chan string, 4)
+	eng.onStopped = func(a string) { stopped <- a }
+	if _, err := eng.Status(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	return eng, gs, stopped
+}
+
+// reserveFailing reserves n slots of "a" while gs fails the write, and
+// returns once that write has begun; the Reserve's error arrives on the
+// channel once gs.release is closed.
+func reserveFailing(eng *Engine, gs *gateStore, n int) <-chan error {
+	gs.arm(errors.New("write: input/output error"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := eng.Reserve(context.Background(), "a", n)
+		done <- err
+	}()
+	<-gs.entered
+	return done
 }

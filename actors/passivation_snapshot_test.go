@@ -6,9 +6,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/pinbot/pinbot/persistence"
-	"github.com/rs/zerolog"
 )
 
 // TestPassivationRollsBackAfterSnapshot: a snapshot appended after a grant
@@ -19,28 +16,9 @@ import (
 // loads the failed grant from the snapshot and counts it as a pin for a
 // whole window, although its caller was told nothing was granted.
 func TestPassivationRollsBackAfterSnapshot(t *testing.T) {
-	clock := NewManualClock(monday)
-	mem := persistence.NewMemStore(clock.Now)
-	gs := &gateStore{Store: mem}
-	eng, err := New(testConfig(clock), gs, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
+	eng, gs, stopped := gatedEngine(t)
 	ctx := context.Background()
-	stopped := make(chan string, 4)
-	eng.onStopped = func(a string) { stopped <- a }
-	if _, err := eng.Status(ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-
-	gs.arm(errors.New("write: input/output error"))
-	xDone := make(chan error, 1)
-	go func() {
-		_, err := eng.Reserve(ctx, "a", 3)
-		xDone <- err
-	}()
-	<-gs.entered // X's grant is being written (and will fail)
+	xDone := reserveFailing(eng, gs, 3) // X's grant is being written (and will fail)
 
 	// A checkpoint snapshots the account meanwhile (queued behind X's
 	// write, it will succeed), then the account passivates.
