@@ -32,9 +32,18 @@ func newTestBadger(t *testing.T) *BadgerStore {
 // codec.
 func rawSet(t *testing.T, s *BadgerStore, key, value []byte) {
 	t.Helper()
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(key, value) }); err != nil {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	if err := txn.Set(key, value); err != nil {
 		t.Fatalf("raw set %q: %v", key, err)
 	}
+	ts := s.nextVersion()
+	if err := txn.CommitAt(ts, nil); err != nil {
+		t.Fatalf("raw set %q: %v", key, err)
+	}
+	s.committed(ts)
 }
 
 func TestBadgerCorruptAccount(t *testing.T) {
@@ -530,5 +539,106 @@ func TestBadgerKeepsSpaceInReserve(t *testing.T) {
 	def := openBadger(t, t.TempDir(), testBadgerOptions())
 	if want := int64(2<<20 + valueLogFileSize); def.minFree != want {
 		t.Errorf("default reserve = %d bytes, want %d", def.minFree, want)
+	}
+}
+
+// snapshotVersions counts the versions of account's snapshot key that
+// Badger still holds, deleted and overwritten ones included.
+func snapshotVersions(t *testing.T, s *BadgerStore, account string) int {
+	t.Helper()
+	n := 0
+	err := s.db.View(func(txn *badger.Txn) error {
+		key := appendSnapshotKey(nil, account)
+		it := txn.NewIterator(badger.IteratorOptions{AllVersions: true, Prefix: key})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if bytes.Equal(it.Item().Key(), key) {
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("count versions: %v", err)
+	}
+	return n
+}
+
+// TestBadgerOpensUnmanagedStore: a store last written by Badger's own
+// timestamps (as before the store chose them itself) is opened and
+// written on; the new writes are newer than every stored version.
+func TestBadgerOpensUnmanagedStore(t *testing.T) {
+	dir := t.TempDir()
+	opts := testBadgerOptions()
+	db, err := badger.Open(opts.badger(dir, zerolog.Nop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 20; seq++ {
+		v := appendSnapshot(nil, &Snapshot{Seq: seq, NextID: seq + 1})
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(appendSnapshotKey(nil, "x"), v) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openBadger(t, dir, testBadgerOptions())
+	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 20 {
+		t.Fatalf("Load = snapshot %d, want the last one written, 20", l.Snapshot.Seq)
+	}
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: 21, NextID: 22}}}})
+	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 21 {
+		t.Fatalf("after a write, Load = snapshot %d, want 21", l.Snapshot.Seq)
+	}
+	s = reopen(t, s, dir)
+	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 21 {
+		t.Fatalf("after reopening, Load = snapshot %d, want 21", l.Snapshot.Seq)
+	}
+}
+
+// TestBadgerDropsOldVersions: the store reads only the newest version of
+// a key, and tells Badger so: compaction drops the overwritten versions
+// instead of keeping them on disk for ever.
+func TestBadgerDropsOldVersions(t *testing.T) {
+	s := openBadger(t, t.TempDir(), testBadgerOptions())
+	for seq := uint64(1); seq <= 30; seq++ {
+		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: seq, NextID: seq + 1}}}})
+	}
+	if n := snapshotVersions(t, s, "x"); n != 30 {
+		t.Fatalf("%d versions before compaction, want 30 (the count is wrong)", n)
+	}
+	// Other accounts' snapshots fill several 1 MiB memtables, so that the
+	// one holding x's versions is flushed to a table, and compaction has
+	// tables to work on. Badger may move a table to another level without
+	// rewriting it, so this goes on, a few rounds at most, until a
+	// compaction rewrote x's table; without a discard timestamp no
+	// compaction drops a version.
+	committed := make([]int64, 100)
+	for i := range committed {
+		committed[i] = t0 + int64(i)
+	}
+	n := 0
+	for round := range 5 {
+		for batch := range 400 {
+			var b Batch
+			for i := range 100 {
+				b.Accounts = append(b.Accounts, AccountWrite{Account: fmt.Sprintf("fill-%d-%d-%d", round, batch, i),
+					Snapshot: &Snapshot{Seq: 100, NextID: 101, Committed: committed}})
+			}
+			mustWrite(t, s, &b)
+		}
+		if err := s.db.Flatten(1); err != nil {
+			t.Fatal(err)
+		}
+		if n = snapshotVersions(t, s, "x"); n == 1 {
+			break
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d versions after compactions, want 1", n)
+	}
+	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 30 {
+		t.Errorf("Load = snapshot %d, want 30", l.Snapshot.Seq)
 	}
 }

@@ -177,7 +177,7 @@ func storedSeqs(t *testing.T, s Store, account string) []uint64 {
 		slices.Sort(seqs)
 	case *BadgerStore:
 		s.walMu.RLock()
-		for _, te := range s.wal.tails[account] {
+		for _, te := range s.wal.get(account) {
 			seqs = append(seqs, te.Seq)
 		}
 		s.walMu.RUnlock()

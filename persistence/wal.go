@@ -193,20 +193,46 @@ func tailExpiry(sec uint64) uint32 { return uint32(min(sec, math.MaxUint32)) }
 // yet folded into a snapshot, ascending by Seq; per record, how many of
 // its events those are.
 type walIndex struct {
-	tails map[string][]tailEvent
+	// tails holds pointers so that a write looks each account up once,
+	// when it plans, and appends through the pointer when it applies.
+	tails map[string]*tail
 	live  map[uint64]int
 	next  uint64 // seq of the next record
 }
 
 func newWALIndex() walIndex {
-	return walIndex{tails: make(map[string][]tailEvent), live: make(map[uint64]int), next: 1}
+	return walIndex{tails: make(map[string]*tail), live: make(map[uint64]int), next: 1}
+}
+
+// tail is one account's events not yet folded into a snapshot, ascending
+// by Seq; an account without any has no tail in the index.
+type tail struct {
+	evs []tailEvent
+}
+
+// get returns account's events (nil if none).
+func (x *walIndex) get(account string) []tailEvent {
+	if t := x.tails[account]; t != nil {
+		return t.evs
+	}
+	return nil
+}
+
+// add appends te to account's events, creating its tail if needed.
+func (x *walIndex) add(account string, te tailEvent) {
+	t := x.tails[account]
+	if t == nil {
+		t = &tail{}
+		x.tails[account] = t
+	}
+	t.evs = append(t.evs, te)
 }
 
 // events returns account's events with Seq above after that have not
 // expired at second nowSec, as a new slice (nil if none).
 func (x *walIndex) events(account string, after, nowSec uint64) []Event {
 	var out []Event
-	for _, te := range x.tails[account] {
+	for _, te := range x.get(account) {
 		if te.Seq > after && !expiredAt(te.expiresAt(), nowSec) {
 			out = append(out, te.Event)
 		}
@@ -216,7 +242,7 @@ func (x *walIndex) events(account string, after, nowSec uint64) []Event {
 
 // hasLive reports whether account has an event that has not expired.
 func (x *walIndex) hasLive(account string, nowSec uint64) bool {
-	for _, te := range x.tails[account] {
+	for _, te := range x.get(account) {
 		if !expiredAt(te.expiresAt(), nowSec) {
 			return true
 		}
@@ -246,7 +272,7 @@ func (x *walIndex) stale(keep int) []string {
 	limit := recs[len(recs)-max(keep, 0)-1] // records up to here are stale
 	var out []string
 	for a, t := range x.tails {
-		if len(t) > 0 && slices.ContainsFunc(t, func(te tailEvent) bool { return te.rec <= limit }) {
+		if slices.ContainsFunc(t.evs, func(te tailEvent) bool { return te.rec <= limit }) {
 			out = append(out, a)
 		}
 	}
@@ -264,8 +290,8 @@ func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expires
 func (x *walIndex) purge(nowSec uint64) []uint64 {
 	var dead []uint64
 	for acct, t := range x.tails {
-		kept := t[:0]
-		for _, te := range t {
+		kept := t.evs[:0]
+		for _, te := range t.evs {
 			if !expiredAt(te.expiresAt(), nowSec) {
 				kept = append(kept, te)
 				continue
@@ -277,11 +303,10 @@ func (x *walIndex) purge(nowSec uint64) []uint64 {
 				dead = append(dead, te.rec)
 			}
 		}
-		clear(t[len(kept):])
+		clear(t.evs[len(kept):])
+		t.evs = kept
 		if len(kept) == 0 {
 			delete(x.tails, acct)
-		} else {
-			x.tails[acct] = kept
 		}
 	}
 	slices.Sort(dead)
@@ -307,6 +332,9 @@ type walUpdate struct {
 type walAdd struct {
 	account string
 	ev      tailEvent
+	// t is account's tail when the write was planned, nil if it had none;
+	// apply appends to it without looking the account up again.
+	t *tail
 }
 
 type walRecord struct {
@@ -345,6 +373,10 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 			}
 		}
 		exp := expiresAtSeconds(aw.ExpiresAt)
+		var t *tail
+		if len(keep) > 0 {
+			t = x.tails[aw.Account]
+		}
 		// Store keep in the current record, opening new ones as each fills;
 		// a long run of events may span several records.
 		for len(keep) > 0 {
@@ -358,14 +390,14 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 			cur.entries = append(cur.entries, walEntry{account: aw.Account, expiresAt: exp, events: part})
 			size += walEntryLen(aw.Account, n)
 			for _, ev := range part {
-				u.adds = append(u.adds, walAdd{account: aw.Account, ev: tailEvent{Event: ev, rec: cur.seq, exp: tailExpiry(exp)}})
+				u.adds = append(u.adds, walAdd{account: aw.Account, ev: tailEvent{Event: ev, rec: cur.seq, exp: tailExpiry(exp)}, t: t})
 			}
 			u.delta[cur.seq] += n
 		}
 	}
 	for acct, covered := range u.covers {
 		exp, some := uint64(0), false
-		for _, te := range x.tails[acct] {
+		for _, te := range x.get(acct) {
 			if te.Seq <= covered {
 				u.delta[te.rec]--
 				e := te.expiresAt()
@@ -424,31 +456,47 @@ func (u *walUpdate) newRecord() *walRecord {
 }
 
 // apply installs an update whose transaction committed.
+//
+// The appended events go in first, through the tails plan found: no add
+// is covered by a snapshot of the same write (plan left those out), so
+// dropping the covered events afterwards gives the same index, and a tail
+// emptied by a snapshot is removed only after every add used it.
 func (x *walIndex) apply(u *walUpdate) {
+	for i := range u.adds {
+		a := &u.adds[i]
+		t := a.t
+		if t == nil {
+			// New to the index at planning time; an earlier add of this
+			// write may have created its tail.
+			if t = x.tails[a.account]; t == nil {
+				t = &tail{}
+				x.tails[a.account] = t
+			}
+		}
+		if n := len(t.evs); n > 0 && t.evs[n-1].Seq >= a.ev.Seq {
+			// Out of order (never from the engine): insert in place.
+			i, _ := slices.BinarySearchFunc(t.evs, a.ev.Seq, func(te tailEvent, seq uint64) int { return cmp.Compare(te.Seq, seq) })
+			t.evs = slices.Insert(t.evs, i, a.ev)
+			continue
+		}
+		t.evs = append(t.evs, a.ev)
+	}
 	for acct, covered := range u.covers {
 		t := x.tails[acct]
-		kept := t[:0]
-		for _, te := range t {
+		if t == nil {
+			continue
+		}
+		kept := t.evs[:0]
+		for _, te := range t.evs {
 			if te.Seq > covered {
 				kept = append(kept, te)
 			}
 		}
-		clear(t[len(kept):])
+		clear(t.evs[len(kept):])
+		t.evs = kept
 		if len(kept) == 0 {
 			delete(x.tails, acct)
-		} else {
-			x.tails[acct] = kept
 		}
-	}
-	for _, a := range u.adds {
-		t := x.tails[a.account]
-		if n := len(t); n > 0 && t[n-1].Seq >= a.ev.Seq {
-			// Out of order (never from the engine): insert in place.
-			i, _ := slices.BinarySearchFunc(t, a.ev.Seq, func(te tailEvent, seq uint64) int { return cmp.Compare(te.Seq, seq) })
-			x.tails[a.account] = slices.Insert(t, i, a.ev)
-			continue
-		}
-		x.tails[a.account] = append(t, a.ev)
 	}
 	for rec, d := range u.delta {
 		if n := x.live[rec] + d; n > 0 {

@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -254,4 +255,71 @@ func lastSeq(evs []Event) uint64 {
 		return 0
 	}
 	return evs[len(evs)-1].Seq
+}
+
+// TestBadgerWALIndexModel writes random batches, in which one account may
+// appear several times, with events before and after a snapshot of the
+// same batch, and checks after every write, and after reopening, that each
+// account loads exactly its newest snapshot and the events after it. It
+// covers the order in which a write updates the index (appended events
+// first, then the ones a snapshot covers).
+func TestBadgerWALIndexModel(t *testing.T) {
+	dir := t.TempDir()
+	s := openBadger(t, dir, testBadgerOptions())
+	rng := rand.New(rand.NewPCG(7, 11))
+	names := []string{"a", "b", "c", "d", "e"}
+	type model struct {
+		seq  uint64 // last event's Seq
+		snap uint64 // newest snapshot's Seq (0: none)
+		evs  []Event
+	}
+	m := map[string]*model{}
+	for _, n := range names {
+		m[n] = &model{}
+	}
+	check := func(step int) {
+		t.Helper()
+		for _, n := range names {
+			want := Loaded{Events: m[n].evs}
+			if m[n].snap > 0 {
+				want.Snapshot = Snapshot{Seq: m[n].snap, NextID: m[n].snap + 1}
+			}
+			l := mustLoad(t, s, n)
+			if l.Snapshot.Seq != want.Snapshot.Seq || !slices.Equal(l.Events, want.Events) {
+				t.Fatalf("step %d: account %s loads snapshot %d and events %v, want snapshot %d and %v",
+					step, n, l.Snapshot.Seq, l.Events, want.Snapshot.Seq, want.Events)
+			}
+		}
+	}
+	for step := range 300 {
+		var b Batch
+		for range 1 + rng.IntN(6) {
+			n := names[rng.IntN(len(names))]
+			mo := m[n]
+			aw := AccountWrite{Account: n}
+			for range rng.IntN(3) {
+				mo.seq++
+				ev := reserve(mo.seq, mo.seq, t0+int64(mo.seq))
+				aw.Events = append(aw.Events, ev)
+				mo.evs = append(mo.evs, ev)
+			}
+			if rng.IntN(3) == 0 && mo.seq > mo.snap {
+				// A snapshot up to a Seq at or below the last event, some
+				// of this very write's events included.
+				mo.snap = mo.snap + 1 + uint64(rng.IntN(int(mo.seq-mo.snap)))
+				aw.Snapshot = &Snapshot{Seq: mo.snap, NextID: mo.snap + 1}
+				mo.evs = slices.DeleteFunc(mo.evs, func(e Event) bool { return e.Seq <= mo.snap })
+			}
+			if len(mo.evs) == 0 {
+				mo.evs = nil
+			}
+			b.Accounts = append(b.Accounts, aw)
+		}
+		mustWrite(t, s, &b)
+		check(step)
+		if step%50 == 49 {
+			s = reopen(t, s, dir)
+			check(step)
+		}
+	}
 }
