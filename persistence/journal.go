@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -147,6 +148,14 @@ func (j *Journal) run() {
 			}
 			j.mu.Unlock()
 			j.write(take)
+			// The callers write just woke sit in this goroutine's run
+			// queue. Let them run before the next batch is cut: their next
+			// writes then join it instead of waiting a whole sync more, and
+			// they are not stranded behind a processor held by the sync
+			// (the Go scheduler hands a processor in a system call to
+			// others only after a while). This made batches about twice as
+			// large and durable grants faster (docs/benchmarks.md).
+			runtime.Gosched()
 			clear(take)
 			spare = take[:0]
 		}
