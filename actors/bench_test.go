@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,7 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 	lat := make([]time.Duration, b.N)
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
+	stopProfile := startBenchProfile(b)
 	b.ResetTimer()
 	for c := 0; c < benchCallers; c++ {
 		wg.Add(1)
@@ -104,10 +106,34 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 	}
 	wg.Wait()
 	b.StopTimer()
+	stopProfile()
 	if err := failed.Load(); err != nil {
 		b.Fatal(*err)
 	}
 	return lat
+}
+
+// startBenchProfile starts a CPU profile of the timed part alone (not the
+// warm-up or the shutdown) when PINBOT_BENCH_CPUPROFILE names a file, and
+// returns the function that stops it.
+func startBenchProfile(b *testing.B) func() {
+	path := os.Getenv("PINBOT_BENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}
 }
 
 func reportLatency(b *testing.B, lat []time.Duration) {
