@@ -114,9 +114,31 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 }
 
 // startBenchProfile starts a CPU profile of the timed part alone (not the
-// warm-up or the shutdown) when PINBOT_BENCH_CPUPROFILE names a file, and
-// returns the function that stops it.
+// warm-up or the shutdown) when PINBOT_BENCH_CPUPROFILE names a file, or
+// when PINBOT_BENCH_MEMPROFILE names one, writes allocation profiles
+// before (to the name with ".before" added) and after it; it returns the
+// function that stops it.
 func startBenchProfile(b *testing.B) func() {
+	if mp := os.Getenv("PINBOT_BENCH_MEMPROFILE"); mp != "" {
+		// Allocations of the timed part: the difference between the
+		// profiles written before and after it (go tool pprof -base).
+		write := func(name string) {
+			f, err := os.Create(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		write(mp + ".before")
+		return func() {
+			runtime.GC()
+			write(mp)
+		}
+	}
 	path := os.Getenv("PINBOT_BENCH_CPUPROFILE")
 	if path == "" {
 		return func() {}
