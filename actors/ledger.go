@@ -46,6 +46,22 @@ func (l *ledger) expire(now int64) {
 	}
 	clear(l.pending[len(keep):])
 	l.pending = keep
+	l.trimPending()
+}
+
+// trimPending gives back the array of pending reservations once none is
+// left, unless it is small: a batch of ten reserved at once would
+// otherwise keep its array for as long as the actor lives.
+func (l *ledger) trimPending() {
+	if len(l.pending) == 0 && cap(l.pending) > 4 {
+		l.pending = nil
+	}
+}
+
+// removePending removes the pending reservation at index i.
+func (l *ledger) removePending(i int) {
+	l.pending = slices.Delete(l.pending, i, i+1)
+	l.trimPending()
 }
 
 // used returns the slots in use at now: pins that count plus pending
@@ -105,7 +121,7 @@ func (l *ledger) commit(now int64, id uint64, at int64) (int64, bool) {
 		return 0, false
 	}
 	p := l.pending[i]
-	l.pending = slices.Delete(l.pending, i, i+1)
+	l.removePending(i)
 	t := min(max(at, p.ReservedAt), max(now, p.ReservedAt))
 	l.win.Record(t)
 	return t, true
@@ -118,7 +134,7 @@ func (l *ledger) release(now int64, id uint64) bool {
 	if i < 0 {
 		return false
 	}
-	l.pending = slices.Delete(l.pending, i, i+1)
+	l.removePending(i)
 	return true
 }
 
@@ -199,7 +215,7 @@ func (l *ledger) apply(e persistence.Event) {
 		l.addPending(e.ID, int(e.Count), e.At, e.Deadline)
 	case persistence.EventCommit:
 		if i := l.find(e.ID); i >= 0 {
-			l.pending = slices.Delete(l.pending, i, i+1)
+			l.removePending(i)
 		}
 		// Record even when the reservation is unknown (its event may have
 		// expired away): a pin that happened is never dropped.
@@ -211,7 +227,7 @@ func (l *ledger) apply(e persistence.Event) {
 		l.holdUntil(e.At)
 	case persistence.EventRelease:
 		if i := l.find(e.ID); i >= 0 {
-			l.pending = slices.Delete(l.pending, i, i+1)
+			l.removePending(i)
 		}
 		if e.ID >= l.nextID {
 			l.nextID = e.ID + 1

@@ -277,3 +277,31 @@ func TestLedgerReserveAtLimit(t *testing.T) {
 		t.Fatalf("freeAt = %d want %d", got, now+12*3600_000)
 	}
 }
+
+// TestLedgerGivesBackPendingArray: once a batch of reservations is
+// resolved, the ledger does not keep the array that held them.
+func TestLedgerGivesBackPendingArray(t *testing.T) {
+	l := newLedger(100, 12*time.Hour, 5*time.Minute)
+	now := int64(1_000_000)
+	first, n := l.reserve(now, 10)
+	if n != 10 {
+		t.Fatalf("granted %d, want 10", n)
+	}
+	for id := first; id < first+10; id++ {
+		if _, ok := l.commit(now, id, now); !ok {
+			t.Fatalf("commit %d failed", id)
+		}
+	}
+	if c := cap(l.pending); c != 0 {
+		t.Errorf("pending array of capacity %d kept after every reservation was resolved", c)
+	}
+	if got := l.used(now); got != 10 {
+		t.Errorf("used = %d, want 10", got)
+	}
+	// Expiry empties it too.
+	first, _ = l.reserve(now, 10)
+	l.expire(now + (5 * time.Minute).Milliseconds())
+	if c := cap(l.pending); c != 0 || first == 0 {
+		t.Errorf("pending array of capacity %d kept after the leases ran out", c)
+	}
+}
