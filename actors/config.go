@@ -57,7 +57,7 @@ func DefaultConfig() Config {
 		Window:        DefaultWindow,
 		Lease:         5 * time.Minute,
 		IdleTimeout:   10 * time.Minute,
-		SnapshotEvery: 100,
+		SnapshotEvery: 16,
 		TTLMargin:     24 * time.Hour,
 		Recover:       true,
 

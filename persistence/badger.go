@@ -1,11 +1,9 @@
 package persistence
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -568,9 +566,6 @@ func (s *BadgerStore) loadWAL() error {
 	})
 	if err != nil {
 		return err
-	}
-	for _, t := range s.wal.tails {
-		slices.SortStableFunc(t.evs, func(x, y tailEvent) int { return cmp.Compare(x.Seq, y.Seq) })
 	}
 	if err := s.deleteRecords(dead, "spent"); errors.Is(err, ErrNoSpace) {
 		// The records are out of the index; a later open deletes them.

@@ -1,7 +1,6 @@
 package persistence
 
 import (
-	"cmp"
 	"encoding/binary"
 	"maps"
 	"math"
@@ -178,7 +177,7 @@ type tailEvent struct {
 	Event
 	rec uint64 // WAL record holding it
 	// exp is when the event expires, in Unix seconds (0: never), capped
-	// to fit 32 bits (the year 2106): 48 bytes per event, not 56.
+	// to fit 32 bits (the year 2106).
 	exp uint32
 }
 
@@ -198,56 +197,62 @@ type walIndex struct {
 	tails map[string]*tail
 	live  map[uint64]int
 	next  uint64 // seq of the next record
+
+	scratch []tailEvent // reused by the writers (apply, purge)
 }
 
 func newWALIndex() walIndex {
 	return walIndex{tails: make(map[string]*tail), live: make(map[uint64]int), next: 1}
 }
 
-// tail is one account's events not yet folded into a snapshot, ascending
-// by Seq; an account without any has no tail in the index.
-type tail struct {
-	evs []tailEvent
-}
-
-// get returns account's events (nil if none).
+// get returns account's events, decoded (nil if none).
 func (x *walIndex) get(account string) []tailEvent {
 	if t := x.tails[account]; t != nil {
-		return t.evs
+		return t.all()
 	}
 	return nil
 }
 
-// add appends te to account's events, creating its tail if needed.
+// add adds te to account's events, in Seq order, creating its tail if
+// needed.
 func (x *walIndex) add(account string, te tailEvent) {
 	t := x.tails[account]
 	if t == nil {
 		t = &tail{}
 		x.tails[account] = t
 	}
-	t.evs = append(t.evs, te)
+	t.push(te)
 }
 
 // events returns account's events with Seq above after that have not
 // expired at second nowSec, as a new slice (nil if none).
 func (x *walIndex) events(account string, after, nowSec uint64) []Event {
+	t := x.tails[account]
+	if t == nil {
+		return nil
+	}
 	var out []Event
-	for _, te := range x.get(account) {
+	t.each(func(te *tailEvent) bool {
 		if te.Seq > after && !expiredAt(te.expiresAt(), nowSec) {
 			out = append(out, te.Event)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // hasLive reports whether account has an event that has not expired.
 func (x *walIndex) hasLive(account string, nowSec uint64) bool {
-	for _, te := range x.get(account) {
-		if !expiredAt(te.expiresAt(), nowSec) {
-			return true
-		}
+	t := x.tails[account]
+	if t == nil {
+		return false
 	}
-	return false
+	live := false
+	t.each(func(te *tailEvent) bool {
+		live = !expiredAt(te.expiresAt(), nowSec)
+		return !live
+	})
+	return live
 }
 
 // accounts returns, sorted, the accounts with events not expired at nowSec.
@@ -272,7 +277,12 @@ func (x *walIndex) stale(keep int) []string {
 	limit := recs[len(recs)-max(keep, 0)-1] // records up to here are stale
 	var out []string
 	for a, t := range x.tails {
-		if slices.ContainsFunc(t.evs, func(te tailEvent) bool { return te.rec <= limit }) {
+		old := false
+		t.each(func(te *tailEvent) bool {
+			old = te.rec <= limit
+			return !old
+		})
+		if old {
 			out = append(out, a)
 		}
 	}
@@ -289,23 +299,18 @@ func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expires
 // until the store is opened again.
 func (x *walIndex) purge(nowSec uint64) []uint64 {
 	var dead []uint64
-	for acct, t := range x.tails {
-		kept := t.evs[:0]
-		for _, te := range t.evs {
-			if !expiredAt(te.expiresAt(), nowSec) {
-				kept = append(kept, te)
-				continue
-			}
-			if n := x.live[te.rec] - 1; n > 0 {
-				x.live[te.rec] = n
-			} else if _, ok := x.live[te.rec]; ok {
-				delete(x.live, te.rec)
-				dead = append(dead, te.rec)
-			}
+	live := func(te *tailEvent) bool { return !expiredAt(te.expiresAt(), nowSec) }
+	drop := func(te *tailEvent) {
+		if n := x.live[te.rec] - 1; n > 0 {
+			x.live[te.rec] = n
+		} else if _, ok := x.live[te.rec]; ok {
+			delete(x.live, te.rec)
+			dead = append(dead, te.rec)
 		}
-		clear(t.evs[len(kept):])
-		t.evs = kept
-		if len(kept) == 0 {
+	}
+	for acct, t := range x.tails {
+		x.scratch = t.filter(x.scratch, live, drop)
+		if t.n == 0 {
 			delete(x.tails, acct)
 		}
 	}
@@ -397,7 +402,11 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 	}
 	for acct, covered := range u.covers {
 		exp, some := uint64(0), false
-		for _, te := range x.get(acct) {
+		t := x.tails[acct]
+		if t == nil {
+			continue
+		}
+		t.each(func(te *tailEvent) bool {
 			if te.Seq <= covered {
 				u.delta[te.rec]--
 				e := te.expiresAt()
@@ -408,7 +417,8 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 					exp = e
 				}
 			}
-		}
+			return true
+		})
 		if some {
 			if u.coveredExp == nil {
 				u.coveredExp = make(map[string]uint64)
@@ -473,28 +483,15 @@ func (x *walIndex) apply(u *walUpdate) {
 				x.tails[a.account] = t
 			}
 		}
-		if n := len(t.evs); n > 0 && t.evs[n-1].Seq >= a.ev.Seq {
-			// Out of order (never from the engine): insert in place.
-			i, _ := slices.BinarySearchFunc(t.evs, a.ev.Seq, func(te tailEvent, seq uint64) int { return cmp.Compare(te.Seq, seq) })
-			t.evs = slices.Insert(t.evs, i, a.ev)
-			continue
-		}
-		t.evs = append(t.evs, a.ev)
+		t.push(a.ev)
 	}
 	for acct, covered := range u.covers {
 		t := x.tails[acct]
 		if t == nil {
 			continue
 		}
-		kept := t.evs[:0]
-		for _, te := range t.evs {
-			if te.Seq > covered {
-				kept = append(kept, te)
-			}
-		}
-		clear(t.evs[len(kept):])
-		t.evs = kept
-		if len(kept) == 0 {
+		x.scratch = t.filter(x.scratch, func(te *tailEvent) bool { return te.Seq > covered }, nil)
+		if t.n == 0 {
 			delete(x.tails, acct)
 		}
 	}

@@ -323,3 +323,30 @@ func TestBadgerWALIndexModel(t *testing.T) {
 		}
 	}
 }
+
+// TestBadgerWALTailShrinks: the memory an account's tail grew to while
+// events piled up goes back once a snapshot covers most of them, and an
+// event takes far less than a decoded tailEvent.
+func TestBadgerWALTailShrinks(t *testing.T) {
+	s := newTestBadger(t)
+	for seq := uint64(1); seq <= 40; seq++ {
+		ev := reserve(seq, seq, t0+int64(seq)*1000)
+		if seq%2 == 0 {
+			ev = commit(seq, seq-1, t0+int64(seq)*1000)
+		}
+		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{ev}}}})
+	}
+	tl := s.wal.tails["a"]
+	if tl.n != 40 || len(tl.buf) > 40*16 {
+		t.Fatalf("tail holds %d events in %d bytes, want 40 in at most %d", tl.n, len(tl.buf), 40*16)
+	}
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Snapshot: &Snapshot{Seq: 39, NextID: 40}}}})
+	evs := s.wal.get("a")
+	if len(evs) != 1 || evs[0].Seq != 40 {
+		t.Fatalf("tail after the snapshot = %v, want event 40 alone", evs)
+	}
+	if c := cap(s.wal.tails["a"].buf); c > 64 {
+		t.Errorf("tail buffer of capacity %d for 1 event after the snapshot, want at most 64", c)
+	}
+	checkLoaded(t, s, "a", Loaded{Snapshot: Snapshot{Seq: 39, NextID: 40}, Events: []Event{commit(40, 39, t0+40_000)}})
+}

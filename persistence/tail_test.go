@@ -1,0 +1,94 @@
+package persistence
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// randomTailEvent returns an event with fields anywhere in their range
+// (extreme values included), or close to prev, as the engine writes them.
+func randomTailEvent(r *rand.Rand, prev tailEvent) tailEvent {
+	pick := func(near uint64) uint64 {
+		switch r.IntN(4) {
+		case 0:
+			return r.Uint64()
+		case 1:
+			return []uint64{0, 1, math.MaxUint64, math.MaxInt64, 1 << 63}[r.IntN(5)]
+		default:
+			return near + uint64(r.IntN(1000)) - 500
+		}
+	}
+	te := tailEvent{
+		Event: Event{
+			Seq:      prev.Seq + uint64(r.IntN(3)),
+			ID:       pick(prev.ID),
+			At:       int64(pick(uint64(prev.At))),
+			Kind:     EventKind(r.IntN(256)),
+			Deadline: 0,
+		},
+		rec: pick(prev.rec),
+		exp: uint32(pick(uint64(prev.exp))),
+	}
+	if r.IntN(2) == 0 {
+		te.Deadline = int64(pick(uint64(te.At)))
+	}
+	if r.IntN(2) == 0 {
+		te.Count = uint32(r.Uint64())
+	}
+	return te
+}
+
+// TestTailRoundTrip: whatever the events, a tail gives back exactly what
+// was pushed, in Seq order (equal Seqs in push order), after filtering
+// too.
+func TestTailRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for round := range 2000 {
+		var tl tail
+		var want []tailEvent
+		var prev tailEvent
+		for range r.IntN(40) {
+			te := randomTailEvent(r, prev)
+			if r.IntN(10) == 0 {
+				te.Seq = r.Uint64N(prev.Seq + 1) // out of order now and then
+			}
+			prev = te
+			tl.push(te)
+			i, _ := slices.BinarySearchFunc(want, te.Seq+1, func(e tailEvent, seq uint64) int {
+				if e.Seq < seq {
+					return -1
+				}
+				return 1
+			})
+			want = slices.Insert(want, i, te)
+		}
+		if got := tl.all(); !slices.Equal(got, want) || tl.n != len(want) {
+			t.Fatalf("round %d: tail gives back\n%v\nwant\n%v", round, got, want)
+		}
+		cut := r.Uint64()
+		if len(want) > 0 {
+			cut = want[r.IntN(len(want))].Seq
+		}
+		var dropped []tailEvent
+		tl.filter(nil, func(te *tailEvent) bool { return te.Seq > cut }, func(te *tailEvent) { dropped = append(dropped, *te) })
+		kept := slices.DeleteFunc(slices.Clone(want), func(te tailEvent) bool { return te.Seq <= cut })
+		if got := tl.all(); !slices.Equal(got, kept) || tl.n != len(kept) {
+			t.Fatalf("round %d: after filtering Seq > %d the tail gives back\n%v\nwant\n%v", round, cut, got, kept)
+		}
+		if len(dropped)+len(kept) != len(want) {
+			t.Fatalf("round %d: %d dropped + %d kept of %d", round, len(dropped), len(kept), len(want))
+		}
+		// More events after a filter are encoded against the right base.
+		te := randomTailEvent(r, prev)
+		te.Seq = max(te.Seq, prev.Seq)
+		if len(kept) > 0 {
+			te.Seq = max(te.Seq, kept[len(kept)-1].Seq)
+		}
+		tl.push(te)
+		if got := tl.all(); !slices.Equal(got, append(kept, te)) {
+			t.Fatalf("round %d: after a push following the filter:\n%v\nwant\n%v", round, got, append(kept, te))
+		}
+	}
+}
