@@ -261,9 +261,15 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 }
 
 // BenchmarkResidentMemory measures the heap held per resident account
-// actor with a few pins each.
+// actor with a few pins each (PINBOT_BENCH_PINS, default 3).
 func BenchmarkResidentMemory(b *testing.B) {
 	const n = 100_000
+	pins := 3
+	if v := os.Getenv("PINBOT_BENCH_PINS"); v != "" {
+		if _, err := fmt.Sscan(v, &pins); err != nil || pins < 1 || pins > 100 {
+			b.Fatalf("PINBOT_BENCH_PINS=%q: want 1 to 100", v)
+		}
+	}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		eng, _ := openBenchEngine(b, false)
@@ -271,13 +277,18 @@ func BenchmarkResidentMemory(b *testing.B) {
 		before := heapInUse()
 		b.StartTimer()
 		eachAccount(n, func(acc string) {
-			g, err := eng.Reserve(ctx, acc, 3)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			for _, r := range g.Reservations() {
-				_, _ = eng.Commit(ctx, r, eng.Now())
+			for left := pins; left > 0; left -= MaxBatch {
+				g, err := eng.Reserve(ctx, acc, min(left, MaxBatch))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for _, r := range g.Reservations() {
+					if _, err := eng.Commit(ctx, r, eng.Now()); err != nil {
+						b.Error(err)
+						return
+					}
+				}
 			}
 		})
 		b.StopTimer()
