@@ -175,6 +175,15 @@ type BadgerStore struct {
 	// (under writeMu); it starts at the newest version on disk.
 	version uint64
 
+	// readMu guards readTs and readers. Reads run at readTs, the version
+	// of the last transaction that committed, so a read sees every
+	// transaction whole or not at all, and nothing written after it
+	// began. readers counts the reads in progress per timestamp: Badger
+	// may drop versions up to the oldest of them only (see committed).
+	readMu  sync.Mutex
+	readTs  uint64
+	readers map[uint64]int
+
 	// walMu guards wal. Write holds it exclusively from the commit of its
 	// transaction to the update of the index, and Load holds it shared
 	// while it reads both, so Load never pairs a snapshot with events of
@@ -247,7 +256,8 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 	}
 	s := &BadgerStore{db: db, log: log.With().Str("component", "persistence").Logger(), wal: newWALIndex(),
 		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2)),
-		dir:      dir, minFree: minFree, version: db.MaxVersion()}
+		dir:      dir, minFree: minFree, version: db.MaxVersion(), readers: make(map[uint64]int)}
+	s.readTs = s.version
 	hw, err := s.loadHighWater()
 	if err == nil {
 		err = s.loadWAL()
@@ -266,7 +276,7 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 
 func (s *BadgerStore) loadHighWater() (int64, error) {
 	var hw int64
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(highWaterKey)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
@@ -460,7 +470,7 @@ func (s *BadgerStore) Load(account string) (Loaded, error) {
 	s.walMu.RLock()
 	defer s.walMu.RUnlock()
 	var l Loaded
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		var err error
 		l.Snapshot, _, err = s.readSnapshot(txn, account)
 		return err
@@ -505,7 +515,7 @@ func (s *BadgerStore) loadWAL() error {
 	covered := make(map[string]uint64)
 	var dead []uint64
 	records, events := 0, 0
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		prefix := []byte{walPrefix}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
@@ -595,7 +605,7 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 	s.walMu.RLock()
 	tail := s.wal.accounts(wallSeconds())
 	s.walMu.RUnlock()
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.view(func(txn *badger.Txn) error {
 		prefix := []byte{snapshotPrefix}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
@@ -700,11 +710,42 @@ func (s *BadgerStore) nextVersion() uint64 {
 	return s.version
 }
 
-// committed tells Badger that every version older than the newest one at
-// ts may be dropped by compaction, as an unmanaged database does once no
-// read is in progress: the store only ever reads the newest version.
+// committed records that the transaction at ts committed: reads begun
+// from now on see it. It tells Badger that versions superseded at or
+// below the oldest read in progress (or at ts, when none is) may be
+// dropped by compaction, as an unmanaged database does: the store reads
+// nothing older.
 func (s *BadgerStore) committed(ts uint64) {
-	s.db.SetDiscardTs(ts)
+	s.readMu.Lock()
+	s.readTs = max(s.readTs, ts)
+	discard := s.readTs
+	for r := range s.readers {
+		discard = min(discard, r)
+	}
+	s.readMu.Unlock()
+	s.db.SetDiscardTs(discard)
+}
+
+// view runs fn in a read-only transaction at the version of the last
+// committed write.
+func (s *BadgerStore) view(fn func(txn *badger.Txn) error) error {
+	s.readMu.Lock()
+	ts := s.readTs
+	s.readers[ts]++
+	s.readMu.Unlock()
+	defer func() {
+		s.readMu.Lock()
+		if s.readers[ts]--; s.readers[ts] == 0 {
+			delete(s.readers, ts)
+		}
+		s.readMu.Unlock()
+	}()
+	if s.db.IsClosed() {
+		return badger.ErrDBClosed
+	}
+	txn := s.db.NewTransactionAt(ts, false)
+	defer txn.Discard()
+	return fn(txn)
 }
 
 // Records returns how many WAL records are live (not yet deleted).

@@ -11,11 +11,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
@@ -597,6 +599,27 @@ func TestBadgerOpensUnmanagedStore(t *testing.T) {
 	}
 }
 
+// fillAndFlatten writes 40,000 snapshots of other accounts (named after
+// round), enough to fill several 1 MiB memtables, and compacts the tree.
+func fillAndFlatten(t *testing.T, s *BadgerStore, round int) {
+	t.Helper()
+	committed := make([]int64, 100)
+	for i := range committed {
+		committed[i] = t0 + int64(i)
+	}
+	for batch := range 400 {
+		var b Batch
+		for i := range 100 {
+			b.Accounts = append(b.Accounts, AccountWrite{Account: fmt.Sprintf("fill-%d-%d-%d", round, batch, i),
+				Snapshot: &Snapshot{Seq: 100, NextID: 101, Committed: committed}})
+		}
+		mustWrite(t, s, &b)
+	}
+	if err := s.db.Flatten(1); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBadgerDropsOldVersions: the store reads only the newest version of
 // a key, and tells Badger so: compaction drops the overwritten versions
 // instead of keeping them on disk for ever.
@@ -614,23 +637,9 @@ func TestBadgerDropsOldVersions(t *testing.T) {
 	// rewriting it, so this goes on, a few rounds at most, until a
 	// compaction rewrote x's table; without a discard timestamp no
 	// compaction drops a version.
-	committed := make([]int64, 100)
-	for i := range committed {
-		committed[i] = t0 + int64(i)
-	}
 	n := 0
 	for round := range 5 {
-		for batch := range 400 {
-			var b Batch
-			for i := range 100 {
-				b.Accounts = append(b.Accounts, AccountWrite{Account: fmt.Sprintf("fill-%d-%d-%d", round, batch, i),
-					Snapshot: &Snapshot{Seq: 100, NextID: 101, Committed: committed}})
-			}
-			mustWrite(t, s, &b)
-		}
-		if err := s.db.Flatten(1); err != nil {
-			t.Fatal(err)
-		}
+		fillAndFlatten(t, s, round)
 		if n = snapshotVersions(t, s, "x"); n == 1 {
 			break
 		}
@@ -640,5 +649,109 @@ func TestBadgerDropsOldVersions(t *testing.T) {
 	}
 	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 30 {
 		t.Errorf("Load = snapshot %d, want 30", l.Snapshot.Seq)
+	}
+}
+
+// TestBadgerAccountsDoesNotSeeLaterWrites: Accounts does not see writes
+// made after it started (here, one written by the callback itself), as
+// its documentation says: reads run at the version of the last committed
+// write, not at the newest version there is.
+func TestBadgerAccountsDoesNotSeeLaterWrites(t *testing.T) {
+	s := newTestBadger(t)
+	stored := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for _, a := range stored {
+		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: a, Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+	}
+	var got []string
+	err := s.Accounts(func(a string) error {
+		got = append(got, a)
+		if a == "a" {
+			// Written after the scan started.
+			mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "z", Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Accounts: %v", err)
+	}
+	if want := stored; !slices.Equal(got, want) {
+		t.Fatalf("Accounts yielded %v, want %v: it saw a snapshot written after it started", got, want)
+	}
+}
+
+// TestBadgerSnapshottedTailsAreFreed: once a snapshot covers all of an
+// account's events, its tail leaves the index and nothing else keeps it:
+// not the plan every Write reuses, whose adds point at tails.
+func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
+	s := newTestBadger(t)
+	const n = 200
+	var b Batch
+	for i := range n {
+		a := fmt.Sprintf("acct-%03d", i)
+		b.Accounts = append(b.Accounts, AccountWrite{Account: a, Events: []Event{reserve(1, 1, t0)}})
+	}
+	mustWrite(t, s, &b) // creates n tails, through apply's t == nil path
+	// A second event per account: these adds carry the tail pointer plan found.
+	for i := range b.Accounts {
+		b.Accounts[i].Events = []Event{commit(2, 1, t1)}
+	}
+	mustWrite(t, s, &b)
+	weaks := make([]weak.Pointer[tail], 0, n)
+	for i := range n {
+		weaks = append(weaks, weak.Make(s.wal.tails[fmt.Sprintf("acct-%03d", i)]))
+	}
+	// Snapshots fold every event: the tails leave the index.
+	var snaps Batch
+	for i := range n {
+		snaps.Accounts = append(snaps.Accounts, AccountWrite{Account: fmt.Sprintf("acct-%03d", i),
+			Snapshot: &Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}})
+	}
+	mustWrite(t, s, &snaps)
+	if len(s.wal.tails) != 0 {
+		t.Fatalf("%d tails left in the index, want 0", len(s.wal.tails))
+	}
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "other", Events: []Event{reserve(1, 1, t2)}}}})
+	alive := func() int {
+		runtime.GC()
+		runtime.GC()
+		k := 0
+		for _, w := range weaks {
+			if w.Value() != nil {
+				k++
+			}
+		}
+		return k
+	}
+	if k := alive(); k != 0 {
+		// Diagnose: clearing the spare capacity of s.upd.adds frees them.
+		clear(s.upd.adds[:cap(s.upd.adds)])
+		t.Errorf("%d of %d tails removed from the index are still reachable; after clearing s.upd.adds, %d", k, n, alive())
+	}
+}
+
+// TestBadgerLongReadKeepsItsVersions: a read that began before later
+// writes and a compaction still sees the versions of its moment. Badger
+// may drop a superseded version only below the oldest read in progress.
+func TestBadgerLongReadKeepsItsVersions(t *testing.T) {
+	s := openBadger(t, t.TempDir(), testBadgerOptions())
+	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+	err := s.view(func(txn *badger.Txn) error {
+		// Overwrite x, then write and compact enough that the table
+		// holding the first version is rewritten.
+		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: 2, NextID: 3}}}})
+		for round := range 3 {
+			fillAndFlatten(t, s, round)
+		}
+		snap, found, err := s.readSnapshot(txn, "x")
+		if err != nil || !found || snap.Seq != 1 {
+			t.Errorf("the read sees snapshot %d (found %v, %v), want the one of its moment, 1", snap.Seq, found, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 2 {
+		t.Errorf("a new read sees snapshot %d, want 2", l.Snapshot.Seq)
 	}
 }

@@ -436,6 +436,7 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 
 // reset empties u, keeping its memory, for a plan starting at record next.
 func (u *walUpdate) reset(next uint64) {
+	clear(u.adds) // their tail pointers would keep deleted tails alive
 	u.adds = u.adds[:0]
 	clear(u.covers)
 	clear(u.coveredExp)
