@@ -50,8 +50,7 @@ type response struct {
 type grantReply struct {
 	reply   chan response
 	resp    response
-	self    *actor.PID
-	root    *actor.RootContext
+	reg     *registry
 	account string
 	inc     *incarnation
 	done    func(error)
@@ -106,11 +105,11 @@ func (g *grantReply) complete(err error) {
 		// the slots free again. The send may run the actor's turn on the
 		// sending goroutine, which must not be the journal's: the turn may
 		// wait for it. If the actor stops first, stop applies the
-		// rollback before its snapshot.
-		self, root, account, inc := g.self, g.root, g.account, g.inc
+		// rollback before its snapshot; a later incarnation ignores it.
+		reg, account, inc := g.reg, g.account, g.inc
 		inc.add(rollback{first: resp.first, count: resp.granted})
 		go func() {
-			root.Send(self, &rollbackDue{inc: inc})
+			reg.sendResident(account, &rollbackDue{inc: inc})
 			reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
 		}()
 	} else {
@@ -284,7 +283,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		}
 		ev := persistence.Event{Kind: persistence.EventReserve, ID: first, Count: uint32(granted), At: now, Deadline: now + a.led.lease}
 		g := grantReplies.Get().(*grantReply)
-		g.reply, g.self, g.root, g.account, g.inc = m.reply, c.Self(), a.eng.system.Root, a.account, a.inc
+		g.reply, g.reg, g.account, g.inc = m.reply, &a.eng.reg, a.account, a.inc
 		g.resp = response{first: first, granted: granted, status: st}
 		a.replied = true // by g, once the grant is durable
 		a.append(now, ev, g.done)

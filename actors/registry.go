@@ -109,6 +109,31 @@ func (r *registry) shard(account string) *regShard {
 	return &r.shards[maphash.String(r.seed, account)%registryShards]
 }
 
+// sendResident delivers msg to account's actor if it is running and not
+// passivating, and reports whether it did; it never spawns or waits.
+//
+// Messages for an actor that may have stopped go through here, never to
+// a PID kept from earlier: protoactor resolves a stopped actor's PID by
+// name, and while an actor of the same name is being spawned it finds the
+// new process before its mailbox has a dispatcher, and a send then
+// dereferences nil (a panic that takes the process down). The registry
+// hands out a PID only once its spawn returned.
+func (r *registry) sendResident(account string, msg any) bool {
+	sh := r.shard(account)
+	sh.mu.RLock()
+	e := sh.m[account]
+	if e == nil || e.pid == nil || e.passivating {
+		sh.mu.RUnlock()
+		return false
+	}
+	e.inflight.Add(1)
+	pid := e.pid
+	sh.mu.RUnlock()
+	r.eng.system.Root.Send(pid, msg)
+	e.sent()
+	return true
+}
+
 // send delivers msg to account's actor, spawning it when needed.
 //
 // Spawning loads the account's state (the synchronized dispatcher runs the
