@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -91,4 +92,44 @@ func TestTailRoundTrip(t *testing.T) {
 			t.Fatalf("round %d: after a push following the filter:\n%v\nwant\n%v", round, got, append(kept, te))
 		}
 	}
+}
+
+// FuzzTail pushes events read from the input into a tail and checks that
+// it gives them back in order, before and after a filter.
+func FuzzTail(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint64(3))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 1}, uint64(0))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint64) {
+		next := func() uint64 {
+			v, n := binary.Uvarint(data)
+			if n <= 0 {
+				data = nil
+				return 0
+			}
+			data = data[n:]
+			return v
+		}
+		var tl tail
+		var want []tailEvent
+		for len(data) > 0 && len(want) < 200 {
+			te := tailEvent{Event: Event{Seq: next(), ID: next(), At: int64(next()), Deadline: int64(next()),
+				Count: uint32(next()), Kind: EventKind(next())}, rec: next(), exp: uint32(next())}
+			tl.push(te)
+			i, _ := slices.BinarySearchFunc(want, te.Seq+1, func(e tailEvent, seq uint64) int {
+				if e.Seq < seq {
+					return -1
+				}
+				return 1
+			})
+			want = slices.Insert(want, i, te)
+		}
+		if got := tl.all(); !slices.Equal(got, want) || tl.n != len(want) {
+			t.Fatalf("tail gives back\n%v\nwant\n%v", got, want)
+		}
+		tl.filter(nil, func(te *tailEvent) bool { return te.Seq > cut }, nil)
+		want = slices.DeleteFunc(want, func(te tailEvent) bool { return te.Seq <= cut })
+		if got := tl.all(); !slices.Equal(got, want) || tl.n != len(want) {
+			t.Fatalf("after filtering Seq > %d the tail gives back\n%v\nwant\n%v", cut, got, want)
+		}
+	})
 }
