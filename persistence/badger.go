@@ -157,12 +157,13 @@ func (o *BadgerOptions) badger(dir string, log zerolog.Logger) badger.Options {
 //
 // The database is opened in Badger's managed mode: the store gives each
 // transaction its commit timestamp itself, from a counter kept under
-// writeMu, and reads at the newest version. Badger's own timestamp oracle
-// makes every new write transaction wait until a watermark goroutine has
-// marked the previous commit done; on a loaded machine that goroutine
-// waits its turn behind every runnable caller, and this wait was most of
-// the time a group commit spent outside fsync. Every write already goes
-// through writeMu one at a time, so the oracle's ordering adds nothing.
+// writeMu, and reads at the last committed one (see view). Badger's own
+// timestamp oracle makes every new write transaction wait until a
+// watermark goroutine has marked the previous commit done; on a loaded
+// machine that goroutine waits its turn behind every runnable caller, and
+// this wait was most of the time a group commit spent outside fsync.
+// Every write already goes through writeMu one at a time, so the oracle's
+// ordering adds nothing.
 type BadgerStore struct {
 	db  *badger.DB
 	log zerolog.Logger
