@@ -144,13 +144,10 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	// actor, leaving the requests in its mailbox unanswered.
 	// The lock-free mailbox (a linked queue) instead of the default ring
 	// behind a mutex: each actor starts with no ring of ten slots (about
-	// 250 bytes less per resident account), and a message costs a node
+	// 200 bytes less per resident account), and a message costs a node
 	// allocation instead of a lock; durable grants were 6-8% faster
 	// (docs/benchmarks.md).
-	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} },
-		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)),
-		actor.WithMailbox(actor.UnboundedLockfree()),
-		actor.WithGuardian(actor.NewRestartingStrategy()))
+	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} }, accountPropsOptions()...)
 	e.reg.init(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancelRecover = cancel
@@ -476,4 +473,15 @@ func (e *Engine) close(ctx context.Context) error {
 	}
 	e.system.Shutdown()
 	return err
+}
+
+// accountPropsOptions are the protoactor options of every account actor:
+// the synchronized dispatcher, the lock-free mailbox and a supervisor
+// that always restarts (see New).
+func accountPropsOptions() []actor.PropsOption {
+	return []actor.PropsOption{
+		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)),
+		actor.WithMailbox(actor.UnboundedLockfree()),
+		actor.WithGuardian(actor.NewRestartingStrategy()),
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -39,8 +40,7 @@ func TestProtoactorLockfreeMailboxOrder(t *testing.T) {
 	const senders, per = 16, 5000
 	var bad, got atomic.Int64
 	props := actor.PropsFromProducer(func() actor.Actor { return &seqActor{last: make([]int, senders), bad: &bad, got: &got} },
-		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)),
-		actor.WithMailbox(actor.UnboundedLockfree()))
+		accountPropsOptions()...)
 	pid := sys.Root.Spawn(props)
 	var wg sync.WaitGroup
 	wg.Add(senders * per)
@@ -54,9 +54,14 @@ func TestProtoactorLockfreeMailboxOrder(t *testing.T) {
 			}
 		}()
 	}
-	swg.Wait()
-	wg.Wait()
+	all := make(chan struct{})
+	go func() { swg.Wait(); wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%d of %d messages arrived", got.Load(), senders*per)
+	}
 	if bad.Load() != 0 || got.Load() != senders*per {
-		t.Fatalf("bad %d got %d", bad.Load(), got.Load())
+		t.Fatalf("%d messages out of their sender's order; %d of %d arrived", bad.Load(), got.Load(), senders*per)
 	}
 }
