@@ -21,15 +21,23 @@ func fakeClockLimiter(clk *atomic.Int64) *restLimiter {
 	return l
 }
 
+// limiterT0 is the instant the fake clock of these tests starts at.
+var limiterT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// limiterAtT0 returns a fakeClockLimiter and its clock, set to limiterT0.
+func limiterAtT0() (*restLimiter, *atomic.Int64) {
+	clk := new(atomic.Int64)
+	clk.Store(limiterT0.UnixNano())
+	return fakeClockLimiter(clk), clk
+}
+
 // TestRESTLimiterQueuedRequestSeesNewGlobal: a request queued on a busy
 // bucket while the request ahead of it gets Discord's global 429 must wait
 // out that limit once the bucket is handed over, not go out at once into
 // another 429 (counted toward Cloudflare's invalid-request ban).
 func TestRESTLimiterQueuedRequestSeesNewGlobal(t *testing.T) {
-	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	var clk atomic.Int64
-	clk.Store(t0.UnixNano())
-	l := fakeClockLimiter(&clk)
+	t0 := limiterT0
+	l, clk := limiterAtT0()
 	msg := rest.GetMessage.Compile(nil, 1, 2)
 
 	// A holds the bucket, its request in flight.
@@ -126,10 +134,8 @@ func TestRESTLimiterSleeperSeesNewGlobal(t *testing.T) {
 // Retry-After, the next request on it must still wait, not go out into
 // another 429.
 func TestRESTLimiterPruneKeepsPendingReset(t *testing.T) {
-	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	var clk atomic.Int64
-	clk.Store(t0.UnixNano())
-	l := fakeClockLimiter(&clk)
+	t0 := limiterT0
+	l, clk := limiterAtT0()
 	msg := rest.GetMessage.Compile(nil, 1, 2)
 	if err := l.Wait(context.Background(), msg); err != nil {
 		t.Fatal(err)
@@ -163,10 +169,7 @@ func TestRESTLimiterPruneKeepsPendingReset(t *testing.T) {
 // retry of an interaction request must wait it out, not go out at once, up
 // to ten times in a row, each an invalid request lengthening the ban.
 func TestRESTLimiterCloudflareHoldsInteractions(t *testing.T) {
-	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	var clk atomic.Int64
-	clk.Store(t0.UnixNano())
-	l := fakeClockLimiter(&clk)
+	l, _ := limiterAtT0()
 	cb := rest.CreateInteractionResponse.Compile(nil, 3, "tok")
 	if err := l.Wait(context.Background(), cb); err != nil {
 		t.Fatal(err)
