@@ -693,3 +693,23 @@ func TestEnginePassivationUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryEntryDropsItsStartChannel: once an actor is running, its
+// registry entry holds the shared closed channel, not a channel of its
+// own (96 bytes per resident account).
+func TestRegistryEntryDropsItsStartChannel(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	sh := f.eng.reg.shard("a")
+	sh.mu.RLock()
+	e := sh.m["a"]
+	sh.mu.RUnlock()
+	if e == nil || e.pid == nil {
+		t.Fatal("account a has no running actor")
+	}
+	if e.started != closedChan {
+		t.Error("the entry of a running actor keeps its own start channel")
+	}
+}

@@ -38,11 +38,20 @@ type regShard struct {
 	m  map[string]*regEntry
 }
 
+// closedChan is closed from the start: the started channel of every
+// entry whose spawn is over.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 type regEntry struct {
 	// pid is nil while the actor is being spawned (its state loading),
 	// which happens without the shard lock; started is closed once pid is
-	// set, or the spawn failed and the entry is gone. Both are guarded by
-	// the shard lock.
+	// set, or the spawn failed and the entry is gone, and is then replaced
+	// by the shared closedChan, so that a resident entry does not keep a
+	// channel of its own. Both are guarded by the shard lock.
 	pid      *actor.PID
 	started  chan struct{}
 	used     atomic.Uint64 // registry epoch of the last message sent
@@ -84,7 +93,10 @@ func (e *regEntry) sent() {
 // entry still starting is waited for; one whose spawn failed has no actor
 // to stop (send then closes its done).
 func (r *registry) poisonWhenDrained(sh *regShard, e *regEntry) {
-	<-e.started
+	sh.mu.RLock()
+	started := e.started
+	sh.mu.RUnlock()
+	<-started
 	sh.mu.RLock()
 	pid := e.pid
 	sh.mu.RUnlock()
@@ -197,6 +209,7 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 			ne.pid = pid
 		}
 		close(ne.started)
+		ne.started = closedChan
 		sh.mu.Unlock()
 		if err != nil {
 			return err
