@@ -325,17 +325,26 @@ func TestPassivationRollsBackFailedGrant(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
+	failAndReload(t, eng, gs, xDone, stopped, "the failed grant and a passivation", "")
+}
+
+// failAndReload makes the gated grant X fail, waits for the actor of
+// account "a" to stop, and checks that its next incarnation, loaded from
+// the store, counts nothing: after says what happened, hint (may be
+// empty) why it matters.
+func failAndReload(t *testing.T, eng *Engine, gs *gateStore, xDone <-chan error, stopped <-chan string, after, hint string) {
+	t.Helper()
 	close(gs.release) // X's write fails now
 	if err := <-xDone; !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("X: %v, want ErrUnavailable", err)
 	}
 	<-stopped
-	st, err := eng.Status(ctx, "a") // a new incarnation, from the store
+	st, err := eng.Status(context.Background(), "a") // a new incarnation, from the store
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Used != 0 || st.Pending != 0 {
-		t.Fatalf("after the failed grant and a passivation: used %d, pending %d; want 0 and 0", st.Used, st.Pending)
+		t.Fatalf("after %s: used %d, pending %d; want 0 and 0%s", after, st.Used, st.Pending, hint)
 	}
 }
 

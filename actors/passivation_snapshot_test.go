@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,19 +27,9 @@ func TestPassivationRollsBackAfterSnapshot(t *testing.T) {
 	if _, err := eng.call(ctx, "a", request{op: opStop}); err != nil {
 		t.Fatal(err)
 	}
-	waitInStop(t)     // the stop runs (waiting for the journal) before X fails
-	close(gs.release) // X's write fails now; the snapshot's succeeds
-	if err := <-xDone; !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("X: %v, want ErrUnavailable", err)
-	}
-	<-stopped
-	st, err := eng.Status(ctx, "a") // a new incarnation, from the store
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Used != 0 || st.Pending != 0 {
-		t.Fatalf("after a failed grant, a snapshot and a passivation: used %d, pending %d; want 0 and 0 (the failed grant counts as pins)", st.Used, st.Pending)
-	}
+	waitInStop(t) // the stop runs (waiting for the journal) before X fails
+	// X's write fails now; the snapshot's succeeds.
+	failAndReload(t, eng, gs, xDone, stopped, "a failed grant, a snapshot and a passivation", " (the failed grant counts as pins)")
 }
 
 // waitInStop waits (yielding, no sleep) until some goroutine runs
