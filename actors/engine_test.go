@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asynkron/protoactor-go/actor"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -711,5 +712,29 @@ func TestRegistryEntryDropsItsStartChannel(t *testing.T) {
 	}
 	if e.started != closedChan {
 		t.Error("the entry of a running actor keeps its own start channel")
+	}
+}
+
+// TestRegistryEntryKeepsTheProcess: a running actor's entry holds its
+// protoactor process, so that sends skip resolving the PID, and that
+// process is the one protoactor has for the PID.
+func TestRegistryEntryKeepsTheProcess(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	sh := f.eng.reg.shard("a")
+	sh.mu.RLock()
+	e := sh.m["a"]
+	sh.mu.RUnlock()
+	if e == nil || e.pid == nil || e.proc == nil {
+		t.Fatal("account a's entry has no actor process")
+	}
+	p, ok := f.eng.system.ProcessRegistry.Get(e.pid)
+	if !ok || p != actor.Process(e.proc) {
+		t.Fatalf("entry's process %p is not protoactor's %v for %v", e.proc, p, e.pid)
+	}
+	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
+		t.Fatal(err)
 	}
 }

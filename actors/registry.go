@@ -52,7 +52,15 @@ type regEntry struct {
 	// set, or the spawn failed and the entry is gone, and is then replaced
 	// by the shared closedChan, so that a resident entry does not keep a
 	// channel of its own. Both are guarded by the shard lock.
-	pid      *actor.PID
+	pid *actor.PID
+	// proc is pid's process, looked up once when the spawn returned:
+	// sending through it skips protoactor's per-send resolution of the
+	// PID (two dependent loads, usually cache misses, on every message).
+	// The registry's own protocol (inflight, passivating) already keeps
+	// messages from reaching an actor that is stopping. Set with pid;
+	// nil when the process is not a local actor, and then sends go
+	// through the PID.
+	proc     *actor.ActorProcess
 	started  chan struct{}
 	used     atomic.Uint64 // registry epoch of the last message sent
 	inflight atomic.Int64  // senders that saw the entry open and have not finished sending
@@ -139,11 +147,21 @@ func (r *registry) sendResident(account string, msg any) bool {
 		return false
 	}
 	e.inflight.Add(1)
-	pid := e.pid
+	pid, proc := e.pid, e.proc
 	sh.mu.RUnlock()
-	r.eng.system.Root.Send(pid, msg)
+	r.deliver(pid, proc, msg)
 	e.sent()
 	return true
+}
+
+// deliver sends msg to the actor pid, through proc, its process, when
+// known.
+func (r *registry) deliver(pid *actor.PID, proc *actor.ActorProcess, msg any) {
+	if proc != nil {
+		proc.SendUserMessage(pid, msg)
+		return
+	}
+	r.eng.system.Root.Send(pid, msg)
 }
 
 // send delivers msg to account's actor, spawning it when needed.
@@ -159,12 +177,12 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		e := sh.m[account]
 		if e != nil && e.pid != nil && !e.passivating {
 			e.inflight.Add(1)
-			pid := e.pid
+			pid, proc := e.pid, e.proc
 			sh.mu.RUnlock()
 			if ep := r.epoch.Load(); e.used.Load() != ep {
 				e.used.Store(ep)
 			}
-			r.eng.system.Root.Send(pid, msg)
+			r.deliver(pid, proc, msg)
 			e.sent()
 			return nil
 		}
@@ -198,6 +216,12 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		sh.mu.Unlock()
 
 		pid, err := r.eng.spawn(account)
+		var proc *actor.ActorProcess
+		if err == nil {
+			if p, ok := r.eng.system.ProcessRegistry.Get(pid); ok {
+				proc, _ = p.(*actor.ActorProcess)
+			}
+		}
 
 		sh.mu.Lock()
 		if err != nil {
@@ -206,7 +230,7 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 				close(ne.done) // Close is waiting for it
 			}
 		} else {
-			ne.pid = pid
+			ne.pid, ne.proc = pid, proc
 		}
 		close(ne.started)
 		ne.started = closedChan
@@ -288,7 +312,7 @@ func (r *registry) sweepIdle() int {
 		}
 		sh.mu.RUnlock()
 		for _, e := range idle {
-			r.eng.system.Root.Send(e.pid, &request{op: opIdle})
+			r.deliver(e.pid, e.proc, &request{op: opIdle})
 			e.sent()
 		}
 		asked += len(idle)
