@@ -135,18 +135,14 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	e.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(actorLog))
 	}))
-	// The synchronized dispatcher runs an idle actor's turn on the goroutine
-	// that sends to it instead of starting a goroutine per turn: a round
-	// trip then costs a function call and a channel send. See registry for
-	// what that requires of senders.
+	// The mailbox (accountMailbox) runs an idle actor's turn on the
+	// goroutine that sends to it, as protoactor's synchronized dispatcher
+	// does, instead of starting a goroutine per turn: a round trip then
+	// costs a function call and a channel send. See registry for what that
+	// requires of senders.
 	// A failed actor is always restarted from its stored state: protoactor's
 	// default gives up after ten failures in ten seconds and stops the
 	// actor, leaving the requests in its mailbox unanswered.
-	// The lock-free mailbox (a linked queue) instead of the default ring
-	// behind a mutex: each actor starts with no ring of ten slots (about
-	// 200 bytes less per resident account), and a message costs a node
-	// allocation instead of a lock; durable grants were 6-8% faster
-	// (docs/benchmarks.md).
 	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} }, accountPropsOptions()...)
 	e.reg.init(e)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -476,12 +472,12 @@ func (e *Engine) close(ctx context.Context) error {
 }
 
 // accountPropsOptions are the protoactor options of every account actor:
-// the synchronized dispatcher, the lock-free mailbox and a supervisor
-// that always restarts (see New).
+// the engine's own mailbox, with the synchronized dispatcher's turn length,
+// and a supervisor that always restarts (see New).
 func accountPropsOptions() []actor.PropsOption {
 	return []actor.PropsOption{
 		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)),
-		actor.WithMailbox(actor.UnboundedLockfree()),
+		actor.WithMailbox(newAccountMailbox),
 		actor.WithGuardian(actor.NewRestartingStrategy()),
 	}
 }
