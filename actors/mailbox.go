@@ -124,7 +124,7 @@ func (m *accountMailbox) turn(first any) (idle bool) {
 			runtime.Gosched()
 		}
 		m.mu.Lock()
-		if sm, ok := m.sys.pop(); ok {
+		if sm, ok := m.sys.pop(0); ok {
 			switch sm.(type) {
 			case *actor.SuspendMailbox:
 				m.suspended = true
@@ -141,7 +141,7 @@ func (m *accountMailbox) turn(first any) (idle bool) {
 			continue
 		}
 		if !m.suspended {
-			if um, ok := m.user.pop(); ok {
+			if um, ok := m.user.pop(keepUserQueue); ok {
 				m.mu.Unlock()
 				msg = um
 				served++
@@ -157,15 +157,18 @@ func (m *accountMailbox) turn(first any) (idle bool) {
 
 // msgQueue is a FIFO ring of messages. Its buffer is allocated when a
 // message is first queued and given back once the queue drains, unless it
-// is small; the zero value is an empty queue.
+// is small (see pop); the zero value is an empty queue.
 type msgQueue struct {
 	buf  []any
 	head int32
 	n    int32
 }
 
-// keepQueue is the largest buffer a drained queue keeps.
-const keepQueue = 4
+// keepUserQueue is the largest buffer a drained user queue keeps: an
+// account whose messages collide once is likely to again. A drained
+// system queue keeps none: system messages are rare (start, stop,
+// restart), and every actor gets one at its start.
+const keepUserQueue = 4
 
 func (q *msgQueue) len() int { return int(q.n) }
 
@@ -181,7 +184,9 @@ func (q *msgQueue) push(msg any) {
 	q.n++
 }
 
-func (q *msgQueue) pop() (any, bool) {
+// pop removes the oldest message; the queue then keeps its buffer when
+// drained only if it holds at most keep slots.
+func (q *msgQueue) pop(keep int) (any, bool) {
 	if q.n == 0 {
 		return nil, false
 	}
@@ -194,7 +199,7 @@ func (q *msgQueue) pop() (any, bool) {
 	q.n--
 	if q.n == 0 {
 		q.head = 0
-		if len(q.buf) > keepQueue {
+		if len(q.buf) > keep {
 			q.buf = nil
 		}
 	}

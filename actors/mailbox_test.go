@@ -223,11 +223,13 @@ func TestAccountMailboxYields(t *testing.T) {
 }
 
 // TestMsgQueueModel checks the ring against a slice over random pushes
-// and pops, and that a drained queue keeps only a small buffer.
+// and pops, and that a drained queue keeps only a small buffer (a user
+// queue's), or none (a system queue's).
 func TestMsgQueueModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var q msgQueue
 	var model []any
+	keep := keepUserQueue
 	for step := 0; step < 20000; step++ {
 		if r.IntN(100) < 55 || len(model) == 0 && r.IntN(2) == 0 {
 			burst := 1 + r.IntN(12)
@@ -236,7 +238,7 @@ func TestMsgQueueModel(t *testing.T) {
 				model = append(model, step*100+i)
 			}
 		} else {
-			got, ok := q.pop()
+			got, ok := q.pop(keep)
 			if len(model) == 0 {
 				if ok {
 					t.Fatalf("step %d: popped %v from an empty queue", step, got)
@@ -251,8 +253,27 @@ func TestMsgQueueModel(t *testing.T) {
 		if q.len() != len(model) {
 			t.Fatalf("step %d: len %d, want %d", step, q.len(), len(model))
 		}
-		if q.len() == 0 && len(q.buf) > keepQueue {
+		if step == 10000 {
+			keep = 0 // a system queue's
+		}
+		if q.len() == 0 && len(q.buf) > keep {
 			t.Fatalf("step %d: a drained queue keeps %d slots", step, len(q.buf))
 		}
+	}
+}
+
+// TestAccountMailboxKeepsNoSystemQueue: after a start (a system message,
+// which every actor gets) and requests that never wait, the mailbox keeps
+// no buffer.
+func TestAccountMailboxKeepsNoSystemQueue(t *testing.T) {
+	inv := &fakeInvoker{}
+	m := newTestMailbox(inv, 300)
+	m.PostSystemMessage("started")
+	for i := 0; i < 3; i++ {
+		m.PostUserMessage(fmt.Sprint(i))
+	}
+	wantServed(t, inv, "sys:started", "user:0", "user:1", "user:2")
+	if m.sys.buf != nil || m.user.buf != nil {
+		t.Fatalf("idle mailbox keeps buffers of %d system and %d user slots", len(m.sys.buf), len(m.user.buf))
 	}
 }
