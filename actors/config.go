@@ -9,7 +9,8 @@ import (
 type Config struct {
 	// Limit is the number of pins allowed per account in any Window.
 	Limit int
-	// Window is the length of the rolling window, at least a millisecond.
+	// Window is the length of the rolling window, from a millisecond to
+	// MaxWindow (about 24.8 days).
 	Window time.Duration
 	// Lease is how long a reservation may stay neither committed nor
 	// released. After it, the reservation counts as a pin made at the end of
@@ -73,6 +74,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("actors: Config.Limit %d out of range [1, 65536]", c.Limit)
 	case c.Window < time.Millisecond:
 		return fmt.Errorf("actors: Config.Window %v shorter than 1ms", c.Window)
+	case c.Window > MaxWindow:
+		return fmt.Errorf("actors: Config.Window %v longer than %v", c.Window, MaxWindow)
 	case c.Lease < time.Millisecond:
 		return fmt.Errorf("actors: Config.Lease %v shorter than 1ms", c.Lease)
 	case c.IdleTimeout < time.Millisecond:

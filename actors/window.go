@@ -27,16 +27,33 @@ const Never = int64(math.MaxInt64)
 // pins allows none. The zero value is not usable; call NewWindow. A Window is
 // not safe for simultaneous use: the account actor that owns it serializes
 // every call.
+//
+// Times are stored as 32-bit offsets from a base instant, half the memory of
+// full timestamps (a full ring of 100 pins takes 400 bytes, not 800). So the
+// entries span at most MaxWindow: a pin more than MaxWindow older than the
+// newest one is forgotten. That changes no answer from the newest pin's
+// instant on, which is every instant the engine asks about (its clock
+// never runs behind a recorded pin): such a pin stopped counting before
+// then, since the width is at most MaxWindow.
 type Window struct {
-	width int64   // window length, ms
-	limit int     // pins allowed per window
-	ts    []int64 // ring storage, grown on demand up to limit entries
-	head  int     // index of the oldest entry
-	n     int     // number of entries
+	width int64    // window length, ms
+	base  int64    // instant of offset 0
+	limit int      // pins allowed per window
+	ts    []uint32 // ring storage (offsets from base), grown on demand up to limit entries
+	head  int      // index of the oldest entry
+	n     int      // number of entries
 }
 
+// MaxWindow is the longest window a Window supports: 2^31 ms, about 24.8
+// days.
+const MaxWindow = time.Duration(maxSpan) * time.Millisecond
+
+// maxSpan is MaxWindow in ms: how far below the newest pin offsets reach
+// after a rebase, and as far above.
+const maxSpan = 1 << 31
+
 // NewWindow returns an empty window allowing limit pins per width.
-// limit must be positive and width at least a millisecond.
+// limit must be positive and width between a millisecond and MaxWindow.
 func NewWindow(limit int, width time.Duration) *Window {
 	w := &Window{}
 	w.init(limit, width)
@@ -47,6 +64,7 @@ func (w *Window) init(limit int, width time.Duration) {
 	w.width = width.Milliseconds()
 	w.limit = limit
 	w.ts = nil
+	w.base = 0
 	w.head, w.n = 0, 0
 }
 
@@ -62,7 +80,7 @@ func (w *Window) at(i int) int64 {
 	if j >= len(w.ts) {
 		j -= len(w.ts)
 	}
-	return w.ts[j]
+	return w.base + int64(w.ts[j])
 }
 
 // firstLive returns the index (0 = oldest) of the first entry that still
@@ -89,8 +107,15 @@ func (w *Window) Allow(now int64) bool { return w.Count(now) < w.limit }
 
 // Record adds a pin at t. Entries stay ascending whatever order they arrive
 // in. When the ring is full the oldest entry is dropped; callers record only
-// what Allow permitted, so that entry no longer counts.
+// what Allow permitted, so that entry no longer counts. Entries more than
+// MaxWindow older than the newest are dropped too (see Window).
 func (w *Window) Record(t int64) {
+	if w.n == 0 || t > w.base+math.MaxUint32 {
+		w.rebase(t)
+	}
+	if t < w.base {
+		return // more than MaxWindow older than the newest: never counts again
+	}
 	if w.n == len(w.ts) && w.n < w.limit {
 		w.grow()
 	}
@@ -120,19 +145,46 @@ func (w *Window) Record(t int64) {
 // idle account should cost little memory), keeping the entries in order.
 func (w *Window) grow() {
 	size := min(max(2*len(w.ts), 4), w.limit)
-	ts := make([]int64, size)
+	ts := make([]uint32, size)
 	for i := 0; i < w.n; i++ {
-		ts[i] = w.at(i)
+		ts[i] = uint32(w.at(i) - w.base)
 	}
 	w.ts, w.head = ts, 0
 }
 
+// set stores t, which must lie in [base, base+MaxUint32], as the i-th
+// oldest entry.
 func (w *Window) set(i int, t int64) {
 	j := w.head + i
 	if j >= len(w.ts) {
 		j -= len(w.ts)
 	}
-	w.ts[j] = t
+	w.ts[j] = uint32(t - w.base)
+}
+
+// rebase moves the base to maxSpan before newest, which is later than
+// every entry (or the window is empty): from then on entries from the new
+// base to maxSpan-1 ms after newest fit. Entries older than the new base
+// are dropped: they are more than MaxWindow older than newest.
+func (w *Window) rebase(newest int64) {
+	base := newest - maxSpan
+	drop := 0
+	for drop < w.n && w.at(drop) < base {
+		drop++
+	}
+	if drop > 0 {
+		w.head = (w.head + drop) % len(w.ts)
+		w.n -= drop
+	}
+	shift := base - w.base // positive when entries are kept: base only moves forward then
+	for i := 0; i < w.n; i++ {
+		j := w.head + i
+		if j >= len(w.ts) {
+			j -= len(w.ts)
+		}
+		w.ts[j] = uint32(int64(w.ts[j]) - shift)
+	}
+	w.base = base
 }
 
 // FreeAt returns the earliest instant, not before now, at which at least k

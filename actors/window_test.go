@@ -2,8 +2,11 @@ package actors
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Monday 12:00 UTC, the spec's example.
@@ -178,5 +181,95 @@ func BenchmarkWindowRecord(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		w.Record(base + int64(i))
+	}
+}
+
+// TestWindowLongSpans: over records spanning months, in and out of order,
+// with gaps around the 32-bit offset range, the window answers at every
+// instant from its newest pin on as a log of every pin would: the pins
+// that count are the newest ones after the cutoff, at most limit of them.
+func TestWindowLongSpans(t *testing.T) {
+	for _, width := range []time.Duration{time.Millisecond, 12 * time.Hour, 10 * 24 * time.Hour, MaxWindow} {
+		for seed := uint64(0); seed < 20; seed++ {
+			t.Run(fmt.Sprintf("width=%v/seed=%d", width, seed), func(t *testing.T) {
+				checkLongSpans(t, width, seed)
+			})
+		}
+	}
+}
+
+func checkLongSpans(t *testing.T, width time.Duration, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	const limit = 7
+	w := NewWindow(limit, width)
+	wd := width.Milliseconds()
+	var all []int64
+	cursor := int64(1_700_000_000_000) + r.Int64N(1<<40) // the clock
+	newest := int64(0)                                   // the newest pin
+	steps := []int64{1, 1000, wd, wd + 1, maxSpan - 1, maxSpan, maxSpan + 1, 1<<32 - 1, 1 << 32, 1<<32 + 1, 3 << 32}
+	for i := 0; i < 400; i++ {
+		var rec int64
+		switch r.IntN(4) {
+		case 0: // older than the clock, by up to and beyond the offset range
+			rec = cursor - steps[r.IntN(len(steps))] + r.Int64N(3) - 1
+		default:
+			cursor += steps[r.IntN(len(steps))] * int64(r.IntN(2))
+			rec = cursor
+		}
+		w.Record(rec)
+		all = append(all, rec)
+		if len(all) == 1 || rec > newest {
+			newest = rec
+		}
+		for _, ahead := range []int64{0, 1, wd - 1, wd, wd + 1, maxSpan} {
+			now := newest + ahead
+			live := liveOf(all, now-wd, limit)
+			if got := w.Count(now); got != len(live) {
+				t.Fatalf("record %d (%d): Count(newest+%d) = %d, want %d", i, rec, ahead, got, len(live))
+			}
+			if got := w.Times(nil, now); !slices.Equal(got, live) {
+				t.Fatalf("record %d (%d): Times(newest+%d) = %v, want %v", i, rec, ahead, got, live)
+			}
+			for k := 1; k <= limit; k++ {
+				want := now
+				if need := k - (limit - len(live)); need > 0 {
+					want = live[need-1] + wd
+				}
+				if got := w.FreeAt(now, k); got != want {
+					t.Fatalf("record %d (%d): FreeAt(newest+%d, %d) = %d, want %d", i, rec, ahead, k, got, want)
+				}
+			}
+		}
+		if got := w.Newest(); got != newest {
+			t.Fatalf("record %d: Newest %d, want %d", i, got, newest)
+		}
+	}
+}
+
+// liveOf returns, ascending, the newest pins of all after cutoff, at most
+// limit of them.
+func liveOf(all []int64, cutoff int64, limit int) []int64 {
+	var live []int64
+	for _, t := range all {
+		if t > cutoff {
+			live = append(live, t)
+		}
+	}
+	slices.Sort(live)
+	if len(live) > limit {
+		live = live[len(live)-limit:]
+	}
+	return live
+}
+
+// TestWindowFullRingMemory: a full window of the default limit takes 400
+// bytes of timestamps, the 416-byte allocation class.
+func TestWindowFullRingMemory(t *testing.T) {
+	w := NewWindow(DefaultLimit, DefaultWindow)
+	for i := int64(0); i < DefaultLimit; i++ {
+		w.Record(ms(monday) + i)
+	}
+	if got := cap(w.ts) * int(unsafe.Sizeof(w.ts[0])); got != 400 {
+		t.Fatalf("full ring holds %d bytes, want 400", got)
 	}
 }
