@@ -71,13 +71,13 @@ func (m *accountMailbox) PostUserMessage(msg any) {
 		}
 		m.running = true
 		m.mu.Unlock()
-		m.serve(nil)
+		m.serve(nil, false)
 		return
 	}
 	// Idle and empty: nothing this message could overtake.
 	m.running = true
 	m.mu.Unlock()
-	m.serve(msg)
+	m.serve(msg, true)
 }
 
 // PostSystemMessage implements actor.Mailbox.
@@ -90,14 +90,14 @@ func (m *accountMailbox) PostSystemMessage(msg any) {
 	}
 	m.running = true
 	m.mu.Unlock()
-	m.serve(nil)
+	m.serve(nil, false)
 }
 
-// serve runs turns until the mailbox goes idle; first, when not nil, is a
+// serve runs turns until the mailbox goes idle; first, when hasFirst, is a
 // user message to serve before the queues.
-func (m *accountMailbox) serve(first any) {
-	for !m.turn(first) {
-		first = nil
+func (m *accountMailbox) serve(first any, hasFirst bool) {
+	for !m.turn(first, hasFirst) {
+		first, hasFirst = nil, false
 	}
 }
 
@@ -105,7 +105,7 @@ func (m *accountMailbox) serve(first any) {
 // idle and returns true. It returns false, with the mailbox still marked
 // running, when the actor panicked: the failure was escalated, which
 // queued the system messages the next turn serves.
-func (m *accountMailbox) turn(first any) (idle bool) {
+func (m *accountMailbox) turn(first any, hasFirst bool) (idle bool) {
 	var msg any
 	defer func() {
 		if r := recover(); r != nil {
@@ -113,7 +113,7 @@ func (m *accountMailbox) turn(first any) (idle bool) {
 		}
 	}()
 	served := int32(0)
-	if first != nil {
+	if hasFirst {
 		msg = first
 		served++
 		m.invoker.InvokeUserMessage(msg)

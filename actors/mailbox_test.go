@@ -87,6 +87,9 @@ func (f *fakeInvoker) InvokeSystemMessage(msg any) {
 }
 
 func (f *fakeInvoker) InvokeUserMessage(msg any) {
+	if msg == nil {
+		msg = "<nil>"
+	}
 	f.got = append(f.got, "user:"+msg.(string))
 	if f.onUser != nil {
 		f.onUser(msg)
@@ -124,6 +127,8 @@ func TestAccountMailboxServesOnThePostingGoroutine(t *testing.T) {
 	wantServed(t, inv, "user:a")
 	m.PostSystemMessage("s")
 	wantServed(t, inv, "user:a", "sys:s")
+	m.PostUserMessage(nil) // delivered like any other, as when queued
+	wantServed(t, inv, "user:a", "sys:s", "user:<nil>")
 	if m.running || m.UserMessageCount() != 0 {
 		t.Fatalf("running %v, %d queued after the turns ended", m.running, m.UserMessageCount())
 	}
