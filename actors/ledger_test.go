@@ -305,3 +305,38 @@ func TestLedgerGivesBackPendingArray(t *testing.T) {
 		t.Errorf("pending array of capacity %d kept after the leases ran out", c)
 	}
 }
+
+// TestLedgerLongSpansReplay drives the ledger model of ledger_test.go
+// with the widest window and leases longer than it (deadlines recorded
+// MaxWindow and more after other pins), with replays from snapshot and
+// journal along the way.
+func TestLedgerLongSpansReplay(t *testing.T) {
+	type params struct {
+		limit        int
+		width, lease time.Duration
+	}
+	for _, p := range []params{
+		{3, MaxWindow, 30 * 24 * time.Hour},
+		{3, MaxWindow, time.Hour},
+		{2, MaxWindow - time.Millisecond, 3 * MaxWindow},
+		{4, 20 * 24 * time.Hour, 26 * 24 * time.Hour},
+	} {
+		for seed := uint64(0); seed < 40; seed++ {
+			r := rand.New(rand.NewPCG(seed, 11))
+			script := make([]byte, 600)
+			for i := range script {
+				script[i] = byte(r.UintN(256))
+			}
+			t.Run(fmt.Sprintf("%d/%v/%v/%d", p.limit, p.width, p.lease, seed), func(t *testing.T) {
+				s := newLedgerSim(t, p.limit, p.width, p.lease)
+				for i := 0; i+1 < len(script); i += 2 {
+					s.step(script[i], script[i+1])
+					if i%20 == 0 {
+						s.checkReplay()
+					}
+				}
+				s.checkReplay()
+			})
+		}
+	}
+}

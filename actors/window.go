@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -52,12 +53,19 @@ const MaxWindow = time.Duration(maxSpan) * time.Millisecond
 // after a rebase, and as far above.
 const maxSpan = 1 << 31
 
-// NewWindow returns an empty window allowing limit pins per width.
-// limit must be positive and width between a millisecond and MaxWindow.
-func NewWindow(limit int, width time.Duration) *Window {
+// NewWindow returns an empty window allowing limit pins per width. It
+// fails unless limit is positive and width is between a millisecond and
+// MaxWindow.
+func NewWindow(limit int, width time.Duration) (*Window, error) {
+	switch {
+	case limit < 1:
+		return nil, fmt.Errorf("actors: window limit %d: want at least 1", limit)
+	case width < time.Millisecond || width > MaxWindow:
+		return nil, fmt.Errorf("actors: window width %v: want 1ms to %v", width, MaxWindow)
+	}
 	w := &Window{}
 	w.init(limit, width)
-	return w
+	return w, nil
 }
 
 func (w *Window) init(limit int, width time.Duration) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -13,6 +14,15 @@ import (
 var monday = time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func testWindow(tb testing.TB, limit int, width time.Duration) *Window {
+	tb.Helper()
+	w, err := NewWindow(limit, width)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
 
 // windowStep is one line of a step table: optionally record a pin at rec,
 // then check what the window says at now.
@@ -45,7 +55,7 @@ func runWindow(t *testing.T, w *Window, steps []windowStep) {
 
 func TestWindowSpecExample(t *testing.T) {
 	// Limit 1 so that "counts" and "blocks" are the same question.
-	w := NewWindow(1, 12*time.Hour)
+	w := testWindow(t, 1, 12*time.Hour)
 	tuesday := monday.Add(12 * time.Hour) // 00:00 Tuesday
 	runWindow(t, w, []windowStep{
 		{rec: monday, now: monday, count: 1, allow: false, nextFree: tuesday},
@@ -57,7 +67,7 @@ func TestWindowSpecExample(t *testing.T) {
 }
 
 func TestWindowBoundary(t *testing.T) {
-	w := NewWindow(2, 12*time.Hour)
+	w := testWindow(t, 2, 12*time.Hour)
 	t0 := monday
 	t1 := t0.Add(time.Millisecond)
 	end0 := t0.Add(12 * time.Hour)
@@ -74,7 +84,7 @@ func TestWindowBoundary(t *testing.T) {
 
 func TestWindowRollingExpiry(t *testing.T) {
 	const limit = 100
-	w := NewWindow(limit, 12*time.Hour)
+	w := testWindow(t, limit, 12*time.Hour)
 	// A full window: pin i at monday + i minutes.
 	for i := 0; i < limit; i++ {
 		w.Record(ms(monday.Add(time.Duration(i) * time.Minute)))
@@ -101,7 +111,7 @@ func nextFreeAt(expired int, at time.Time) time.Time {
 }
 
 func TestWindowFreeAtK(t *testing.T) {
-	w := NewWindow(5, time.Hour)
+	w := testWindow(t, 5, time.Hour)
 	for i := 0; i < 5; i++ {
 		w.Record(ms(monday.Add(time.Duration(i) * time.Minute)))
 	}
@@ -126,7 +136,7 @@ func TestWindowFreeAtK(t *testing.T) {
 }
 
 func TestWindowOutOfOrderAndEviction(t *testing.T) {
-	w := NewWindow(3, time.Hour)
+	w := testWindow(t, 3, time.Hour)
 	base := ms(monday)
 	for _, d := range []int64{30, 10, 20} {
 		w.Record(base + d)
@@ -146,7 +156,11 @@ func TestWindowOutOfOrderAndEviction(t *testing.T) {
 }
 
 func ExampleWindow() {
-	w := NewWindow(100, 12*time.Hour)
+	w, err := NewWindow(100, 12*time.Hour)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	pin := time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
 	for i := 0; i < 100; i++ {
 		w.Record(pin.UnixMilli())
@@ -160,7 +174,7 @@ func ExampleWindow() {
 }
 
 func BenchmarkWindowAllow(b *testing.B) {
-	w := NewWindow(DefaultLimit, DefaultWindow)
+	w := testWindow(b, DefaultLimit, DefaultWindow)
 	base := ms(monday)
 	for i := 0; i < DefaultLimit; i++ {
 		w.Record(base + int64(i)*60_000)
@@ -176,7 +190,7 @@ func BenchmarkWindowAllow(b *testing.B) {
 }
 
 func BenchmarkWindowRecord(b *testing.B) {
-	w := NewWindow(DefaultLimit, DefaultWindow)
+	w := testWindow(b, DefaultLimit, DefaultWindow)
 	base := ms(monday)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -201,7 +215,7 @@ func TestWindowLongSpans(t *testing.T) {
 func checkLongSpans(t *testing.T, width time.Duration, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	const limit = 7
-	w := NewWindow(limit, width)
+	w := testWindow(t, limit, width)
 	wd := width.Milliseconds()
 	var all []int64
 	cursor := int64(1_700_000_000_000) + r.Int64N(1<<40) // the clock
@@ -265,11 +279,84 @@ func liveOf(all []int64, cutoff int64, limit int) []int64 {
 // TestWindowFullRingMemory: a full window of the default limit takes 400
 // bytes of timestamps, the 416-byte allocation class.
 func TestWindowFullRingMemory(t *testing.T) {
-	w := NewWindow(DefaultLimit, DefaultWindow)
+	w := testWindow(t, DefaultLimit, DefaultWindow)
 	for i := int64(0); i < DefaultLimit; i++ {
 		w.Record(ms(monday) + i)
 	}
 	if got := cap(w.ts) * int(unsafe.Sizeof(w.ts[0])); got != 400 {
 		t.Fatalf("full ring holds %d bytes, want 400", got)
+	}
+}
+
+// TestWindowOffsetBoundaries: records at and around the edges of the
+// 32-bit offset range (base+MaxUint32, newest-maxSpan), into a ring that is
+// full and wrapped (head != 0) when the rebase happens; every answer from
+// the newest pin on matches a log of every pin.
+func TestWindowOffsetBoundaries(t *testing.T) {
+	for _, width := range []time.Duration{time.Millisecond, 12 * time.Hour, MaxWindow - time.Millisecond, MaxWindow} {
+		wd := width.Milliseconds()
+		t0 := ms(monday)
+		seqs := [][]int64{
+			// full (limit 3), wrapped, then a record one past base+MaxUint32
+			{t0, t0 + 1, t0 + 2, t0 + 3, t0 + 3 + maxSpan},
+			{t0, t0 + 1, t0 + 2, t0 + 3, t0 + 1 + maxSpan, t0 + 2 + maxSpan},
+			// exactly base+MaxUint32 (no rebase), then one more
+			{t0, t0 + maxSpan - 1, t0 + maxSpan, t0 + maxSpan + 1},
+			// an old record exactly at and just below newest-maxSpan
+			{t0 + maxSpan, t0, t0 - 1, t0 + 1},
+			{t0 + 4*maxSpan, t0 + 3*maxSpan, t0 + 3*maxSpan - 1, t0 + 3*maxSpan + 1, t0 + 4*maxSpan - 1},
+			// jumps of 2^32 and more, then back inside the window
+			{t0, t0 + 1<<32, t0 + 1<<32 - wd + 1, t0 + 3<<32, t0 + 3<<32 - 1},
+		}
+		for si, seq := range seqs {
+			w := testWindow(t, 3, width)
+			var all []int64
+			newest := seq[0]
+			for ri, rec := range seq {
+				w.Record(rec)
+				all = append(all, rec)
+				newest = max(newest, rec)
+				for _, now := range []int64{newest, newest + 1, newest + wd - 1, newest + wd} {
+					live := liveOf(all, now-wd, 3)
+					if got := w.Times(nil, now); !slices.Equal(got, live) {
+						t.Fatalf("width %v seq %d rec %d: Times(%d) = %v, log %v", width, si, ri, now, got, live)
+					}
+					for k := 1; k <= 3; k++ {
+						want := now
+						if need := k - (3 - len(live)); need > 0 {
+							want = live[need-1] + wd
+						}
+						if got := w.FreeAt(now, k); got != want {
+							t.Fatalf("width %v seq %d rec %d: FreeAt(%d,%d) = %d, want %d", width, si, ri, now, k, got, want)
+						}
+					}
+				}
+				if w.Newest() != newest {
+					t.Fatalf("width %v seq %d: Newest %d want %d", width, si, w.Newest(), newest)
+				}
+			}
+		}
+	}
+}
+
+// TestNewWindowRejectsBadSizes: a limit below 1, or a width outside 1ms to
+// MaxWindow (beyond which 32-bit offsets could not hold every pin that
+// counts), is refused with an error naming it.
+func TestNewWindowRejectsBadSizes(t *testing.T) {
+	for _, c := range []struct {
+		limit int
+		width time.Duration
+		want  string
+	}{
+		{0, time.Hour, "limit"},
+		{1, time.Millisecond - 1, "width"},
+		{1, MaxWindow + time.Millisecond, "width"},
+	} {
+		if w, err := NewWindow(c.limit, c.width); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewWindow(%d, %v) = %v, %v; want an error naming the %s", c.limit, c.width, w, err, c.want)
+		}
+	}
+	if _, err := NewWindow(1, MaxWindow); err != nil {
+		t.Errorf("NewWindow(1, MaxWindow): %v", err)
 	}
 }
