@@ -695,21 +695,29 @@ func TestEnginePassivationUnderLoad(t *testing.T) {
 	}
 }
 
+// runningEntry makes account's actor run (a Status) and returns its
+// registry entry.
+func runningEntry(t *testing.T, f *engineFixture, account string) *regEntry {
+	t.Helper()
+	if _, err := f.eng.Status(f.ctx, account); err != nil {
+		t.Fatal(err)
+	}
+	sh := f.eng.reg.shard(account)
+	sh.mu.RLock()
+	e := sh.m[account]
+	sh.mu.RUnlock()
+	if e == nil || e.pid == nil {
+		t.Fatalf("account %s has no running actor", account)
+	}
+	return e
+}
+
 // TestRegistryEntryDropsItsStartChannel: once an actor is running, its
 // registry entry holds the shared closed channel, not a channel of its
 // own (96 bytes per resident account).
 func TestRegistryEntryDropsItsStartChannel(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-	sh := f.eng.reg.shard("a")
-	sh.mu.RLock()
-	e := sh.m["a"]
-	sh.mu.RUnlock()
-	if e == nil || e.pid == nil {
-		t.Fatal("account a has no running actor")
-	}
+	e := runningEntry(t, f, "a")
 	if e.started != closedChan {
 		t.Error("the entry of a running actor keeps its own start channel")
 	}
@@ -720,14 +728,8 @@ func TestRegistryEntryDropsItsStartChannel(t *testing.T) {
 // process is the one protoactor has for the PID.
 func TestRegistryEntryKeepsTheProcess(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-	sh := f.eng.reg.shard("a")
-	sh.mu.RLock()
-	e := sh.m["a"]
-	sh.mu.RUnlock()
-	if e == nil || e.pid == nil || e.proc == nil {
+	e := runningEntry(t, f, "a")
+	if e.proc == nil {
 		t.Fatal("account a's entry has no actor process")
 	}
 	p, ok := f.eng.system.ProcessRegistry.Get(e.pid)

@@ -65,32 +65,31 @@ func (m *accountMailbox) PostUserMessage(msg any) {
 	m.mu.Lock()
 	if m.running || m.suspended || m.sys.len() > 0 || m.user.len() > 0 {
 		m.user.push(msg)
-		if m.running {
-			m.mu.Unlock()
-			return
-		}
-		m.running = true
-		m.mu.Unlock()
-		m.serve(nil, false)
+		m.startUnlocked(nil, false)
 		return
 	}
 	// Idle and empty: nothing this message could overtake.
-	m.running = true
-	m.mu.Unlock()
-	m.serve(msg, true)
+	m.startUnlocked(msg, true)
 }
 
 // PostSystemMessage implements actor.Mailbox.
 func (m *accountMailbox) PostSystemMessage(msg any) {
 	m.mu.Lock()
 	m.sys.push(msg)
+	m.startUnlocked(nil, false)
+}
+
+// startUnlocked, called with mu held, releases it and serves the mailbox
+// on this goroutine unless another is serving it already; first and
+// hasFirst are as for serve.
+func (m *accountMailbox) startUnlocked(first any, hasFirst bool) {
 	if m.running {
 		m.mu.Unlock()
 		return
 	}
 	m.running = true
 	m.mu.Unlock()
-	m.serve(nil, false)
+	m.serve(first, hasFirst)
 }
 
 // serve runs turns until the mailbox goes idle; first, when hasFirst, is a
