@@ -17,8 +17,9 @@ const registryShards = 64
 // passivation to finish and goes to the next incarnation. The per-account
 // state itself is never locked: its actor owns it.
 //
-// Actors run on protoactor's synchronized dispatcher: a Send to an idle
-// actor runs the actor's turn on the sending goroutine. So no registry
+// Actors run their turns on the sending goroutine (accountMailbox, like
+// protoactor's synchronized dispatcher): a send to an idle actor runs the
+// actor's turn at once. So no registry
 // lock is held while sending, and passivation runs on a goroutine of its
 // own. A sender counts itself in its entry (inflight) under the read lock
 // before sending; passivation marks the entry under the write lock, waits
@@ -166,8 +167,8 @@ func (r *registry) deliver(pid *actor.PID, proc *actor.ActorProcess, msg any) {
 
 // send delivers msg to account's actor, spawning it when needed.
 //
-// Spawning loads the account's state (the synchronized dispatcher runs the
-// actor's start on the spawning goroutine), so it happens without the shard
+// Spawning loads the account's state (the mailbox runs the actor's start
+// on the spawning goroutine), so it happens without the shard
 // lock: a slow load holds up only the requests for that account, which wait
 // for the entry to start, not the other accounts of its shard.
 func (r *registry) send(ctx context.Context, account string, msg any) error {
