@@ -178,9 +178,9 @@ func (a *accountActor) Receive(c actor.Context) {
 		// There is no deadline: loading before those writes have landed
 		// could grant slots they hold, so a stuck disk keeps the account
 		// waiting, never over-granting. The wait blocks the goroutine
-		// running this turn (the mailbox runs turns on the sender's goroutine: the sender
-		// of the message that failed); callers of the account wait in
-		// its mailbox until their contexts end.
+		// running this turn (turns run on a sender's goroutine: here the
+		// sender of the message that failed); callers of the account
+		// wait in its mailbox until their contexts end.
 		a.settle("restart")
 	case *actor.Stopping:
 		a.stop(c)
