@@ -31,7 +31,15 @@ func benchAccount(i int) string { return "acct-" + fmt.Sprint(i) }
 
 func openBenchEngine(b *testing.B, durable bool) (*Engine, *persistence.BadgerStore) {
 	b.Helper()
-	store, err := persistence.OpenBadger(b.TempDir(), persistence.BadgerOptions{Durable: durable}, zerolog.Nop())
+	opts := persistence.BadgerOptions{Durable: durable}
+	if v := os.Getenv("PINBOT_BENCH_MEMTABLE_MB"); v != "" {
+		var mb int64
+		if _, err := fmt.Sscan(v, &mb); err != nil || mb < 1 {
+			b.Fatalf("PINBOT_BENCH_MEMTABLE_MB=%q: want a positive number", v)
+		}
+		opts.MemTableSize = mb << 20
+	}
+	store, err := persistence.OpenBadger(b.TempDir(), opts, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
