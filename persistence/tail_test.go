@@ -131,3 +131,35 @@ func FuzzTail(f *testing.F) {
 		}
 	})
 }
+
+// TestWALIndexReadsAllocateNothing: going through an account's events to
+// plan a snapshot's cover, to find stale or live accounts, or to decode
+// them for a filter allocates nothing per event (a callback taking a
+// pointer to each decoded event once moved every event to the heap).
+func TestWALIndexReadsAllocateNothing(t *testing.T) {
+	x := newWALIndex()
+	for i := range 16 {
+		x.add("a", tailEvent{Event: Event{Seq: uint64(i + 1), Kind: EventReserve, ID: uint64(i), Count: 1, At: t0 + int64(i), Deadline: t0 + 60_000}, rec: 1, exp: 2_000_000_000})
+	}
+	x.live[1] = 16
+	snap := []AccountWrite{{Account: "a", Snapshot: &Snapshot{Seq: 8, NextID: 9}}}
+	var u walUpdate
+	x.plan(snap, walChunkBytes, &u) // sizes u's maps and slices
+	scratch := x.tails["a"].appendAll(nil)
+	allocs := testing.AllocsPerRun(100, func() {
+		x.plan(snap, walChunkBytes, &u)
+		if !x.hasLive("a", 1) {
+			t.Fatal("no live event")
+		}
+		scratch = x.tails["a"].appendAll(scratch[:0])
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per plan, live check and decode of 16 events, want 0", allocs)
+	}
+	if got := u.delta[1]; got != -8 {
+		t.Errorf("the snapshot at 8 covers %d events of record 1, want 8", -got)
+	}
+	if len(scratch) != 16 || scratch[15].Seq != 16 {
+		t.Errorf("decoded %d events, the last %+v; want 16, the last with Seq 16", len(scratch), scratch[len(scratch)-1])
+	}
+}

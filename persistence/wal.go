@@ -232,12 +232,11 @@ func (x *walIndex) events(account string, after, nowSec uint64) []Event {
 		return nil
 	}
 	var out []Event
-	t.each(func(te *tailEvent) bool {
-		if te.Seq > after && !expiredAt(te.expiresAt(), nowSec) {
+	for it := t.iter(); it.next(); {
+		if te := &it.te; te.Seq > after && !expiredAt(te.expiresAt(), nowSec) {
 			out = append(out, te.Event)
 		}
-		return true
-	})
+	}
 	return out
 }
 
@@ -247,12 +246,12 @@ func (x *walIndex) hasLive(account string, nowSec uint64) bool {
 	if t == nil {
 		return false
 	}
-	live := false
-	t.each(func(te *tailEvent) bool {
-		live = !expiredAt(te.expiresAt(), nowSec)
-		return !live
-	})
-	return live
+	for it := t.iter(); it.next(); {
+		if !expiredAt(it.te.expiresAt(), nowSec) {
+			return true
+		}
+	}
+	return false
 }
 
 // accounts returns, sorted, the accounts with events not expired at nowSec.
@@ -278,10 +277,9 @@ func (x *walIndex) stale(keep int) []string {
 	var out []string
 	for a, t := range x.tails {
 		old := false
-		t.each(func(te *tailEvent) bool {
-			old = te.rec <= limit
-			return !old
-		})
+		for it := t.iter(); !old && it.next(); {
+			old = it.te.rec <= limit
+		}
 		if old {
 			out = append(out, a)
 		}
@@ -406,8 +404,8 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 		if t == nil {
 			continue
 		}
-		t.each(func(te *tailEvent) bool {
-			if te.Seq <= covered {
+		for it := t.iter(); it.next(); {
+			if te := &it.te; te.Seq <= covered {
 				u.delta[te.rec]--
 				e := te.expiresAt()
 				switch {
@@ -417,8 +415,7 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 					exp = e
 				}
 			}
-			return true
-		})
+		}
 		if some {
 			if u.coveredExp == nil {
 				u.coveredExp = make(map[string]uint64)
