@@ -28,9 +28,10 @@ const (
 	// flush builds a table file from the memtable and syncs it, and while
 	// it does, the commits' own syncs wait behind it and its CPU work
 	// competes with the engine's. With 16 MiB rather than 64 MiB, the p99
-	// of a durable grant at half load fell from 141-166 ms to 21-49 ms and
-	// steady-state durable throughput rose by about 6%
-	// (docs/benchmarks.md); 4 and 8 MiB did worse again.
+	// of a durable grant at half load fell from 141-166 ms to 18-102 ms
+	// (18-22 ms with the memtable hold, see memtableHold) and steady-state
+	// durable throughput rose by about 6% (docs/benchmarks.md); 4 and
+	// 8 MiB did worse again.
 	DefaultMemTableSize = 16 << 20
 	// DefaultBlockCacheSize is the size of the cache of decoded (and
 	// decrypted) table blocks, in bytes.
