@@ -402,7 +402,7 @@ func (s *BadgerStore) Write(b *Batch) error {
 	if err := s.checkSpace(); err != nil {
 		return err
 	}
-	n, err := s.write(b.Accounts, writeHW, b.HighWater)
+	n, err := s.write(b.Accounts, writeHW, b.HighWater, b.Durable)
 	if err != nil && n > 0 {
 		return fmt.Errorf("persistence: write: batch split: %d of %d account writes committed, the rest not: %w",
 			n, len(b.Accounts), err)
@@ -411,9 +411,11 @@ func (s *BadgerStore) Write(b *Batch) error {
 }
 
 // write commits accounts, splitting them in halves while they do not fit
-// in one transaction, and returns how many of them were committed.
-func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64) (int, error) {
-	err := s.commit(accounts, hw, highWater)
+// in one transaction, and returns how many of them were committed. durable
+// (may be nil) is Batch.Durable: called when accounts commit in one
+// transaction, never for the parts of a split.
+func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64, durable func()) (int, error) {
+	err := s.commit(accounts, hw, highWater, durable)
 	switch {
 	case err == nil:
 		return len(accounts), nil
@@ -429,18 +431,18 @@ func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64) (
 			name, events, err)
 	}
 	half := len(accounts) / 2
-	n, err := s.write(accounts[:half], hw, highWater)
+	n, err := s.write(accounts[:half], hw, highWater, nil)
 	if err != nil {
 		return n, err
 	}
-	m, err := s.write(accounts[half:], false, highWater)
+	m, err := s.write(accounts[half:], false, highWater, nil)
 	return n + m, err
 }
 
 // commit writes accounts and, if hw is set, the high-water mark in one
 // transaction. Errors of Badger's that say the transaction is too big are
 // returned as they are, so that write can recognize them.
-func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64) error {
+func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64, durable func()) error {
 	// Only Write changes the index, and Writes are serialized, so planning
 	// may read it without walMu.
 	u := &s.upd
@@ -504,10 +506,16 @@ func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64) 
 		return fmt.Errorf("persistence: write: commit: %w", err)
 	}
 	s.committed(ts)
-	s.wal.apply(u)
 	if hw {
 		s.highWater.Store(highWater)
 	}
+	if durable != nil {
+		// Before the index is updated: nothing that reads it can run
+		// until walMu is released, and the writers' callers go on
+		// meanwhile.
+		durable()
+	}
+	s.wal.apply(u)
 	s.wrote(entries+snapshots, bytes+snapshotBytes)
 	return nil
 }

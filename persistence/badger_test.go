@@ -374,10 +374,17 @@ func TestBadgerTxnSplit(t *testing.T) {
 		}
 		b.Accounts = append(b.Accounts, aw)
 	}
+	durable := 0
+	b.Durable = func() { durable++ }
 	before := s.db.MaxVersion()
 	mustWrite(t, s, &b)
 	if commits := s.db.MaxVersion() - before; commits < 2 {
 		t.Errorf("batch of %d entries committed in %d transaction(s), want a split", n, commits)
+	}
+	if durable != 0 {
+		// Called after the first part, it would have told the writers of
+		// the later parts that their writes were durable.
+		t.Errorf("Durable called %d times for a split batch, want 0", durable)
 	}
 	for i := range n {
 		a := fmt.Sprintf("acct%05d", i)
@@ -418,6 +425,39 @@ func TestBadgerTxnSplit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBadgerCallsDurable checks that a batch committed in one transaction
+// calls Batch.Durable once, with the batch already durable, and that a
+// failed one does not call it.
+func TestBadgerCallsDurable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	durable := 0
+	b := Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}, HighWater: t0}
+	b.Durable = func() { durable++ }
+	mustWrite(t, s, &b)
+	if durable != 1 {
+		t.Errorf("Durable called %d times, want 1", durable)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(&b); !errors.Is(err, ErrClosed) {
+		t.Errorf("Write after Close = %v, want ErrClosed", err)
+	}
+	if durable != 1 {
+		t.Errorf("Durable called by a failed Write")
+	}
+	s, err = OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkLoaded(t, s, "a", Loaded{Events: []Event{reserve(1, 1, t0)}})
 }
 
 func TestOpenBadgerRejectsOptions(t *testing.T) {

@@ -95,6 +95,13 @@ func (f *FaultStore) Write(b *Batch) error {
 	if before != nil {
 		return before
 	}
+	if after != nil && b.Durable != nil {
+		// The failure it reports must be the only outcome the writer
+		// learns: the inner store must not say durable first.
+		nb := *b
+		nb.Durable = nil
+		b = &nb
+	}
 	if err := f.inner.Write(b); err != nil {
 		return err
 	}

@@ -10,9 +10,6 @@ import (
 func TestFaultStore(t *testing.T) {
 	f := NewFaultStore(NewMemStore(nil))
 	defer f.Close()
-	write := func(seq uint64) error {
-		return f.Write(&Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(seq, seq, t0)}}}})
-	}
 	loadErr := errors.New("disk read error")
 
 	steps := []struct {
@@ -31,7 +28,22 @@ func TestFaultStore(t *testing.T) {
 	}
 	for i, st := range steps {
 		st.fault()
-		if err := write(uint64(i + 1)); !errors.Is(err, st.writeErr) || (err == nil) != (st.writeErr == nil) {
+		seq := uint64(i + 1)
+		durable := 0
+		err := f.Write(&Batch{
+			Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(seq, seq, t0)}}},
+			Durable:  func() { durable++ },
+		})
+		// Only a write that succeeds may say it is durable (MemStore, the
+		// inner store, says so when it can).
+		want := 0
+		if err == nil {
+			want = 1
+		}
+		if durable != want {
+			t.Errorf("step %d (%s): Durable called %d times, want %d", i, st.name, durable, want)
+		}
+		if !errors.Is(err, st.writeErr) || (err == nil) != (st.writeErr == nil) {
 			t.Errorf("step %d (%s): Write = %v, want %v", i, st.name, err, st.writeErr)
 		}
 		l, err := f.Load("a")

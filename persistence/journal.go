@@ -25,6 +25,13 @@ type Journal struct {
 
 	batch  Batch   // reused by the writer goroutine only
 	events []Event // backing array of the inline events of batch
+
+	// The writer goroutine's view of the batch being written, for
+	// notifyDurable: cur are its writes, notified records that their done
+	// functions were called. durable is notifyDurable, made once.
+	cur      []pendingWrite
+	notified bool
+	durable  func()
 }
 
 type pendingWrite struct {
@@ -53,6 +60,7 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 	}
+	j.durable = j.notifyDurable
 	go j.run()
 	return j
 }
@@ -60,8 +68,9 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
 // Append queues w. highWater is the engine time of the write (see
 // Batch.HighWater). done, if not nil, is called once the batch holding w was
 // written: with nil when w is durable, else with the error. done runs on the
-// journal's goroutine and must not block. After Close, done is called at
-// once with ErrClosed.
+// journal's goroutine, possibly inside the store's Write (see
+// Batch.Durable): it must neither block nor call the store. After Close,
+// done is called at once with ErrClosed.
 func (j *Journal) Append(w AccountWrite, highWater int64, done func(error)) {
 	j.append(pendingWrite{w: w, hw: highWater, done: done})
 }
@@ -188,16 +197,41 @@ func (j *Journal) write(take []pendingWrite) {
 		b.HighWater = max(b.HighWater, p.hw)
 	}
 	var err error
+	j.notified = false
 	if len(b.Accounts) > 0 || b.HighWater > 0 {
+		j.cur = take
+		b.Durable = j.durable
 		err = j.store.Write(b)
+		b.Durable, j.cur = nil, nil
 		if err != nil {
 			j.log.Error().Err(err).Int("writes", len(b.Accounts)).Msg("journal write failed")
 		}
 	}
 	clear(b.Accounts)
+	if j.notified {
+		if err != nil {
+			// A store that said the batch was durable and then failed
+			// broke Batch.Durable's contract; the callers were answered.
+			j.log.Error().Err(err).Msg("journal write failed after the store reported it durable")
+		}
+		return
+	}
 	for i := range take {
 		if take[i].done != nil {
 			take[i].done(err)
+		}
+	}
+}
+
+// notifyDurable is the Batch.Durable of every batch: it tells the writes
+// of the batch being written that they are durable, as soon as the store
+// knows, so that their callers go on while the store finishes its own
+// bookkeeping.
+func (j *Journal) notifyDurable() {
+	j.notified = true
+	for i := range j.cur {
+		if j.cur[i].done != nil {
+			j.cur[i].done(nil)
 		}
 	}
 }

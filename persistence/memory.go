@@ -73,6 +73,9 @@ func (m *MemStore) Write(b *Batch) error {
 		m.apply(&b.Accounts[i], now)
 	}
 	m.highWater = max(m.highWater, b.HighWater)
+	if b.Durable != nil {
+		b.Durable()
+	}
 	return nil
 }
 

@@ -80,6 +80,13 @@ type Batch struct {
 	// HighWater, when larger than the stored value, replaces it: the newest
 	// engine time any stored state refers to.
 	HighWater int64
+	// Durable, when not nil, may be called by Write, at most once, as
+	// soon as the whole batch is durable, before Write has finished its
+	// own bookkeeping; Write then returns nil. It runs with the store's
+	// locks held: it must neither block nor call the store. A store may
+	// also not call it (a batch split into several transactions, a store
+	// that cannot tell), and Write's nil return then says the same.
+	Durable func()
 }
 
 // Loaded is an account's stored state: its snapshot (zero if none) and the
