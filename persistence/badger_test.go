@@ -437,8 +437,23 @@ func TestBadgerCallsDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	durable := 0
-	b := Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}, HighWater: t0}
-	b.Durable = func() { durable++ }
+	snap := Snapshot{Seq: 1, NextID: 2}
+	b := Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(2, 2, t0)}, Snapshot: &snap}}, HighWater: t0}
+	b.Durable = func() {
+		durable++
+		// The transaction has committed: its snapshot reads back (a read
+		// takes none of the locks Write holds here).
+		err := s.view(func(txn *badger.Txn) error {
+			got, found, err := s.readSnapshot(txn, "a")
+			if err == nil && (!found || got.Seq != snap.Seq) {
+				err = fmt.Errorf("snapshot found %v, seq %d", found, got.Seq)
+			}
+			return err
+		})
+		if err != nil {
+			t.Errorf("Durable called before the batch committed: %v", err)
+		}
+	}
 	mustWrite(t, s, &b)
 	if durable != 1 {
 		t.Errorf("Durable called %d times, want 1", durable)
@@ -457,7 +472,7 @@ func TestBadgerCallsDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	checkLoaded(t, s, "a", Loaded{Events: []Event{reserve(1, 1, t0)}})
+	checkLoaded(t, s, "a", Loaded{Snapshot: snap, Events: []Event{reserve(2, 2, t0)}})
 }
 
 func TestOpenBadgerRejectsOptions(t *testing.T) {
