@@ -216,9 +216,14 @@ func (j *Journal) write(take []pendingWrite) {
 		}
 		return
 	}
-	for i := range take {
-		if take[i].done != nil {
-			take[i].done(err)
+	answer(take, err)
+}
+
+// answer calls the done function of each write in ws with err.
+func answer(ws []pendingWrite, err error) {
+	for i := range ws {
+		if ws[i].done != nil {
+			ws[i].done(err)
 		}
 	}
 }
@@ -229,9 +234,5 @@ func (j *Journal) write(take []pendingWrite) {
 // bookkeeping.
 func (j *Journal) notifyDurable() {
 	j.notified = true
-	for i := range j.cur {
-		if j.cur[i].done != nil {
-			j.cur[i].done(nil)
-		}
-	}
+	answer(j.cur, nil)
 }
