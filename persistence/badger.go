@@ -864,6 +864,63 @@ func (s *BadgerStore) HighWater() (int64, error) {
 	return s.highWater.Load(), nil
 }
 
+// Anchor returns the stored clock anchor (zero if none).
+func (s *BadgerStore) Anchor() (ClockAnchor, error) {
+	if err := s.life.enter(); err != nil {
+		return ClockAnchor{}, err
+	}
+	defer s.life.exit()
+	var a ClockAnchor
+	err := s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(anchorKey)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("persistence: read clock anchor: %w", err)
+		}
+		var derr error
+		if err := item.Value(func(v []byte) error {
+			a, derr = decodeAnchor(v)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("persistence: read clock anchor: %w", err)
+		}
+		if derr != nil {
+			return fmt.Errorf("persistence: clock anchor: %w", derr)
+		}
+		return nil
+	})
+	return a, err
+}
+
+// SetAnchor stores a in a transaction of its own, durable when the store
+// is.
+func (s *BadgerStore) SetAnchor(a ClockAnchor) error {
+	if err := s.life.enter(); err != nil {
+		return err
+	}
+	defer s.life.exit()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.checkSpace(); err != nil {
+		return err
+	}
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	if err := txn.SetEntry(badger.NewEntry(anchorKey, appendAnchor(nil, a))); err != nil {
+		return wrapTxn("write clock anchor", err)
+	}
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	ts := s.nextVersion()
+	if err := txn.CommitAt(ts, nil); err != nil {
+		return fmt.Errorf("persistence: write clock anchor: commit: %w", err)
+	}
+	s.committed(ts)
+	return nil
+}
+
 // Close waits for the calls in progress to return, then closes the Badger
 // database. Later calls, including Close, return ErrClosed.
 func (s *BadgerStore) Close() error {

@@ -314,7 +314,15 @@ func TestBadgerDurableReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Seq: 2, NextID: 3, Committed: []int64{t0, t1}, Pending: []Pending{{ID: 2, ReservedAt: t1, Deadline: t2}}}
+	snap := &Snapshot{Seq: 2, NextID: 3, Committed: []int64{t0, t1}, Pending: []Pending{{ID: 2, ReservedAt: t1, Deadline: t2}},
+		Lapsed: []Lapsed{{ID: 1, Deadline: t1}}}
+	anchor := ClockAnchor{BootID: "boot-1", Uptime: 5_000, Engine: t2}
+	if a, err := s.Anchor(); err != nil || a != (ClockAnchor{}) {
+		t.Fatalf("Anchor of a new store = %+v, %v; want none", a, err)
+	}
+	if err := s.SetAnchor(anchor); err != nil {
+		t.Fatal(err)
+	}
 	mustWrite(t, s, &Batch{HighWater: t2, Accounts: []AccountWrite{
 		{Account: "a", Events: []Event{reserve(1, 1, t0), commit(2, 1, t0), reserve(3, 3, t2)}, Snapshot: snap,
 			ExpiresAt: time.Now().Add(time.Hour).UnixMilli()},
@@ -335,6 +343,9 @@ func TestBadgerDurableReopen(t *testing.T) {
 	}
 	if hw, err := s.HighWater(); hw != t2 || err != nil {
 		t.Errorf("HighWater after reopen = %d, %v want %d", hw, err, t2)
+	}
+	if a, err := s.Anchor(); a != anchor || err != nil {
+		t.Errorf("Anchor after reopen = %+v, %v want %+v", a, err, anchor)
 	}
 	if got := accounts(t, s); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("Accounts after reopen = %q", got)

@@ -48,7 +48,17 @@ import (
 // never zero (a snapshot without a hold is always written as V1, so each
 // snapshot has one encoding).
 //
+// Snapshot body (format 0x23): the V1 body, then HoldUntil as a varint
+// (zero when there is no hold), len(Lapsed) as a uvarint, never zero, and
+// for each lapsed reservation l: l.ID-prevID varint, l.Deadline-prevAt
+// varint, where prevID starts at zero and prevAt at the last committed
+// time (zero if none), and both then follow the previous one. A snapshot
+// without lapsed reservations is written as V1 or V2.
+//
 // High-water body (format 0x31): the mark as a zigzag varint.
+//
+// Clock anchor body (format 0x41): len(BootID) uvarint, BootID bytes,
+// Uptime varint, Engine varint.
 //
 // Differences of int64 values are computed with wrapping arithmetic, which
 // the decoder undoes with the same wrapping, so extreme values round-trip.
@@ -58,12 +68,15 @@ import (
 //	snapshot:   "s" + account
 //	WAL record: "w" + record seq (8 bytes, big-endian)
 //	high-water: "m/hw"
+//	clock anchor: "m/clock"
 
 const (
 	formatEventV1     byte = 0x11
 	formatSnapshotV1  byte = 0x21
 	formatSnapshotV2  byte = 0x22 // V1 plus HoldUntil; used only when it is not zero
+	formatSnapshotV3  byte = 0x23 // V1, HoldUntil and Lapsed; used only when Lapsed is not empty
 	formatHighWaterV1 byte = 0x31
+	formatAnchorV1    byte = 0x41
 
 	crcLen = 4
 
@@ -80,6 +93,9 @@ const (
 
 // highWaterKey is the key of the stored high-water mark.
 var highWaterKey = []byte("m/hw")
+
+// anchorKey is the key of the stored clock anchor.
+var anchorKey = []byte("m/clock")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -207,7 +223,7 @@ func decodeEvent(b []byte) (Event, error) {
 // snapshotLen returns an upper bound of the encoded size of s, in bytes.
 func snapshotLen(s *Snapshot) int {
 	return 1 + 5*binary.MaxVarintLen64 + len(s.Committed)*binary.MaxVarintLen64 +
-		len(s.Pending)*3*binary.MaxVarintLen64 + crcLen
+		len(s.Pending)*3*binary.MaxVarintLen64 + len(s.Lapsed)*2*binary.MaxVarintLen64 + crcLen
 }
 
 // appendSnapshot appends the encoding of s to dst and returns the extended
@@ -215,9 +231,12 @@ func snapshotLen(s *Snapshot) int {
 // always suffice).
 func appendSnapshot(dst []byte, s *Snapshot) []byte {
 	start := len(dst)
-	if s.HoldUntil != 0 {
+	switch {
+	case len(s.Lapsed) > 0:
+		dst = append(dst, formatSnapshotV3)
+	case s.HoldUntil != 0:
 		dst = append(dst, formatSnapshotV2)
-	} else {
+	default:
 		dst = append(dst, formatSnapshotV1)
 	}
 	dst = binary.AppendUvarint(dst, s.Seq)
@@ -237,8 +256,17 @@ func appendSnapshot(dst []byte, s *Snapshot) []byte {
 		dst = binary.AppendVarint(dst, p.Deadline-p.ReservedAt)
 		prevID, prevAt = p.ID, p.ReservedAt
 	}
-	if s.HoldUntil != 0 {
+	if s.HoldUntil != 0 || len(s.Lapsed) > 0 {
 		dst = binary.AppendVarint(dst, s.HoldUntil)
+	}
+	if len(s.Lapsed) > 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(s.Lapsed)))
+		prevID, prevAt := uint64(0), prev
+		for _, l := range s.Lapsed {
+			dst = binary.AppendVarint(dst, int64(l.ID-prevID))
+			dst = binary.AppendVarint(dst, l.Deadline-prevAt)
+			prevID, prevAt = l.ID, l.Deadline
+		}
 	}
 	return appendChecksum(dst, start)
 }
@@ -248,8 +276,8 @@ func appendSnapshot(dst []byte, s *Snapshot) []byte {
 // wrapping ErrCorrupt.
 func decodeSnapshot(b []byte) (Snapshot, error) {
 	format := formatSnapshotV1
-	if len(b) > 0 && b[0] == formatSnapshotV2 {
-		format = formatSnapshotV2
+	if len(b) > 0 && (b[0] == formatSnapshotV2 || b[0] == formatSnapshotV3) {
+		format = b[0]
 	}
 	body, err := checkFrame(b, format)
 	if err != nil {
@@ -267,6 +295,7 @@ func decodeSnapshot(b []byte) (Snapshot, error) {
 			s.Committed[i] = prevAt
 		}
 	}
+	lastCommitted := prevAt
 	if n := d.count("pending count", 3); n > 0 {
 		s.Pending = make([]Pending, n)
 		var prevID uint64
@@ -278,9 +307,25 @@ func decodeSnapshot(b []byte) (Snapshot, error) {
 			prevID, prevAt = p.ID, p.ReservedAt
 		}
 	}
-	if format == formatSnapshotV2 {
+	switch format {
+	case formatSnapshotV2:
 		if s.HoldUntil = d.varint("hold until"); s.HoldUntil == 0 {
 			d.fail("hold until")
+		}
+	case formatSnapshotV3:
+		s.HoldUntil = d.varint("hold until")
+		n := d.count("lapsed count", 2)
+		if n == 0 {
+			d.fail("lapsed count")
+			break
+		}
+		s.Lapsed = make([]Lapsed, n)
+		prevID, prevAt := uint64(0), lastCommitted
+		for i := range s.Lapsed {
+			l := &s.Lapsed[i]
+			l.ID = prevID + uint64(d.varint("lapsed id"))
+			l.Deadline = prevAt + d.varint("lapsed deadline")
+			prevID, prevAt = l.ID, l.Deadline
 		}
 	}
 	if err := d.finish(); err != nil {
@@ -309,6 +354,37 @@ func decodeHighWater(b []byte) (int64, error) {
 		return 0, err
 	}
 	return hw, nil
+}
+
+// appendAnchor appends the encoding of the clock anchor a to dst.
+func appendAnchor(dst []byte, a ClockAnchor) []byte {
+	start := len(dst)
+	dst = append(dst, formatAnchorV1)
+	dst = binary.AppendUvarint(dst, uint64(len(a.BootID)))
+	dst = append(dst, a.BootID...)
+	dst = binary.AppendVarint(dst, a.Uptime)
+	dst = binary.AppendVarint(dst, a.Engine)
+	return appendChecksum(dst, start)
+}
+
+// decodeAnchor decodes a value written by appendAnchor.
+func decodeAnchor(b []byte) (ClockAnchor, error) {
+	body, err := checkFrame(b, formatAnchorV1)
+	if err != nil {
+		return ClockAnchor{}, err
+	}
+	d := decoder{b: body}
+	var a ClockAnchor
+	if n := d.count("boot id length", 1); n > 0 {
+		a.BootID = string(d.b[:n])
+		d.b = d.b[n:]
+	}
+	a.Uptime = d.varint("uptime")
+	a.Engine = d.varint("engine time")
+	if err := d.finish(); err != nil {
+		return ClockAnchor{}, err
+	}
+	return a, nil
 }
 
 // appendSnapshotKey appends the snapshot key of account to dst.

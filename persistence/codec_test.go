@@ -55,6 +55,26 @@ var codecSnapshots = []struct {
 	{"extremes", Snapshot{Seq: math.MaxUint64, NextID: math.MaxUint64}},
 	{"held", Snapshot{Seq: 3, NextID: 9, Committed: []int64{t0}, HoldUntil: t3}},
 	{"held negative", Snapshot{HoldUntil: math.MinInt64}},
+	{"lapsed", Snapshot{Seq: 7, NextID: 60, Committed: []int64{t0, t1, t2}, Pending: []Pending{{ID: 59, ReservedAt: t3, Deadline: t3 + 30_000}},
+		Lapsed: []Lapsed{{ID: 57, Deadline: t1}, {ID: 58, Deadline: t2}}}},
+	{"lapsed and held", Snapshot{Committed: []int64{t0}, HoldUntil: t3, Lapsed: []Lapsed{{ID: 1, Deadline: t0}}}},
+	{"lapsed extremes", Snapshot{Lapsed: []Lapsed{{ID: math.MaxUint64, Deadline: math.MinInt64}, {ID: 0, Deadline: math.MaxInt64}}}},
+}
+
+func TestAnchorRoundTrip(t *testing.T) {
+	for _, a := range []ClockAnchor{
+		{},
+		{BootID: "0f6c1c1e-3d0a-4c55-a3b9-8f1f5f0d2e7a", Uptime: 123_456_789, Engine: t0},
+		{BootID: "x", Uptime: math.MinInt64, Engine: math.MaxInt64},
+	} {
+		got, err := decodeAnchor(appendAnchor(nil, a))
+		if err != nil || got != a {
+			t.Errorf("decodeAnchor(appendAnchor(%+v)) = %+v, %v", a, got, err)
+		}
+	}
+	if _, err := decodeAnchor(appendHighWater(nil, t0)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a high-water value read as an anchor: %v, want ErrCorrupt", err)
+	}
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
@@ -218,6 +238,7 @@ func FuzzDecode(f *testing.F) {
 		add(appendSnapshot(nil, &tt.s))
 	}
 	add(appendHighWater(nil, t0))
+	add(appendAnchor(nil, ClockAnchor{BootID: "boot", Uptime: 5, Engine: t0}))
 	for _, tt := range codecWALRecords {
 		add(appendWALRecord(nil, tt.seq, tt.entries))
 	}
@@ -248,6 +269,13 @@ func FuzzDecode(f *testing.F) {
 				}
 			} else if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("decodeWALRecord: %v, want ErrCorrupt", err)
+			}
+			if a, err := decodeAnchor(in); err == nil {
+				if enc := appendAnchor(nil, a); !bytes.Equal(enc, in) {
+					t.Errorf("clock anchor %+v re-encodes to %x, decoded from %x", a, enc, in)
+				}
+			} else if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("decodeAnchor: %v, want ErrCorrupt", err)
 			}
 			if hw, err := decodeHighWater(in); err == nil {
 				if enc := appendHighWater(nil, hw); !bytes.Equal(enc, in) {
@@ -295,6 +323,10 @@ func fuzzSnapshot(b []byte) Snapshot {
 	}
 	for range r.u64() % 4 {
 		s.Pending = append(s.Pending, Pending{ID: r.u64(), ReservedAt: int64(r.u64()), Deadline: int64(r.u64())})
+	}
+	s.HoldUntil = int64(r.u64())
+	for range r.u64() % 4 {
+		s.Lapsed = append(s.Lapsed, Lapsed{ID: r.u64(), Deadline: int64(r.u64())})
 	}
 	return s
 }

@@ -146,6 +146,26 @@ func (f *FaultStore) HighWater() (int64, error) {
 	return f.inner.HighWater()
 }
 
+// Anchor passes the call to the inner store.
+func (f *FaultStore) Anchor() (ClockAnchor, error) {
+	return f.inner.Anchor()
+}
+
+// SetAnchor passes a to the inner store unless a write fault is set; a
+// fault after apply stores it and reports the failure.
+func (f *FaultStore) SetAnchor(a ClockAnchor) error {
+	f.mu.Lock()
+	before, after := f.writeErr, f.appliedErr
+	f.mu.Unlock()
+	if before != nil {
+		return before
+	}
+	if err := f.inner.SetAnchor(a); err != nil {
+		return err
+	}
+	return after
+}
+
 // Close closes the inner store.
 func (f *FaultStore) Close() error {
 	return f.inner.Close()

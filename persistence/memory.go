@@ -25,6 +25,7 @@ type MemStore struct {
 	mu        sync.Mutex
 	accounts  map[string]*memAccount
 	highWater int64
+	anchor    ClockAnchor
 }
 
 var _ Store = (*MemStore)(nil)
@@ -212,6 +213,29 @@ func (m *MemStore) HighWater() (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.highWater, nil
+}
+
+// Anchor returns the stored clock anchor.
+func (m *MemStore) Anchor() (ClockAnchor, error) {
+	if err := m.life.enter(); err != nil {
+		return ClockAnchor{}, err
+	}
+	defer m.life.exit()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.anchor, nil
+}
+
+// SetAnchor stores a.
+func (m *MemStore) SetAnchor(a ClockAnchor) error {
+	if err := m.life.enter(); err != nil {
+		return err
+	}
+	defer m.life.exit()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.anchor = a
+	return nil
 }
 
 // Close waits for the calls in progress and empties the store. Later

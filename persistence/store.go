@@ -13,7 +13,9 @@ const (
 	// EventReserve records that Count slots, with reservation IDs
 	// ID..ID+Count-1, were granted at At and must be resolved before Deadline.
 	EventReserve EventKind = 1
-	// EventCommit records that reservation ID became a pin at time At.
+	// EventCommit records that reservation ID became a pin at time At. A
+	// reservation that had lapsed (its pin counted at its deadline) has
+	// that pin moved forward to At.
 	EventCommit EventKind = 2
 	// EventRelease records that reservation ID's pin definitely did not happen.
 	EventRelease EventKind = 3
@@ -42,6 +44,15 @@ type Pending struct {
 	Deadline   int64
 }
 
+// Lapsed is a reservation whose lease ran out unresolved: it counts as a
+// pin made at its Deadline, which is among the snapshot's Committed times.
+// A Commit of it that comes later moves that pin forward to the Commit's
+// instant.
+type Lapsed struct {
+	ID       uint64
+	Deadline int64
+}
+
 // Snapshot is the whole state of one account after its journal event Seq.
 type Snapshot struct {
 	Seq       uint64    // last journal event folded in (0: none)
@@ -51,6 +62,9 @@ type Snapshot struct {
 	// HoldUntil, when not zero, is the instant before which nothing may be
 	// granted.
 	HoldUntil int64
+	// Lapsed are the reservations that expired into pins at their
+	// deadlines and whose pins still count, ascending by ID.
+	Lapsed []Lapsed
 }
 
 // AccountWrite is everything one Batch writes for one account.
@@ -89,6 +103,20 @@ type Batch struct {
 	Durable func()
 }
 
+// ClockAnchor ties the engine's time to the machine's boot-time clock, so
+// that an engine restarted on the same boot can measure the time that
+// passed without trusting the wall clock: engine time is Engine plus the
+// uptime elapsed since Uptime.
+type ClockAnchor struct {
+	// BootID names the boot the anchor was taken in; "" when unknown.
+	BootID string
+	// Uptime is the boot-time clock (time since boot, counting suspend)
+	// at the anchor, in milliseconds.
+	Uptime int64
+	// Engine is the engine time at the anchor, Unix milliseconds.
+	Engine int64
+}
+
 // Loaded is an account's stored state: its snapshot (zero if none) and the
 // journal events written after it, in Seq order.
 type Loaded struct {
@@ -115,6 +143,12 @@ type Store interface {
 	Journaled(fn func(account string) error) error
 	// HighWater returns the stored high-water mark (0 if none).
 	HighWater() (int64, error)
+	// Anchor returns the stored clock anchor (the zero ClockAnchor if
+	// none).
+	Anchor() (ClockAnchor, error)
+	// SetAnchor stores a in place of the stored clock anchor; when it
+	// returns nil, a is durable (if the store was opened durable).
+	SetAnchor(a ClockAnchor) error
 	// Close releases the store; later calls fail with ErrClosed.
 	Close() error
 }

@@ -141,7 +141,7 @@ func checkLoaded(t *testing.T, s Store, account string, want Loaded) {
 
 func equalSnapshot(a, b Snapshot) bool {
 	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
-		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending)
+		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
 }
 
 func equalLoaded(a, b Loaded) bool {
