@@ -37,10 +37,11 @@ type request struct {
 }
 
 type response struct {
-	first   uint64
-	granted int
-	status  Status
-	err     error
+	first    uint64
+	granted  int
+	deadline int64 // of the slots granted
+	status   Status
+	err      error
 }
 
 // grantReply answers a Reserve once its journal write is done: the grant
@@ -284,7 +285,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		ev := persistence.Event{Kind: persistence.EventReserve, ID: first, Count: uint32(granted), At: now, Deadline: now + a.led.lease}
 		g := grantReplies.Get().(*grantReply)
 		g.reply, g.reg, g.account, g.inc = m.reply, &a.eng.reg, a.account, a.inc
-		g.resp = response{first: first, granted: granted, status: st}
+		g.resp = response{first: first, granted: granted, deadline: ev.Deadline, status: st}
 		a.replied = true // by g, once the grant is durable
 		a.append(now, ev, g.done)
 	case opCommit:

@@ -5,6 +5,8 @@ import (
 	"time"
 )
 
+var _ Clock = (*RunningClock)(nil)
+
 // Clock is the engine's source of "now", in Unix milliseconds. Decision
 // logic never reads the wall clock directly: it asks a Clock, and tests pass
 // a ManualClock.
@@ -12,26 +14,49 @@ type Clock interface {
 	Now() int64
 }
 
-// RunningClock advances with a clock that only moves forward: it reads the
-// wall clock once, at start, and from then on adds the elapsed time of the
-// system's boot-time clock (monotonic, and counting time spent suspended).
-// A wall-clock jump while running therefore neither expires pins early nor
-// extends them. It is safe for simultaneous use.
+// RunningClock advances with a clock that only moves forward: it starts at
+// a given instant and from then on adds the elapsed time of an Uptime,
+// normally the system's boot-time clock (monotonic, and counting time spent
+// suspended). A wall-clock jump while running therefore neither expires
+// pins early nor extends them. It is safe for simultaneous use.
 type RunningClock struct {
+	up    Uptime
 	base  int64 // Unix ms at start
-	start int64 // elapsed() at start, ns
+	start int64 // up.Now() at start, ms
 }
 
-// NewRunningClock returns a clock that starts at start (Unix ms), normally
-// the wall time, or later when the stored state says time went backwards.
+// NewRunningClock returns a clock that starts at start (Unix ms) and runs
+// with SystemUptime.
 func NewRunningClock(start int64) *RunningClock {
-	return &RunningClock{base: start, start: elapsed()}
+	return newRunningClock(start, SystemUptime(), SystemUptime().Now())
+}
+
+// newRunningClock returns a clock reading start when up reads upAt.
+func newRunningClock(start int64, up Uptime, upAt int64) *RunningClock {
+	return &RunningClock{up: up, base: start, start: upAt}
 }
 
 // Now returns the current engine time in Unix milliseconds.
 func (c *RunningClock) Now() int64 {
-	return c.base + (elapsed()-c.start)/int64(time.Millisecond)
+	return c.base + c.up.Now() - c.start
 }
+
+// Uptime is the machine's boot-time clock. The engine runs on it, and
+// stores with its time where it stood on it, so that a restart on the same
+// boot measures the time that passed without the wall clock.
+type Uptime interface {
+	// BootID names the machine's current boot; "" when it cannot be told,
+	// and then no time is carried across restarts.
+	BootID() string
+	// Now returns the time since boot in milliseconds, counting time
+	// suspended. It never decreases within a boot.
+	Now() int64
+}
+
+// SystemUptime returns the machine's Uptime: on Linux, the boot ID of
+// /proc/sys/kernel/random/boot_id and CLOCK_BOOTTIME; elsewhere, a
+// monotonic clock and no boot ID.
+func SystemUptime() Uptime { return systemUptime }
 
 // ManualClock is a Clock that moves only when told; for tests and
 // simulations. The zero value reads 0. It is safe for simultaneous use.

@@ -1,11 +1,41 @@
 package actors
 
 import (
+	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// bootIDFile holds a random ID the kernel draws at each boot.
+const bootIDFile = "/proc/sys/kernel/random/boot_id"
+
+// systemUptime reads CLOCK_BOOTTIME through elapsed: the boot time at
+// start, plus the elapsed time since.
+var systemUptime Uptime = newLinuxUptime()
+
+type linuxUptime struct {
+	id   string
+	base int64 // CLOCK_BOOTTIME minus elapsed(), ns
+}
+
+func newLinuxUptime() *linuxUptime {
+	bt, ok := readBoottime()
+	if !ok {
+		return &linuxUptime{base: -elapsed()}
+	}
+	u := &linuxUptime{base: bt - elapsed()}
+	if b, err := os.ReadFile(bootIDFile); err == nil {
+		u.id = strings.TrimSpace(string(b))
+	}
+	return u
+}
+
+func (u *linuxUptime) BootID() string { return u.id }
+
+func (u *linuxUptime) Now() int64 { return (u.base + elapsed()) / int64(time.Millisecond) }
 
 // elapsed returns the time since the process started, in nanoseconds, by
 // CLOCK_BOOTTIME: monotonic like Go's own monotonic clock, but it keeps

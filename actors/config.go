@@ -30,10 +30,14 @@ type Config struct {
 	// MaxJournalBatch is the most account writes one store transaction
 	// carries (persistence.DefaultMaxBatch if 0).
 	MaxJournalBatch int
-	// Clock, when not nil, replaces the engine clock (tests, simulations).
-	// When nil the engine runs a RunningClock started at the later of the
-	// wall clock and the newest instant in the store.
+	// Clock, when not nil, replaces the engine clock (tests, simulations);
+	// it is still never let run behind the newest instant in the store.
+	// When nil the engine runs a RunningClock on Uptime (see New).
 	Clock Clock
+	// Uptime, when not nil, replaces the system's boot-time clock that
+	// the engine clock runs on and carries across restarts on the same
+	// boot (tests); it is unused when Clock is set.
+	Uptime Uptime
 	// Wall, when not nil, replaces the wall clock (Unix ms) that the
 	// store's TTL follows (tests, with persistence.NewMemStore's clock).
 	Wall func() int64

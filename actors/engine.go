@@ -39,6 +39,10 @@ func (s Status) Free() int { return max(s.Limit-s.Used, 0) }
 type Reservation struct {
 	Account string
 	ID      uint64
+	// Deadline is the end of the slot's lease (engine time): a slot
+	// neither committed nor released by then counts as a pin made at
+	// Deadline. No request for the slot may still be in flight then.
+	Deadline time.Time
 }
 
 // Grant is the answer to Reserve.
@@ -50,13 +54,16 @@ type Grant struct {
 	First uint64
 	// Granted is how many slots were granted, from 0 to the number asked.
 	Granted int
+	// Deadline is the end of the lease of every slot granted (engine
+	// time); zero when none was.
+	Deadline time.Time
 }
 
 // Reservations lists the granted slots.
 func (g Grant) Reservations() []Reservation {
 	rs := make([]Reservation, g.Granted)
 	for i := range rs {
-		rs[i] = Reservation{Account: g.Account, ID: g.First + uint64(i)}
+		rs[i] = Reservation{Account: g.Account, ID: g.First + uint64(i), Deadline: g.Deadline}
 	}
 	return rs
 }
@@ -93,33 +100,22 @@ type Engine struct {
 }
 
 // New starts an engine over store, which the caller opened and closes after
-// Close. At start it compares the clock with the newest instant the store
-// refers to: a clock that is behind (a wall clock set back while stopped) is
-// logged and the engine clock starts at the stored instant instead, so no
+// Close. The engine clock starts where the last run's left off when that
+// run was on the same boot of the machine (see startClock), else from the
+// wall clock; never behind the newest instant the store refers to, so no
 // slot frees early.
 func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	log = log.With().Str("component", "engine").Logger()
-	hw, err := store.HighWater()
-	if err != nil {
-		return nil, fmt.Errorf("actors: reading the stored high-water mark: %w", err)
-	}
-	var clock Clock
-	if cfg.Clock != nil {
-		clock = cfg.Clock
-	} else {
-		clock = NewRunningClock(time.Now().UnixMilli())
-	}
-	if now := clock.Now(); hw > now {
-		log.Warn().Time("clock", time.UnixMilli(now)).Time("stored", time.UnixMilli(hw)).
-			Msg("clock is behind the newest stored instant; starting the engine clock from the stored instant")
-		clock = &offsetClock{base: clock, offset: hw - now}
-	}
 	wall := cfg.Wall
 	if wall == nil {
 		wall = func() int64 { return time.Now().UnixMilli() }
+	}
+	clock, err := startClock(cfg, store, wall, log)
+	if err != nil {
+		return nil, err
 	}
 	e := &Engine{
 		cfg:         cfg,
@@ -229,6 +225,70 @@ func (e *Engine) Checkpoint(ctx context.Context, cp persistence.Checkpointer) (i
 // it yields the goroutine.
 const dispatcherThroughput = 300
 
+// wallDisagreement is how far the wall clock may be from the engine time
+// at start before a warning says so.
+const wallDisagreement = time.Minute
+
+// startClock returns the engine clock for a run over store.
+//
+// On the same boot as the run that stored the clock anchor, engine time
+// resumes from the anchor plus the boot-time clock's elapsed time, whatever
+// the wall clock says: stored pins keep their true age even if the wall
+// clock was wrong then or was corrected since. Otherwise (a reboot, no
+// boot ID, no anchor) it starts from the wall clock. Either way it never
+// starts behind the stored high-water mark, and the new anchor is stored
+// before anything is granted.
+func startClock(cfg Config, store persistence.Store, wall func() int64, log zerolog.Logger) (Clock, error) {
+	hw, err := store.HighWater()
+	if err != nil {
+		return nil, fmt.Errorf("actors: reading the stored high-water mark: %w", err)
+	}
+	if cfg.Clock != nil {
+		if now := cfg.Clock.Now(); hw > now {
+			log.Warn().Time("clock", time.UnixMilli(now)).Time("stored", time.UnixMilli(hw)).
+				Msg("clock is behind the newest stored instant; starting the engine clock from the stored instant")
+			return &offsetClock{base: cfg.Clock, offset: hw - now}, nil
+		}
+		return cfg.Clock, nil
+	}
+	up := cfg.Uptime
+	if up == nil {
+		up = SystemUptime()
+	}
+	anchor, err := store.Anchor()
+	if err != nil {
+		return nil, fmt.Errorf("actors: reading the stored clock anchor: %w", err)
+	}
+	boot, upNow, w := up.BootID(), up.Now(), wall()
+	start := w
+	if boot != "" && anchor.BootID == boot && upNow >= anchor.Uptime {
+		start = anchor.Engine + (upNow - anchor.Uptime)
+		if d := time.Duration(w-start) * time.Millisecond; d > wallDisagreement || d < -wallDisagreement {
+			log.Warn().Time("wall", time.UnixMilli(w)).Time("engine", time.UnixMilli(start)).Dur("wall_minus_engine", d).
+				Msg("the wall clock disagrees with the engine time carried over from the last run on this boot; keeping the engine time")
+		}
+	} else if hw != 0 {
+		// A reboot, or no boot ID: the wall clock is all there is. A
+		// forward step of it since the stored pins were made would make
+		// them look older than they are; nothing can tell.
+		if d := time.Duration(w-hw) * time.Millisecond; d > cfg.Window {
+			log.Warn().Time("wall", time.UnixMilli(w)).Time("stored", time.UnixMilli(hw)).Dur("gap", d).
+				Msg("new boot: the wall clock is far past the newest stored instant; if pinbot was not stopped that long, the wall clock is wrong now or was while pins were made")
+		}
+	}
+	if hw > start {
+		log.Warn().Time("clock", time.UnixMilli(start)).Time("stored", time.UnixMilli(hw)).
+			Msg("clock is behind the newest stored instant; starting the engine clock from the stored instant")
+		start = hw
+	}
+	if err := store.SetAnchor(persistence.ClockAnchor{BootID: boot, Uptime: upNow, Engine: start}); err != nil {
+		// An anchor of this boot stored earlier gives the same time; with
+		// none, the next start falls back to the wall clock.
+		log.Error().Err(err).Msg("storing the clock anchor failed")
+	}
+	return newRunningClock(start, up, upNow), nil
+}
+
 // offsetClock runs a fixed offset ahead of its base.
 type offsetClock struct {
 	base   Clock
@@ -312,12 +372,21 @@ func (e *Engine) Reserve(ctx context.Context, account string, n int) (Grant, err
 	if err != nil {
 		return Grant{Status: r.status}, err
 	}
-	return Grant{Status: r.status, First: r.first, Granted: r.granted}, nil
+	g := Grant{Status: r.status, First: r.first, Granted: r.granted}
+	if r.granted > 0 {
+		g.Deadline = time.UnixMilli(r.deadline)
+	}
+	return g, nil
 }
 
 // Commit records that reservation r became a pin at time at (engine time,
 // no earlier than the moment Pinterest answered), and returns the account's
-// status. The recorded time is kept between the reservation and now.
+// status. The recorded time is kept between the reservation and now. A
+// Commit after r's deadline is still taken: r already counts as a pin at
+// its deadline, and that pin moves forward to at (never backward), so a
+// late answer only makes the count stricter. It fails with
+// ErrUnknownReservation when r is unknown, resolved already, or lapsed so
+// long ago that its pin no longer counts.
 func (e *Engine) Commit(ctx context.Context, r Reservation, at time.Time) (Status, error) {
 	resp, err := e.call(ctx, r.Account, request{op: opCommit, id: r.ID, at: at.UnixMilli()})
 	return resp.status, err

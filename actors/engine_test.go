@@ -126,23 +126,83 @@ func TestEngineReserveCommitRelease(t *testing.T) {
 	if _, err := f.eng.Commit(f.ctx, Reservation{Account: "acct", ID: 12345}, f.eng.Now()); !errors.Is(err, ErrUnknownReservation) {
 		t.Fatalf("Commit of unknown: %v", err)
 	}
+	if !rs[2].Deadline.Equal(monday.Add(5 * time.Minute)) {
+		t.Fatalf("reservation deadline %v, want the lease's end %v", rs[2].Deadline, monday.Add(5*time.Minute))
+	}
 	// The lease runs out: the last one becomes a pin at the deadline.
 	f.clock.Advance(5 * time.Minute)
 	st = f.status("acct")
 	if st.Used != 2 || st.Pending != 0 {
 		t.Fatalf("after lease: %+v", st)
 	}
-	if _, err := f.eng.Commit(f.ctx, rs[2], f.eng.Now()); !errors.Is(err, ErrUnknownReservation) {
-		t.Fatalf("Commit after lease: %v", err)
+	// Its Commit comes a minute late: the pin moves forward to then (a
+	// Commit's at in the future is clamped to now), and cannot be
+	// released or committed again.
+	f.clock.Advance(time.Minute)
+	st, err = f.eng.Commit(f.ctx, rs[2], f.eng.Now().Add(time.Hour))
+	if err != nil || st.Used != 2 || st.Pending != 0 {
+		t.Fatalf("Commit after lease = %+v, %v; want it taken", st, err)
 	}
-	// 12h after the committed pin, one slot; after the deadline's 12h, both.
+	if _, err := f.eng.Release(f.ctx, rs[2]); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("Release after a late Commit: %v, want ErrUnknownReservation", err)
+	}
+	if _, err := f.eng.Commit(f.ctx, rs[2], f.eng.Now()); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("second late Commit: %v, want ErrUnknownReservation", err)
+	}
+	// 12h after the committed pin, one slot; the late one counts until
+	// 12h after its Commit, not after its deadline.
 	f.clock.Set(monday.Add(12 * time.Hour))
 	if st := f.status("acct"); st.Used != 1 {
 		t.Fatalf("at +12h used %d want 1", st.Used)
 	}
-	f.clock.Set(monday.Add(12*time.Hour + 5*time.Minute))
+	f.clock.Set(monday.Add(12*time.Hour + 6*time.Minute - time.Millisecond))
+	if st := f.status("acct"); st.Used != 1 {
+		t.Fatalf("at +12h06 - 1ms used %d want 1", st.Used)
+	}
+	f.clock.Set(monday.Add(12*time.Hour + 6*time.Minute))
 	if st := f.status("acct"); st.Used != 0 {
-		t.Fatalf("at +12h05 used %d want 0", st.Used)
+		t.Fatalf("at +12h06 used %d want 0", st.Used)
+	}
+}
+
+// TestEngineLateCommitSurvivesRestart: a reservation lapses, the account
+// is snapshotted (it passivates), and a Commit comes late after a restart:
+// the lapsed reservation was stored, and its pin moves forward.
+func TestEngineLateCommitSurvivesRestart(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Limit = 2 })
+	g := f.reserve("acct", 2)
+	rs := g.Reservations()
+	if _, err := f.eng.Commit(f.ctx, rs[0], f.eng.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(10 * time.Minute) // rs[1] lapsed at +5m
+	if _, err := f.eng.call(f.ctx, "acct", request{op: opStop}); err != nil {
+		t.Fatal(err)
+	}
+	f.restart()
+	st, err := f.eng.Commit(f.ctx, rs[1], f.eng.Now())
+	if err != nil || st.Used != 2 {
+		t.Fatalf("late Commit after a restart = %+v, %v", st, err)
+	}
+	f.restart()
+	// The second pin counts until 12h after the late Commit (+10m).
+	for _, c := range []struct {
+		at   time.Duration
+		used int
+	}{
+		{12*time.Hour - time.Millisecond, 2},
+		{12*time.Hour + 5*time.Minute, 1},
+		{12*time.Hour + 10*time.Minute - time.Millisecond, 1},
+		{12*time.Hour + 10*time.Minute, 0},
+	} {
+		f.clock.Set(monday.Add(c.at))
+		if st := f.status("acct"); st.Used != c.used {
+			t.Fatalf("at +%v: used %d want %d", c.at, st.Used, c.used)
+		}
+	}
+	// Long after its window, a Commit of it changes nothing.
+	if _, err := f.eng.Commit(f.ctx, rs[1], f.eng.Now()); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("Commit a window after the lease: %v, want ErrUnknownReservation", err)
 	}
 }
 

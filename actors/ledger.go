@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -21,9 +22,14 @@ const MaxBatch = 10
 type ledger struct {
 	win     Window
 	pending []persistence.Pending // ascending by ID
-	nextID  uint64                // next reservation ID; IDs start at 1
-	lease   int64                 // ms a reservation may stay unresolved
-	hold    int64                 // nothing is granted before this instant
+	// lapsed are reservations whose lease ran out unresolved, each counted
+	// as a pin at its deadline (an entry of win), ascending by ID. They
+	// are kept while that pin counts, so that a Commit arriving after the
+	// lease can move the pin forward. At most limit of them count at once.
+	lapsed []persistence.Lapsed
+	nextID uint64 // next reservation ID; IDs start at 1
+	lease  int64  // ms a reservation may stay unresolved
+	hold   int64  // nothing is granted before this instant
 }
 
 func newLedger(limit int, width, lease time.Duration) *ledger {
@@ -34,12 +40,18 @@ func newLedger(limit int, width, lease time.Duration) *ledger {
 
 // expire turns every reservation whose lease ran out by now into a pin made
 // at its deadline: its outcome is unknown, so it is counted for as long as a
-// pin made at the latest possible moment would be.
+// pin made at the latest possible moment would be. Such a reservation is
+// remembered as lapsed while its pin counts; lapsed ones whose pins no
+// longer count at now are forgotten.
 func (l *ledger) expire(now int64) {
+	if len(l.lapsed) > 0 {
+		l.forgetLapsed(now)
+	}
 	keep := l.pending[:0]
 	for _, p := range l.pending {
 		if p.Deadline <= now {
 			l.win.Record(p.Deadline)
+			l.addLapsed(persistence.Lapsed{ID: p.ID, Deadline: p.Deadline})
 		} else {
 			keep = append(keep, p)
 		}
@@ -47,6 +59,59 @@ func (l *ledger) expire(now int64) {
 	clear(l.pending[len(keep):])
 	l.pending = keep
 	l.trimPending()
+}
+
+// forgetLapsed drops the lapsed reservations whose pins no longer count at
+// now: a Commit of one of them can no longer change any count.
+func (l *ledger) forgetLapsed(now int64) {
+	cutoff := now - l.win.width
+	keep := l.lapsed[:0]
+	for _, lp := range l.lapsed {
+		if lp.Deadline > cutoff {
+			keep = append(keep, lp)
+		}
+	}
+	clear(l.lapsed[len(keep):])
+	l.lapsed = keep
+	if len(l.lapsed) == 0 {
+		l.lapsed = nil
+	}
+}
+
+// addLapsed remembers lp, keeping the list ascending by ID.
+func (l *ledger) addLapsed(lp persistence.Lapsed) {
+	i := len(l.lapsed)
+	for i > 0 && l.lapsed[i-1].ID > lp.ID {
+		i--
+	}
+	l.lapsed = slices.Insert(l.lapsed, i, lp)
+}
+
+// findLapsed returns the index of lapsed reservation id, or -1.
+func (l *ledger) findLapsed(id uint64) int {
+	i, ok := slices.BinarySearchFunc(l.lapsed, id, func(lp persistence.Lapsed, id uint64) int {
+		return cmp.Compare(lp.ID, id)
+	})
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// settleLapsed resolves lapsed reservation i as a pin made at t: its pin,
+// counted at the deadline, moves forward to t (never backward), and it is
+// no longer lapsed. It returns the pin's time.
+func (l *ledger) settleLapsed(i int, t int64) int64 {
+	lp := l.lapsed[i]
+	l.lapsed = slices.Delete(l.lapsed, i, i+1)
+	if len(l.lapsed) == 0 {
+		l.lapsed = nil
+	}
+	if t <= lp.Deadline {
+		return lp.Deadline
+	}
+	l.win.Move(lp.Deadline, t)
+	return t
 }
 
 // trimPending gives back the array of pending reservations once none is
@@ -96,13 +161,7 @@ func (l *ledger) addPending(first uint64, count int, at, deadline int64) {
 
 func (l *ledger) find(id uint64) int {
 	i, ok := slices.BinarySearchFunc(l.pending, id, func(p persistence.Pending, id uint64) int {
-		switch {
-		case p.ID < id:
-			return -1
-		case p.ID > id:
-			return 1
-		}
-		return 0
+		return cmp.Compare(p.ID, id)
 	})
 	if !ok {
 		return -1
@@ -112,19 +171,25 @@ func (l *ledger) find(id uint64) int {
 
 // commit turns reservation id into a pin. The pin time is at, kept within
 // [reservation time, now]: the pin cannot predate its reservation nor follow
-// the report of it. It returns the recorded time, or false when id is not
-// pending (unknown, resolved already, or expired into a pin).
+// the report of it. A reservation whose lease ran out already counts as a
+// pin at its deadline; that pin moves forward to at (kept within
+// [deadline, now]), never backward, so a late answer can only make the
+// count stricter. It returns the recorded time, or false when id is
+// neither pending nor lapsed (unknown, resolved already, or lapsed so long
+// ago that its pin no longer counts).
 func (l *ledger) commit(now int64, id uint64, at int64) (int64, bool) {
 	l.expire(now)
-	i := l.find(id)
-	if i < 0 {
-		return 0, false
+	if i := l.find(id); i >= 0 {
+		p := l.pending[i]
+		l.removePending(i)
+		t := min(max(at, p.ReservedAt), max(now, p.ReservedAt))
+		l.win.Record(t)
+		return t, true
 	}
-	p := l.pending[i]
-	l.removePending(i)
-	t := min(max(at, p.ReservedAt), max(now, p.ReservedAt))
-	l.win.Record(t)
-	return t, true
+	if i := l.findLapsed(id); i >= 0 {
+		return l.settleLapsed(i, min(at, now)), true
+	}
+	return 0, false
 }
 
 // release frees reservation id, whose pin definitely did not happen.
@@ -214,18 +279,25 @@ func (l *ledger) apply(e persistence.Event) {
 	case persistence.EventReserve:
 		l.addPending(e.ID, int(e.Count), e.At, e.Deadline)
 	case persistence.EventCommit:
-		if i := l.find(e.ID); i >= 0 {
+		switch i, j := l.find(e.ID), l.findLapsed(e.ID); {
+		case i >= 0:
 			l.removePending(i)
+			l.win.Record(e.At)
+		case j >= 0:
+			l.settleLapsed(j, e.At)
+		default:
+			// Record even when the reservation is unknown (its event may
+			// have expired away): a pin that happened is never dropped.
+			l.win.Record(e.At)
 		}
-		// Record even when the reservation is unknown (its event may have
-		// expired away): a pin that happened is never dropped.
-		l.win.Record(e.At)
 		if e.ID >= l.nextID {
 			l.nextID = e.ID + 1
 		}
 	case persistence.EventHold:
 		l.holdUntil(e.At)
 	case persistence.EventRelease:
+		// Only a pending reservation is ever released: a lapsed one keeps
+		// its pin.
 		if i := l.find(e.ID); i >= 0 {
 			l.removePending(i)
 		}
@@ -241,19 +313,16 @@ func (l *ledger) restore(s persistence.Snapshot) {
 		l.win.Record(t)
 	}
 	l.pending = append(l.pending[:0], s.Pending...)
-	slices.SortFunc(l.pending, func(a, b persistence.Pending) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(l.pending, func(a, b persistence.Pending) int { return cmp.Compare(a.ID, b.ID) })
+	l.lapsed = slices.Clone(s.Lapsed)
+	slices.SortFunc(l.lapsed, func(a, b persistence.Lapsed) int { return cmp.Compare(a.ID, b.ID) })
 	l.hold = s.HoldUntil
 	l.nextID = max(s.NextID, 1)
 	for _, p := range l.pending {
 		l.nextID = max(l.nextID, p.ID+1)
+	}
+	for _, lp := range l.lapsed {
+		l.nextID = max(l.nextID, lp.ID+1)
 	}
 }
 
@@ -265,7 +334,20 @@ func (l *ledger) snapshot(now int64, seq uint64) persistence.Snapshot {
 		Committed: l.win.Times(nil, now),
 		Pending:   slices.Clone(l.pending),
 		HoldUntil: l.holdFrom(now),
+		Lapsed:    l.lapsedAt(now),
 	}
+}
+
+// lapsedAt returns a copy of the lapsed reservations whose pins count at
+// now, or nil.
+func (l *ledger) lapsedAt(now int64) []persistence.Lapsed {
+	var out []persistence.Lapsed
+	for _, lp := range l.lapsed {
+		if lp.Deadline > now-l.win.width {
+			out = append(out, lp)
+		}
+	}
+	return out
 }
 
 // holdFrom returns the hold still in force at now, or 0.

@@ -15,6 +15,7 @@ import (
 // or until a window after the latest moment its pin can have been made.
 type occupancy struct {
 	start, end int64 // end is Never while pending
+	lapsed     bool  // its lease ran out unresolved: a pin at its deadline
 }
 
 // ledgerSim drives a ledger with a byte-coded script and checks it against
@@ -91,7 +92,7 @@ func (s *ledgerSim) step(op, arg byte) {
 			s.slots[id].end = s.now
 			s.event(persistence.Event{Kind: persistence.EventRelease, ID: id})
 		}
-	case 5: // resolving an unknown, already resolved or expired reservation fails
+	case 5: // resolving an unknown or resolved reservation fails; a lapsed one only commits
 		if _, ok := s.led.commit(s.now, uint64(arg)+1<<40, s.now); ok {
 			s.t.Fatalf("commit of unknown reservation succeeded")
 		}
@@ -106,15 +107,30 @@ func (s *ledgerSim) step(op, arg byte) {
 		}
 		slices.Sort(done)
 		id := done[int(arg)%len(done)]
+		o := s.slots[id]
+		// A lapsed reservation (its lease ran out unresolved) counts as a
+		// pin at its deadline for a window; a Commit within that window
+		// moves the pin forward to the Commit's instant.
+		lapsed := o.lapsed || (o.end == Never && o.start+s.lease <= s.now)
+		deadline := o.start + s.lease
+		counting := deadline+s.width > s.now
 		// Each call expires what is due itself: alternate which goes first.
 		if arg%2 == 0 && s.led.release(s.now, id) {
-			s.t.Fatalf("release(%d) of a resolved or expired reservation succeeded", id)
+			s.t.Fatalf("release(%d) of a resolved or lapsed reservation succeeded", id)
 		}
-		if _, ok := s.led.commit(s.now, id, s.now); ok {
-			s.t.Fatalf("commit(%d) of a resolved or expired reservation succeeded", id)
+		t, ok := s.led.commit(s.now, id, s.now)
+		switch {
+		case lapsed && counting:
+			if !ok || t != s.now {
+				s.t.Fatalf("late commit(%d) at %d: %d, %v; want the pin moved from its deadline %d to %d", id, s.now, t, ok, deadline, s.now)
+			}
+			o.lapsed, o.end = false, t+s.width
+			s.event(persistence.Event{Kind: persistence.EventCommit, ID: id, At: t})
+		case ok:
+			s.t.Fatalf("commit(%d) of a resolved reservation, or one lapsed out of the window, succeeded", id)
 		}
 		if s.led.release(s.now, id) {
-			s.t.Fatalf("release(%d) of a resolved or expired reservation succeeded", id)
+			s.t.Fatalf("release(%d) of a resolved or lapsed reservation succeeded", id)
 		}
 	case 6: // snapshot, dropping the journal
 		s.led.expire(s.now)
@@ -142,6 +158,7 @@ func (s *ledgerSim) syncExpired() {
 	for _, o := range s.slots {
 		if o.end == Never && o.start+s.lease <= s.now {
 			o.end = o.start + s.lease + s.width
+			o.lapsed = true
 		}
 	}
 }
@@ -200,6 +217,11 @@ func (s *ledgerSim) checkReplay() {
 			s.t.Fatalf("replay differs at %d: live used %d next %d, replayed used %d next %d",
 				at, a.used(at), a.freeAt(at, 1), b.used(at), b.freeAt(at, 1))
 		}
+		// A late Commit must find the same lapsed reservations after a
+		// replay as before it.
+		if !slices.Equal(a.lapsedAt(at), b.lapsedAt(at)) {
+			s.t.Fatalf("replay differs at %d: live lapsed %v, replayed %v", at, a.lapsedAt(at), b.lapsedAt(at))
+		}
 	}
 	if r.nextID < s.led.nextID && len(s.led.pending) > 0 {
 		s.t.Fatalf("replayed nextID %d below a live pending ID", r.nextID)
@@ -212,6 +234,7 @@ func (l *ledger) clone() *ledger {
 	c := *l
 	c.win.ts = slices.Clone(l.win.ts)
 	c.pending = slices.Clone(l.pending)
+	c.lapsed = slices.Clone(l.lapsed)
 	return &c
 }
 

@@ -149,6 +149,24 @@ func (w *Window) Record(t int64) {
 	w.n++
 }
 
+// Move moves a pin recorded at from to to, keeping the entries ascending;
+// when no pin is recorded at from (it was dropped, being too old to count),
+// it records a pin at to.
+func (w *Window) Move(from, to int64) {
+	for i := w.n - 1; i >= 0; i-- {
+		if t := w.at(i); t == from {
+			for k := i; k < w.n-1; k++ {
+				w.set(k, w.at(k+1))
+			}
+			w.n--
+			break
+		} else if t < from {
+			break
+		}
+	}
+	w.Record(to)
+}
+
 // grow enlarges the ring (it starts empty: most accounts pin rarely, and an
 // idle account should cost little memory), keeping the entries in order.
 func (w *Window) grow() {
