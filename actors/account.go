@@ -289,13 +289,31 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		a.replied = true // by g, once the grant is durable
 		a.append(now, ev, g.done)
 	case opCommit:
-		t, ok := a.led.commit(now, m.id, m.at)
+		t, late, ok := a.led.commit(now, m.id, m.at)
 		if !ok {
 			a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)})
 			return
 		}
-		a.append(now, persistence.Event{Kind: persistence.EventCommit, ID: m.id, At: t}, nil)
-		a.answer(m, response{status: a.status(now)})
+		ev := persistence.Event{Kind: persistence.EventCommit, ID: m.id, At: t}
+		if !late {
+			// Losing this event to a crash only counts the pin at its
+			// deadline, later than t: no need to wait for the disk.
+			a.append(now, ev, nil)
+			a.answer(m, response{status: a.status(now)})
+			return
+		}
+		// A late Commit moved the pin past its deadline; lost, the pin
+		// would count from the deadline again. Answer once it is durable.
+		a.logger().Warn().Uint64("reservation", m.id).Time("pin", time.UnixMilli(t)).
+			Msg("commit after the reservation's lease; the pin counts from the commit")
+		reply, st, account := m.reply, a.status(now), a.account
+		a.replied = true // by the journal callback below
+		a.append(now, ev, func(err error) {
+			if err != nil {
+				err = fmt.Errorf("actors: account %q: late commit: %w: %w", account, ErrUnavailable, err)
+			}
+			reply <- response{status: st, err: err}
+		})
 	case opRelease:
 		if !a.led.release(now, m.id) {
 			a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)})

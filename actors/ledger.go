@@ -174,22 +174,22 @@ func (l *ledger) find(id uint64) int {
 // the report of it. A reservation whose lease ran out already counts as a
 // pin at its deadline; that pin moves forward to at (kept within
 // [deadline, now]), never backward, so a late answer can only make the
-// count stricter. It returns the recorded time, or false when id is
-// neither pending nor lapsed (unknown, resolved already, or lapsed so long
-// ago that its pin no longer counts).
-func (l *ledger) commit(now int64, id uint64, at int64) (int64, bool) {
+// count stricter. It returns the recorded time and whether id had lapsed,
+// or ok false when id is neither pending nor lapsed (unknown, resolved
+// already, or lapsed so long ago that its pin no longer counts).
+func (l *ledger) commit(now int64, id uint64, at int64) (t int64, late, ok bool) {
 	l.expire(now)
 	if i := l.find(id); i >= 0 {
 		p := l.pending[i]
 		l.removePending(i)
 		t := min(max(at, p.ReservedAt), max(now, p.ReservedAt))
 		l.win.Record(t)
-		return t, true
+		return t, false, true
 	}
 	if i := l.findLapsed(id); i >= 0 {
-		return l.settleLapsed(i, min(at, now)), true
+		return l.settleLapsed(i, min(at, now)), true, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // release frees reservation id, whose pin definitely did not happen.

@@ -28,7 +28,7 @@ func TestLedgerCommitClamp(t *testing.T) {
 			if g != 1 {
 				t.Fatalf("granted %d", g)
 			}
-			got, ok := l.commit(r0+tc.now, first, r0+tc.at)
+			got, _, ok := l.commit(r0+tc.now, first, r0+tc.at)
 			if !ok || got != r0+tc.wantOff {
 				t.Fatalf("commit(at=r0%+d, now=r0%+d) = r0%+d, %v; want r0%+d", tc.at, tc.now, got-r0, ok, tc.wantOff)
 			}

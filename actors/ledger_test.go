@@ -75,7 +75,7 @@ func (s *ledgerSim) step(op, arg byte) {
 		id := ids[int(arg)%len(ids)]
 		if op%7 == 3 {
 			at := s.now - int64(arg%4)*s.lease/2 // sometimes before the reservation
-			t, ok := s.led.commit(s.now, id, at)
+			t, _, ok := s.led.commit(s.now, id, at)
 			if !ok {
 				s.t.Fatalf("commit(%d) of a pending reservation failed", id)
 			}
@@ -93,7 +93,7 @@ func (s *ledgerSim) step(op, arg byte) {
 			s.event(persistence.Event{Kind: persistence.EventRelease, ID: id})
 		}
 	case 5: // resolving an unknown or resolved reservation fails; a lapsed one only commits
-		if _, ok := s.led.commit(s.now, uint64(arg)+1<<40, s.now); ok {
+		if _, _, ok := s.led.commit(s.now, uint64(arg)+1<<40, s.now); ok {
 			s.t.Fatalf("commit of unknown reservation succeeded")
 		}
 		var done []uint64
@@ -118,10 +118,10 @@ func (s *ledgerSim) step(op, arg byte) {
 		if arg%2 == 0 && s.led.release(s.now, id) {
 			s.t.Fatalf("release(%d) of a resolved or lapsed reservation succeeded", id)
 		}
-		t, ok := s.led.commit(s.now, id, s.now)
+		t, late, ok := s.led.commit(s.now, id, s.now)
 		switch {
 		case lapsed && counting:
-			if !ok || t != s.now {
+			if !ok || !late || t != s.now {
 				s.t.Fatalf("late commit(%d) at %d: %d, %v; want the pin moved from its deadline %d to %d", id, s.now, t, ok, deadline, s.now)
 			}
 			o.lapsed, o.end = false, t+s.width
@@ -311,7 +311,7 @@ func TestLedgerGivesBackPendingArray(t *testing.T) {
 		t.Fatalf("granted %d, want 10", n)
 	}
 	for id := first; id < first+10; id++ {
-		if _, ok := l.commit(now, id, now); !ok {
+		if _, _, ok := l.commit(now, id, now); !ok {
 			t.Fatalf("commit %d failed", id)
 		}
 	}

@@ -98,6 +98,10 @@ func runEngineModel(t *testing.T, seed uint64, snapEvery int, badgerDir string) 
 	limit := cfgOf().Limit
 	width := cfgOf().Window.Milliseconds()
 	var pins []int64 // real pin times
+	// late are unresolved reservations whose Commit comes after their
+	// lease, if their pin still counts then; their pin is made at that
+	// Commit, or within the lease if the Commit is not acknowledged.
+	var late []Reservation
 	var log []string
 	for step := 0; step < 400; step++ {
 		now := clock.Now()
@@ -116,6 +120,8 @@ func runEngineModel(t *testing.T, seed uint64, snapEvery int, badgerDir string) 
 					_, _ = eng.Commit(ctx, rv, time.UnixMilli(now))
 				case k < 8:
 					_, _ = eng.Release(ctx, rv)
+				case k < 9 && rv.Deadline.UnixMilli() == now+cfgOf().Lease.Milliseconds():
+					late = append(late, rv)
 				default:
 					// unresolved: the pin happens at some point of the lease
 					if r.IntN(2) == 0 {
@@ -125,6 +131,22 @@ func runEngineModel(t *testing.T, seed uint64, snapEvery int, badgerDir string) 
 					}
 				}
 			}
+			// Commit the late ones whose lease is over.
+			keep := late[:0]
+			for _, rv := range late {
+				if rv.Deadline.UnixMilli() > now {
+					keep = append(keep, rv)
+					continue
+				}
+				_, err := eng.Commit(ctx, rv, time.UnixMilli(now))
+				log = append(log, fmt.Sprintf("%d late commit %d (deadline %d) err=%v", now, rv.ID, rv.Deadline.UnixMilli(), err))
+				if err == nil {
+					pins = append(pins, now)
+				} else {
+					pins = append(pins, rv.Deadline.UnixMilli()-1)
+				}
+			}
+			late = keep
 		case op < 11:
 			d := time.Duration(1+r.IntN(600)) * time.Second
 			if r.IntN(4) == 0 {
@@ -261,10 +283,17 @@ func runEngineModelConcurrent(t *testing.T, seed uint64) {
 						_, _ = eng.Release(ctx, rv)
 						continue
 					}
+					// A committed pin was made at the grant; an
+					// unresolved one may be made until its deadline.
+					at := g.At.UnixMilli()
+					commit := r.IntN(5) != 0
+					if !commit {
+						at = rv.Deadline.UnixMilli() - 1
+					}
 					mu.Lock()
-					pins[acc] = append(pins[acc], g.At.UnixMilli())
+					pins[acc] = append(pins[acc], at)
 					mu.Unlock()
-					if r.IntN(5) != 0 {
+					if commit {
 						_, _ = eng.Commit(ctx, rv, g.At)
 					}
 				}
