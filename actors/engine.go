@@ -392,9 +392,10 @@ func (e *Engine) Commit(ctx context.Context, r Reservation, at time.Time) (Statu
 	return resp.status, err
 }
 
-// Release frees reservation r, whose pin definitely did not happen.
-// When in doubt (a timeout, a 5xx), Commit instead: undercounting is the
-// one thing the engine must never do.
+// Release frees reservation r, whose pin definitely did not happen. After
+// r's deadline, when r already counts as a pin made then, that pin is
+// given back too. When in doubt (a timeout, a 5xx), leave r unresolved
+// instead: undercounting is the one thing the engine must never do.
 func (e *Engine) Release(ctx context.Context, r Reservation) (Status, error) {
 	resp, err := e.call(ctx, r.Account, request{op: opRelease, id: r.ID})
 	return resp.status, err

@@ -192,15 +192,29 @@ func (l *ledger) commit(now int64, id uint64, at int64) (t int64, late, ok bool)
 	return 0, false, false
 }
 
-// release frees reservation id, whose pin definitely did not happen.
+// release frees reservation id, whose pin definitely did not happen; a
+// lapsed one gives back the pin it counted as.
 func (l *ledger) release(now int64, id uint64) bool {
 	l.expire(now)
-	i := l.find(id)
-	if i < 0 {
-		return false
+	if i := l.find(id); i >= 0 {
+		l.removePending(i)
+		return true
 	}
-	l.removePending(i)
-	return true
+	if i := l.findLapsed(id); i >= 0 {
+		l.dropLapsed(i)
+		return true
+	}
+	return false
+}
+
+// dropLapsed removes lapsed reservation i and the pin it counted as.
+func (l *ledger) dropLapsed(i int) {
+	lp := l.lapsed[i]
+	l.lapsed = slices.Delete(l.lapsed, i, i+1)
+	if len(l.lapsed) == 0 {
+		l.lapsed = nil
+	}
+	l.win.Remove(lp.Deadline)
 }
 
 // holdUntil keeps every slot from being granted before until; a later
@@ -296,10 +310,10 @@ func (l *ledger) apply(e persistence.Event) {
 	case persistence.EventHold:
 		l.holdUntil(e.At)
 	case persistence.EventRelease:
-		// Only a pending reservation is ever released: a lapsed one keeps
-		// its pin.
 		if i := l.find(e.ID); i >= 0 {
 			l.removePending(i)
+		} else if i := l.findLapsed(e.ID); i >= 0 {
+			l.dropLapsed(i)
 		}
 		if e.ID >= l.nextID {
 			l.nextID = e.ID + 1

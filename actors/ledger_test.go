@@ -114,9 +114,22 @@ func (s *ledgerSim) step(op, arg byte) {
 		lapsed := o.lapsed || (o.end == Never && o.start+s.lease <= s.now)
 		deadline := o.start + s.lease
 		counting := deadline+s.width > s.now
-		// Each call expires what is due itself: alternate which goes first.
-		if arg%2 == 0 && s.led.release(s.now, id) {
-			s.t.Fatalf("release(%d) of a resolved or lapsed reservation succeeded", id)
+		// Each call expires what is due itself: alternate which goes
+		// first. A lapsed reservation whose pin still counts is resolved
+		// by either: a Commit moves its pin to now, a Release gives it
+		// back.
+		if arg%2 == 0 {
+			ok := s.led.release(s.now, id)
+			if lapsed && counting {
+				if !ok {
+					s.t.Fatalf("release(%d) of a lapsed reservation at %d failed (deadline %d)", id, s.now, deadline)
+				}
+				o.lapsed, o.end = false, s.now
+				s.event(persistence.Event{Kind: persistence.EventRelease, ID: id})
+				lapsed = false
+			} else if ok {
+				s.t.Fatalf("release(%d) of a resolved reservation, or one lapsed out of the window, succeeded", id)
+			}
 		}
 		t, late, ok := s.led.commit(s.now, id, s.now)
 		switch {
@@ -130,7 +143,7 @@ func (s *ledgerSim) step(op, arg byte) {
 			s.t.Fatalf("commit(%d) of a resolved reservation, or one lapsed out of the window, succeeded", id)
 		}
 		if s.led.release(s.now, id) {
-			s.t.Fatalf("release(%d) of a resolved or lapsed reservation succeeded", id)
+			s.t.Fatalf("release(%d) of a resolved reservation succeeded", id)
 		}
 	case 6: // snapshot, dropping the journal
 		s.led.expire(s.now)

@@ -153,18 +153,25 @@ func (w *Window) Record(t int64) {
 // when no pin is recorded at from (it was dropped, being too old to count),
 // it records a pin at to.
 func (w *Window) Move(from, to int64) {
+	w.Remove(from)
+	w.Record(to)
+}
+
+// Remove removes one pin recorded at t and reports whether there was one.
+func (w *Window) Remove(t int64) bool {
 	for i := w.n - 1; i >= 0; i-- {
-		if t := w.at(i); t == from {
+		switch at := w.at(i); {
+		case at == t:
 			for k := i; k < w.n-1; k++ {
 				w.set(k, w.at(k+1))
 			}
 			w.n--
-			break
-		} else if t < from {
-			break
+			return true
+		case at < t:
+			return false
 		}
 	}
-	w.Record(to)
+	return false
 }
 
 // grow enlarges the ring (it starts empty: most accounts pin rarely, and an
