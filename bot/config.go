@@ -30,6 +30,12 @@ const (
 	// competing for the CPU that acknowledgements need (see
 	// docs/benchmarks.md).
 	DefaultWorkers = 32
+	// DefaultSlotMargin is how long before a reserved slot's deadline
+	// every request for its pin has ended: the time Pinterest is assumed
+	// to need, at most, to act on a request whose client gave up, plus
+	// any drift between the engine's clock and Pinterest's (see
+	// docs/design.md).
+	DefaultSlotMargin = time.Minute
 )
 
 // Config configures a Bot. Token, Engine, Links and Pinterest are
@@ -68,6 +74,10 @@ type Config struct {
 	// DefaultWorkers. Every interaction is acknowledged at once whatever
 	// this limit; the work waits for a worker.
 	Workers int
+	// SlotMargin is how long before a reserved slot's deadline every
+	// request for its pin must have ended; default DefaultSlotMargin. A
+	// request that could end later is not sent, and the slot is released.
+	SlotMargin time.Duration
 	// Now is the wall clock, used for OAuth states and for how long
 	// board lists are kept; default time.Now. Pin counts use the
 	// Engine's clock.
@@ -93,6 +103,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bot: Config.CloseTimeout %v is negative", c.CloseTimeout)
 	case c.Workers < 0:
 		return fmt.Errorf("bot: Config.Workers %d is negative", c.Workers)
+	case c.SlotMargin < 0:
+		return fmt.Errorf("bot: Config.SlotMargin %v is negative", c.SlotMargin)
 	}
 	if _, err := applicationID(c.Token); err != nil {
 		return err
@@ -145,6 +157,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
+	}
+	if c.SlotMargin == 0 {
+		c.SlotMargin = DefaultSlotMargin
 	}
 	if c.Now == nil {
 		c.Now = time.Now

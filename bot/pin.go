@@ -348,7 +348,9 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 		AltText:  truncateRunes(firstNonEmpty(im.Alt, title), 500),
 	}
 	callStart := time.Now()
-	pin, err := p.b.cfg.Pinterest.CreatePin(ctx, p.sess, req)
+	cctx, ccancel := p.slotContext(ctx, slot)
+	pin, err := p.b.cfg.Pinterest.CreatePin(cctx, p.sess, req)
+	ccancel()
 	call := time.Since(callStart)
 	at := eng.Now()
 
@@ -367,26 +369,42 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 		}
 		return
 	}
-	p.failed(rctx, slot, at, err, e)
+	p.failed(rctx, slot, err, e)
+}
+
+// slotContext bounds every request for slot's pin, the refresh of the
+// account's token after a 401 and the wait for another's refresh
+// included, so that all of them end SlotMargin before the slot's
+// deadline: by then the slot counts as a pin made at its deadline, and
+// Pinterest must have nothing left to act on. The bound is on the engine
+// clock (the deadline's) for what is sent, and on Go's monotonic clock
+// for how long the call may wait.
+func (p *pinner) slotContext(ctx context.Context, slot actors.Reservation) (context.Context, context.CancelFunc) {
+	eng := p.b.cfg.Engine
+	by := slot.Deadline.Add(-p.b.cfg.SlotMargin)
+	cctx, cancel := context.WithTimeout(ctx, by.Sub(eng.Now()))
+	return pinterest.WithSendDeadline(cctx, by, eng.Now), cancel
 }
 
 // failed settles a slot whose pin failed and says why. Only
 // ErrOutcomeUnknown leaves open whether Pinterest created the pin (the
-// client's contract); such a slot is committed, unless the request
-// provably never left (a failed dial). Every other failure happened before
-// Pinterest acted, and its slot is released.
-func (p *pinner) failed(ctx context.Context, slot actors.Reservation, at time.Time, err error, e *entry) {
+// client's contract): unless the request provably never left (a failed
+// dial), such a slot is left unresolved, so the engine counts it as a pin
+// made at the end of its lease, the latest moment Pinterest can have made
+// it. Every other failure happened before Pinterest acted, and its slot is
+// released.
+func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error, e *entry) {
 	eng := p.b.cfg.Engine
 	unknown := errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err)
 	var st actors.Status
 	var rerr error
 	if unknown {
-		st, rerr = eng.Commit(ctx, slot, at)
+		st, rerr = eng.Status(ctx, slot.Account)
 	} else {
 		st, rerr = eng.Release(ctx, slot)
 	}
 	if rerr != nil {
-		p.inv.log.Error().Err(rerr).Str("account", p.acct.ID).Bool("commit", unknown).Msg("settling a failed pin's slot failed")
+		p.inv.log.Error().Err(rerr).Str("account", p.acct.ID).Bool("unknown", unknown).Msg("settling a failed pin's slot failed")
 	}
 	log := p.inv.log.Warn().Str("error", errText(err)).Str("account", p.acct.ID)
 	e.res = resFailed
@@ -398,6 +416,12 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, at time.Ti
 			e.count = pinCount(st.Used, st.Limit)
 		}
 		p.stopWith("Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
+	case errors.Is(err, pinterest.ErrNoTime) || (errors.Is(err, context.DeadlineExceeded) && p.inv.ctx.Err() == nil):
+		// The slot's own deadline came too close (a slow token refresh):
+		// nothing was sent for this pin, and its slot is free again.
+		log.Msg("pin not sent: its slot's time ran out")
+		e.why = "Pinterest was too slow to renew Pinbot's access in time, so it was not sent"
+		p.stopWith("Pinterest was slow to answer, so Pinbot stopped here. Please try the rest again.", "not attempted after the delay")
 	case isDialError(err) || errors.Is(err, pinterest.ErrUnavailable):
 		log.Msg("pinterest unreachable")
 		e.why = "Pinterest is not answering"

@@ -97,6 +97,12 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 		if err != nil {
 			return err
 		}
+		if cl.sideEffect {
+			if err := c.timeLeft(ctx, cl.op()); err != nil {
+				c.log.Warn().Str("op", cl.op()).Err(err).Msg("pinterest request not sent")
+				return err
+			}
+		}
 		res, err := c.send(ctx, cl, tok)
 		if err != nil {
 			if cl.sideEffect {

@@ -42,6 +42,12 @@ var (
 	// callers must count the pin as possibly created.
 	ErrOutcomeUnknown = errors.New("pinterest: outcome unknown, the pin may exist")
 
+	// ErrNoTime means a request was not sent because it could have
+	// ended after the send deadline of the call's context (see
+	// WithSendDeadline). Nothing was sent for it; a POST /pins refused
+	// so, even after a 401 answered first, created nothing.
+	ErrNoTime = errors.New("pinterest: not sent: too little time left before the deadline")
+
 	// ErrUnavailable means a request without side effects (a GET, or a
 	// token request) failed with a 5xx answer or a transport error, after
 	// its one retry where retrying is allowed. Trying later may succeed.

@@ -120,9 +120,11 @@ func (c *Client) tokenError(ctx context.Context, op string, err error) error {
 // Once a refresh request has left, Pinterest has rotated the grant and the
 // old refresh token is dead, whatever becomes of the answer. So the refresh
 // and the saving of its result run to the end on a goroutine of their own,
-// bounded by Config.RequestTimeout but not by ctx: a caller that stops
-// waiting (autocomplete's deadline, a shutdown) gets ctx's error, and the
-// new token is saved all the same. Wait waits for such refreshes.
+// each bounded by Config.RequestTimeout but not by ctx: a caller that stops
+// waiting (autocomplete's deadline, a shutdown, a reservation's deadline)
+// gets ctx's error, and the new token is saved all the same. A refresh
+// starts only within ctx's send deadline (WithSendDeadline). Wait waits
+// for such refreshes.
 func (c *Client) accessToken(ctx context.Context, s *Session, rejected string) (string, error) {
 	if tok, ok := c.usable(s, rejected); ok {
 		return tok, nil
@@ -191,6 +193,12 @@ func (c *Client) renew(ctx context.Context, s *Session, rejected string) (string
 	if cur.RefreshToken == "" {
 		return "", fmt.Errorf("pinterest: access token expired and no refresh token: %w", ErrReauthRequired)
 	}
+	// Once sent, a refresh runs to its end whatever the caller does (the
+	// old refresh token dies with it), so it starts only if it can end
+	// within the caller's send deadline.
+	if err := c.timeLeft(ctx, "refresh token"); err != nil {
+		return "", err
+	}
 	next, err := c.refresh(ctx, cur.RefreshToken)
 	if err != nil {
 		if errors.Is(err, ErrReauthRequired) {
@@ -212,6 +220,11 @@ func (c *Client) renew(ctx context.Context, s *Session, rejected string) (string
 // persist saves tok through s's TokenSaver and, once that succeeded, makes
 // it the session's current token. The caller holds s.refreshing.
 func (c *Client) persist(ctx context.Context, s *Session, tok *oauth2.Token) error {
+	// The save runs on the refresh's own goroutine, which no caller
+	// cancels: bound it like a request, or a stuck store would hold the
+	// account's refresh slot for ever.
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
 	if err := s.save(ctx, copyToken(tok)); err != nil {
 		// The saver's error is returned, not logged: its text is the
 		// caller's and might carry anything.

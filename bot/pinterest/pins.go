@@ -119,7 +119,9 @@ type pinJSON struct {
 // *APIError: ErrOutcomeUnknown (the pin may exist; count it),
 // ErrImageRejected (this pin fails, go on with others), ErrRateLimited and
 // ErrSpamBlocked (nothing created; wait for the *RateLimitError's ResetAt),
-// ErrReauthRequired, and a TokenSaver's error (nothing sent).
+// ErrReauthRequired, ErrNoTime (nothing created: ctx's send deadline, see
+// WithSendDeadline, came too close), and a TokenSaver's error (nothing
+// sent).
 func (c *Client) CreatePin(ctx context.Context, s *Session, req PinRequest) (Pin, error) {
 	if err := req.Validate(); err != nil {
 		return Pin{}, err
