@@ -80,8 +80,12 @@ bench-bot:
 	$(GO) test -run='^$$' -bench=BenchmarkPin1000Guilds -benchtime=5x ./bot
 
 # SOAK_CYCLES SIGKILL cycles under load, then a run where the disk fills up
-# (a tmpfs when root can mount one, else an injected store fault).
+# (a tmpfs when root can mount one, else an injected store fault); then
+# BOT_SOAK_CYCLES SIGKILL cycles of the whole bot between the stand-ins,
+# with /pin batches in flight (`make gateway` runs 4).
 SOAK_CYCLES ?= 100
+BOT_SOAK_CYCLES ?= 24
 soak:
 	$(GO) run ./cmd/pinbench soak --cycles $(SOAK_CYCLES)
 	$(GO) run ./cmd/pinbench soak --disk-full
+	PINBOT_BOT_SOAK_CYCLES=$(BOT_SOAK_CYCLES) $(GO) test -count=1 -run '^TestDisgoGatewayCrashSoak$$' -v ./cmd/pinbot/

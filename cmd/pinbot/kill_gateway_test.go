@@ -79,6 +79,15 @@ func startChild(ctx context.Context, t *testing.T, env []string) *child {
 		_, _ = io.Copy(io.Discard, stderr)
 		c.err = c.cmd.Wait()
 	}()
+	// A test that fails before stopping its child leaves no pinbot behind.
+	t.Cleanup(func() {
+		select {
+		case <-c.exited:
+		default:
+			_ = c.cmd.Process.Kill()
+			<-c.exited
+		}
+	})
 	select {
 	case <-c.ready:
 	case <-c.exited:
@@ -312,47 +321,7 @@ func killMidBatch(t *testing.T, lostAnswer bool) {
 	// First run: link the account through /link and the real OAuth
 	// flow, choose its default board in /settings.
 	first := startChild(ctx, t, env)
-	in, r := reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "link"}))
-	all = append(all, in)
-	mm := linkURL.FindStringSubmatch(r.Data.Content)
-	if mm == nil {
-		t.Fatalf("/link answered %q, want an address", r.Data.Content)
-	}
-	resp, err := http.Get(mm[1]) // the stand-in approves and redirects to the bot's callback
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Linked Pinterest account kim") {
-		t.Fatalf("OAuth callback: %d %s", resp.StatusCode, page)
-	}
-	in, r = reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
-	all = append(all, in)
-	var rows []struct {
-		Components []struct {
-			CustomID string `json:"custom_id"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(r.Data.Components, &rows); err != nil {
-		t.Fatal(err)
-	}
-	boardMenu := ""
-	for _, row := range rows {
-		for _, c := range row.Components {
-			if strings.HasPrefix(c.CustomID, "/settings/board/") {
-				boardMenu = c.CustomID
-			}
-		}
-	}
-	if boardMenu == "" {
-		t.Fatalf("/settings has no board menu: %s", r.Data.Components)
-	}
-	in, r = reply(ctx, t, dc, inv(discordtest.SelectMenu{CustomID: boardMenu, Values: []string{"42421"}, MessageID: r.MessageID}))
-	all = append(all, in)
-	if !strings.Contains(r.Data.Content, "Default board for @kim is now **Ideas**") {
-		t.Fatalf("board menu: %q", r.Data.Content)
-	}
+	all = append(all, linkWithBoard(ctx, t, dc, inv, "kim", "42421", "Ideas")...)
 
 	// The batch: 10 images. The stand-in makes k pins; then it holds the
 	// next request, or makes the pin and the proxy keeps its answer; then
@@ -399,7 +368,7 @@ func killMidBatch(t *testing.T, lostAnswer bool) {
 	t.Logf("after the kill: Pinterest holds %d pins, the engine counts %d (pending slots count as used)", created, used)
 
 	// The bot goes on pinning, counting on from there.
-	in, r = reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "pin", Options: []discordtest.CommandOption{
+	in, r := reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "pin", Options: []discordtest.CommandOption{
 		{Name: "messages", Value: extra.ID.String()},
 	}}))
 	all = append(all, in)
