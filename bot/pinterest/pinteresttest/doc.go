@@ -19,8 +19,10 @@
 //
 // Every answer carries an x-pinterest-rid header. Faults (Inject) model
 // rate limits, spam blocks, expired tokens, server errors, slow and hung
-// requests, pins created behind an error answer, and looping bookmarks;
-// RejectImage models images Pinterest refuses.
+// requests, requests held until the test releases them (HoldUntil), pins
+// created behind an error answer, pins created after the client gave up
+// (DelayedCreate), and looping bookmarks; RejectImage models images
+// Pinterest refuses.
 //
 // # Usage
 //

@@ -26,16 +26,43 @@ type Fault struct {
 	// Header is added to the answer, whatever its status.
 	Header http.Header
 
-	// Delay holds the answer back this long (real time), or until the
-	// client gives up or the Server closes.
+	// Delay holds the request this long (real time) before the endpoint
+	// runs, or until the client gives up or the Server closes.
 	Delay time.Duration
+	// Until, when not nil, holds the request until the channel is closed
+	// (by the test: no real time is involved), or until the client gives
+	// up or the Server closes; the endpoint then runs and answers as
+	// usual. With Delay too, the hold lasts until both have passed.
+	Until <-chan struct{}
 	// Hang holds the answer back until the client gives up or the Server
-	// closes: the request is never answered.
+	// closes: the request is never answered and has no effect, whatever
+	// the other fields say.
 	Hang bool
+	// Detached makes the request's effect happen even if the client gives
+	// up while it is held by Delay or Until, as Pinterest carries on with
+	// a request it has received: the Server keeps holding it, then runs
+	// the endpoint (a pin is created with the Server's clock at that
+	// moment, a token rotated) and drops the answer, which nobody would
+	// read; the request's record keeps Status 0. A client still waiting
+	// when the hold ends is answered normally. When the Server closes
+	// during the hold, the request has no effect.
+	Detached bool
 	// Arrived, when not nil, receives a value once the request has arrived
-	// and been recorded, before any Delay or Hang. The send gives up when
-	// the client does.
+	// and been recorded, before any hold. The send gives up when the
+	// client does (a Detached request then stays held).
 	Arrived chan<- struct{}
+	// GaveUp, when not nil, receives a value when the Server sees the
+	// client give up while the request is held (by the send on Arrived,
+	// Delay, Until or Hang). A Detached request stays held meanwhile:
+	// receive from GaveUp, or make it buffered. The send gives up when
+	// the Server closes.
+	GaveUp chan<- struct{}
+	// Done, when not nil, receives a value once the Server is finished
+	// with the request: its answer sent or dropped, its effect (if any)
+	// recorded in Pins and its Request record final. It is not sent for
+	// a request cut short by Close: the send gives up when the Server
+	// closes.
+	Done chan<- struct{}
 	// AfterEffect runs the endpoint first, with all its effects (a pin is
 	// recorded, a token rotated), then answers with Status as if it had
 	// failed: the ambiguous outcome.
@@ -136,6 +163,24 @@ func Hang(path string) Fault { return Fault{Path: path, Hang: true} }
 
 // Delay returns a fault that answers one request to path normally after d.
 func Delay(path string, d time.Duration) Fault { return Fault{Path: path, Delay: d} }
+
+// HoldUntil returns a fault that holds one request to path until until is
+// closed, then answers it normally: a slow request whose end the test
+// decides, such as a token refresh held while fake clocks move on.
+func HoldUntil(path string, until <-chan struct{}) Fault {
+	return Fault{Path: path, Until: until}
+}
+
+// DelayedCreate returns a fault modelling a pin created after the client
+// gave up: one POST /v5/pins is held until until is closed, then the pin is
+// created, with the Server's clock at that moment as its CreatedAt, whether
+// or not the client is still waiting. A client still waiting gets the
+// normal answer; otherwise the answer is dropped and the request's record
+// keeps Status 0, its At the arrival time and its PinID the pin's id. Set
+// Done on the returned fault to learn when the pin exists.
+func DelayedCreate(until <-chan struct{}) Fault {
+	return Fault{Method: http.MethodPost, Path: PathPins, Until: until, Detached: true}
+}
 
 // CreatedButFailed returns a fault that creates the pin of one POST
 // /v5/pins and then answers status as if it had failed.

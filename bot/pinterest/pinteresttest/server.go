@@ -1,9 +1,11 @@
 package pinteresttest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -110,9 +112,9 @@ func NewServer(opts ...Option) *Server {
 	return s
 }
 
-// Close releases requests held by Delay or Hang faults, then shuts the
-// server down and waits for its handlers. Close may be called more than
-// once.
+// Close releases requests held by Delay, Until or Hang faults, unanswered
+// and without effect (even Detached ones), then shuts the server down and
+// waits for its handlers. Close may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closing)
@@ -350,12 +352,19 @@ type Request struct {
 	// or whose grant a token request used; "" when unknown.
 	AccountID string
 	// Status is the status answered; 0 until answered, and for a request
-	// the client gave up on.
+	// the Server saw the client give up on before answering, including a
+	// Detached request whose effect happened after its client gave up
+	// (the answer went nowhere).
 	Status int
 	// RequestID is the x-pinterest-rid answered.
 	RequestID string
-	// At is the Server's clock when the request arrived.
+	// At is the Server's clock when the request arrived. A pin's CreatedAt
+	// is the Server's clock when the endpoint ran, later than At when the
+	// request was held.
 	At time.Time
+	// PinID is the id of the pin the request created, if any, even when
+	// the answer said otherwise (AfterEffect) or went nowhere (Detached).
+	PinID string
 }
 
 // Requests returns a copy of every request received, in arrival order.
@@ -385,7 +394,12 @@ type result struct {
 	body    any // JSON-encoded when not nil
 	header  http.Header
 	account string
+	pin     string // id of the pin created, if any
 }
+
+// maxBody bounds the request bodies the Server reads ahead of its
+// endpoints; each endpoint applies its own, smaller limit.
+const maxBody = 1<<20 + 1
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -402,19 +416,40 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	f := s.takeFaultLocked(r.Method, r.URL.Path)
 	s.mu.Unlock()
 
-	if f != nil && !s.hold(r.Context(), f) {
-		abort(w)
-		return
+	answer := true // false: the client is gone, the answer goes nowhere
+	if f != nil {
+		if f.Done != nil {
+			defer s.signal(f.Done)
+		}
+		// Read the body before any hold: net/http notices a client giving
+		// up only once the body is read, and a Detached request must not
+		// need its client when the hold ends.
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+		if err != nil {
+			// The request never fully arrived.
+			abort(w)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		carryOn, gaveUp := s.hold(r.Context(), f)
+		if !carryOn {
+			abort(w)
+			return
+		}
+		answer = !gaveUp && (!f.Detached || r.Context().Err() == nil)
 	}
 	var res result
 	if f != nil && f.Status != 0 && !f.AfterEffect {
 		res = faultResult(f)
 	} else {
 		res = s.route(r, f)
+		if p, ok := res.body.(pinAnswer); ok {
+			res.pin = p.ID
+		}
 		if f != nil && f.AfterEffect && f.Status != 0 {
-			acct := res.account
+			acct, pin := res.account, res.pin
 			res = faultResult(f)
-			res.account = acct
+			res.account, res.pin = acct, pin
 		}
 	}
 	if res.header == nil {
@@ -430,57 +465,121 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	res.header.Set("X-Pinterest-Rid", rid)
 
 	s.mu.Lock()
-	s.requests[idx].Status = res.status
-	if s.requests[idx].AccountID == "" {
-		s.requests[idx].AccountID = res.account
+	rec := &s.requests[idx]
+	if answer {
+		rec.Status = res.status
 	}
+	if rec.AccountID == "" {
+		rec.AccountID = res.account
+	}
+	rec.PinID = res.pin
 	s.mu.Unlock()
 
+	if !answer {
+		abort(w)
+		return
+	}
 	h := w.Header()
 	for k, vs := range res.header {
 		h[k] = vs
 	}
-	if res.body == nil {
-		w.WriteHeader(res.status)
-		return
+	if res.body != nil {
+		h.Set("Content-Type", "application/json")
 	}
-	h.Set("Content-Type", "application/json")
 	w.WriteHeader(res.status)
-	_ = json.NewEncoder(w).Encode(res.body)
+	if res.body != nil {
+		_ = json.NewEncoder(w).Encode(res.body)
+	}
+	if f != nil && f.Done != nil {
+		// Send the answer before Done says the Server is finished.
+		_ = http.NewResponseController(w).Flush()
+	}
 }
 
-// hold signals f.Arrived and waits out f's Delay or Hang. It reports false
-// when the client gave up or the Server is closing.
-func (s *Server) hold(ctx context.Context, f *Fault) bool {
+// hold signals f.Arrived and waits out f's Hang, Delay and Until. carryOn
+// reports whether the endpoint is to run: the hold ended, the Server is not
+// closing, and the client is still there or the request is Detached.
+// gaveUp reports whether the Server saw the client give up meanwhile.
+func (s *Server) hold(ctx context.Context, f *Fault) (carryOn, gaveUp bool) {
+	gone := ctx.Done()
+	// left notes the client giving up and reports whether that ends the
+	// hold; a Detached request stays held, no longer watching the client.
+	left := func() bool {
+		gone, gaveUp = nil, true
+		s.signal(f.GaveUp)
+		return !f.Detached
+	}
+	// wait waits for release; false: the hold ended without it.
+	wait := func(release <-chan struct{}) bool {
+		for {
+			select {
+			case <-release:
+				return true
+			case <-gone:
+				if left() {
+					return false
+				}
+			case <-s.closing:
+				return false
+			}
+		}
+	}
 	if f.Arrived != nil {
 		select {
 		case f.Arrived <- struct{}{}:
-		case <-ctx.Done():
-			return false
+		case <-gone:
+			if left() {
+				return false, gaveUp
+			}
 		case <-s.closing:
-			return false
+			return false, gaveUp
 		}
 	}
-	switch {
-	case f.Hang:
-		select {
-		case <-ctx.Done():
-		case <-s.closing:
+	if f.Hang {
+		if gone != nil {
+			select {
+			case <-gone:
+				left()
+			case <-s.closing:
+			}
 		}
-		return false
-	case f.Delay > 0:
-		t := time.NewTimer(f.Delay)
+		return false, gaveUp
+	}
+	if f.Delay > 0 {
+		elapsed := make(chan struct{})
+		t := time.AfterFunc(f.Delay, func() { close(elapsed) })
 		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		case <-s.closing:
-			return false
+		if !wait(elapsed) {
+			return false, gaveUp
 		}
 	}
-	return true
+	if f.Until != nil && !wait(f.Until) {
+		return false, gaveUp
+	}
+	select {
+	case <-s.closing:
+		// Released as the Server closes: Close wins, as it does for a
+		// request without a hold arriving then.
+		return false, gaveUp
+	default:
+	}
+	return true, gaveUp
+}
+
+// signal sends on ch, when not nil, unless the Server closes first.
+func (s *Server) signal(ch chan<- struct{}) {
+	if ch == nil {
+		return
+	}
+	select {
+	case <-s.closing:
+		return
+	default:
+	}
+	select {
+	case ch <- struct{}{}:
+	case <-s.closing:
+	}
 }
 
 // abort drops the connection without an answer, as a server that never

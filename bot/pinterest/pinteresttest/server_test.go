@@ -594,3 +594,239 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// waitFor receives from ch, failing the test if nothing comes within a
+// generous real-time bound: a guard against hanging, not a sleep.
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s after 10s", what)
+		var zero T
+		return zero
+	}
+}
+
+// nothingOn fails the test if ch holds a value now.
+func nothingOn[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatalf("unexpected %s", what)
+	default:
+	}
+}
+
+type reply struct {
+	a   answer
+	err error
+}
+
+// send sends a request in its own goroutine; the reply comes on the
+// returned channel.
+func (c client) send(ctx context.Context, method, path string, hdr map[string]string, body io.Reader) <-chan reply {
+	out := make(chan reply, 1)
+	go func() {
+		a, err := c.do(ctx, method, path, hdr, body)
+		out <- reply{a, err}
+	}()
+	return out
+}
+
+func TestHoldUntilRefresh(t *testing.T) {
+	srv, clk, c := newServer(t)
+	cred := srv.AddAccount("1001", "alice")
+	until := make(chan struct{})
+	arrived, done := make(chan struct{}, 1), make(chan struct{}, 1)
+	f := pinteresttest.HoldUntil(pinteresttest.PathToken, until)
+	f.Arrived, f.Done = arrived, done
+	srv.Inject(f)
+
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cred.RefreshToken}}
+	req, _ := http.NewRequest(http.MethodPost, "/", nil)
+	req.SetBasicAuth(srv.ClientID(), srv.ClientSecret())
+	hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Authorization": req.Header.Get("Authorization")}
+	got := c.send(t.Context(), http.MethodPost, pinteresttest.PathToken, hdr, strings.NewReader(form.Encode()))
+	waitFor(t, arrived, "arrival of the refresh")
+
+	// Held while the clock moves on by minutes: no answer yet.
+	clk.Advance(5 * time.Minute)
+	nothingOn(t, got, "answer before release")
+	if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Status != 0 {
+		t.Fatalf("requests while held = %+v, want one unanswered", reqs)
+	}
+	clk.Advance(5 * time.Minute)
+	close(until)
+
+	r := waitFor(t, got, "answer after release")
+	if r.err != nil || r.a.status != 200 || r.a.str("refresh_token") == "" {
+		t.Fatalf("released refresh: %v %d %v", r.err, r.a.status, r.a.body)
+	}
+	// The token was rotated when the hold ended, on the clock of then.
+	if got := r.a.body["refresh_token_expires_at"]; got != float64(t0.Add(10*time.Minute+60*24*time.Hour).Unix()) {
+		t.Errorf("refresh_token_expires_at = %v, want the released moment's", got)
+	}
+	waitFor(t, done, "Done")
+	if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Status != 200 || !reqs[0].At.Equal(t0) || reqs[0].AccountID != "1001" {
+		t.Errorf("requests = %+v, want one answered 200, arrived at t0", reqs)
+	}
+	if a := c.refresh(cred.RefreshToken); a.status != 400 || a.code() != pinteresttest.CodeInvalidGrant {
+		t.Errorf("old refresh token after rotation: %d %v", a.status, a.body)
+	}
+	if a := c.refresh(r.a.str("refresh_token")); a.status != 200 {
+		t.Errorf("new refresh token: %d %v", a.status, a.body)
+	}
+}
+
+func TestDelayedCreateAfterClientGaveUp(t *testing.T) {
+	srv, clk, c := newServer(t)
+	cred := srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1"})
+	until := make(chan struct{})
+	arrived, gaveUp, done := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	f := pinteresttest.DelayedCreate(until)
+	f.Arrived, f.GaveUp, f.Done = arrived, gaveUp, done
+	srv.Inject(f)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	got := c.send(ctx, http.MethodPost, pinteresttest.PathPins, bearer(cred.AccessToken), pinJSON("b1", "https://x.example/a.png"))
+	waitFor(t, arrived, "arrival of the pin")
+	cancel()
+	if r := waitFor(t, got, "client's end"); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("client: %v %d, want context.Canceled", r.err, r.a.status)
+	}
+	waitFor(t, gaveUp, "GaveUp")
+	if n := len(srv.Pins()); n != 0 {
+		t.Fatalf("%d pins before release, want 0", n)
+	}
+
+	clk.Advance(20 * time.Second)
+	close(until)
+	waitFor(t, done, "Done")
+	pins := srv.Pins()
+	if len(pins) != 1 || pins[0].AccountID != "1001" || pins[0].BoardID != "b1" || !pins[0].CreatedAt.Equal(t0.Add(20*time.Second)) {
+		t.Fatalf("pins = %+v, want one created at t0+20s", pins)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("requests = %+v, want one", reqs)
+	}
+	if r := reqs[0]; r.Status != 0 || !r.At.Equal(t0) || r.PinID != pins[0].ID || r.AccountID != "1001" {
+		t.Errorf("request = %+v, want arrived at t0, unanswered, creating pin %s", r, pins[0].ID)
+	}
+	if n := srv.MaxInWindow("1001", 12*time.Hour); n != 1 {
+		t.Errorf("MaxInWindow = %d, want 1", n)
+	}
+}
+
+func TestDelayedCreateClientStillWaiting(t *testing.T) {
+	srv, clk, c := newServer(t)
+	cred := srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1"})
+	until := make(chan struct{})
+	arrived, gaveUp, done := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	f := pinteresttest.DelayedCreate(until)
+	f.Arrived, f.GaveUp, f.Done = arrived, gaveUp, done
+	srv.Inject(f)
+
+	got := c.send(t.Context(), http.MethodPost, pinteresttest.PathPins, bearer(cred.AccessToken), pinJSON("b1", "https://x.example/a.png"))
+	waitFor(t, arrived, "arrival of the pin")
+	clk.Advance(20 * time.Second)
+	close(until)
+	r := waitFor(t, got, "answer")
+	if r.err != nil || r.a.status != 201 || r.a.str("created_at") != t0.Add(20*time.Second).Format(time.RFC3339) {
+		t.Fatalf("answer: %v %d %v, want 201 created at t0+20s", r.err, r.a.status, r.a.body)
+	}
+	waitFor(t, done, "Done")
+	nothingOn(t, gaveUp, "GaveUp from a client that waited")
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Status != 201 || reqs[0].PinID != r.a.str("id") || !reqs[0].At.Equal(t0) {
+		t.Errorf("requests = %+v, want one answered 201 for pin %s", reqs, r.a.str("id"))
+	}
+}
+
+func TestDetachedDelay(t *testing.T) {
+	srv, _, c := newServer(t)
+	cred := srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1"})
+	arrived, gaveUp, done := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	srv.Inject(pinteresttest.Fault{Method: http.MethodPost, Path: pinteresttest.PathPins, Delay: 50 * time.Millisecond,
+		Detached: true, Arrived: arrived, GaveUp: gaveUp, Done: done})
+	ctx, cancel := context.WithCancel(t.Context())
+	got := c.send(ctx, http.MethodPost, pinteresttest.PathPins, bearer(cred.AccessToken), pinJSON("b1", "https://x.example/a.png"))
+	waitFor(t, arrived, "arrival of the pin")
+	cancel()
+	waitFor(t, got, "client's end")
+	waitFor(t, gaveUp, "GaveUp")
+	waitFor(t, done, "Done")
+	if n := len(srv.Pins()); n != 1 {
+		t.Errorf("%d pins after a detached Delay, want 1", n)
+	}
+}
+
+func TestCloseDuringDetachedHold(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		clientGone bool
+	}{{"client waiting", false}, {"client gone", true}} {
+		clientGone := tt.clientGone
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _, c := newServer(t)
+			cred := srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1"})
+			until := make(chan struct{})
+			arrived, gaveUp, done := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+			f := pinteresttest.DelayedCreate(until)
+			f.Arrived, f.GaveUp, f.Done = arrived, gaveUp, done
+			srv.Inject(f)
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			got := c.send(ctx, http.MethodPost, pinteresttest.PathPins, bearer(cred.AccessToken), pinJSON("b1", "https://x.example/a.png"))
+			waitFor(t, arrived, "arrival of the pin")
+			if clientGone {
+				cancel()
+				waitFor(t, got, "client's end")
+				waitFor(t, gaveUp, "GaveUp")
+			}
+			closed := make(chan struct{})
+			go func() { srv.Close(); close(closed) }()
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				close(until) // let the stuck handler, and so Close, end
+				t.Fatal("Close hung during a detached hold")
+			}
+			if !clientGone {
+				if r := waitFor(t, got, "client's end"); r.err == nil {
+					t.Errorf("held request answered %d after Close", r.a.status)
+				}
+			}
+			close(until) // too late: the Server is closed
+			if pins := srv.Pins(); len(pins) != 0 {
+				t.Errorf("pins = %+v, want none: Close came during the hold", pins)
+			}
+			nothingOn(t, done, "Done for a request cut short by Close")
+			if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Status != 0 || reqs[0].PinID != "" {
+				t.Errorf("requests = %+v, want one unanswered without a pin", reqs)
+			}
+		})
+	}
+}
+
+// TestHangOnPostEndsWithClient: a held request with a body still notices
+// its client giving up.
+func TestHangOnPostEndsWithClient(t *testing.T) {
+	srv, _, c := newServer(t)
+	cred := srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1"})
+	arrived, gaveUp, done := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	srv.Inject(pinteresttest.Fault{Path: pinteresttest.PathPins, Hang: true, Arrived: arrived, GaveUp: gaveUp, Done: done})
+	ctx, cancel := context.WithCancel(t.Context())
+	got := c.send(ctx, http.MethodPost, pinteresttest.PathPins, bearer(cred.AccessToken), pinJSON("b1", "https://x.example/a.png"))
+	waitFor(t, arrived, "arrival of the pin")
+	cancel()
+	waitFor(t, got, "client's end")
+	waitFor(t, gaveUp, "GaveUp from the hung request's handler")
+	waitFor(t, done, "Done")
+	if n := len(srv.Pins()); n != 0 {
+		t.Errorf("%d pins from a hung request, want 0", n)
+	}
+}
