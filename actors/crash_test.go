@@ -25,16 +25,63 @@ import (
 // stdout; the parent kills it with SIGKILL at a random moment, then checks
 // from the store that every grant it saw acknowledged is there and that no
 // account is over its limit.
+//
+// The engine runs on the real clock, so no slot frees during the test: a
+// child working on the same accounts every cycle would fill them all after
+// about ten cycles and test nothing but denials from then on. Each cycle's
+// child therefore works on accounts of its own, fresh, besides accounts
+// carried across restarts: the previous cycle's, partly used, and shared
+// ones that every child works on, full after some cycles.
 
 const (
 	crashChildEnv  = "PINBOT_CRASH_CHILD_DIR"
-	crashAccounts  = 40
+	crashCycleEnv  = "PINBOT_CRASH_CYCLE"
+	crashShared    = 8  // accounts every cycle's child works on
+	crashPerCycle  = 16 // accounts of each cycle, also worked on in the next
 	crashWorkers   = 16
 	crashCycles    = 20
 	crashLineLimit = 800
 )
 
-func crashAccount(i int) string { return fmt.Sprintf("crash-%02d", i) }
+// crashAccounts names the accounts the child of cycle works on: the shared
+// ones, the previous cycle's and its own.
+func crashAccounts(cycle int) []string {
+	var out []string
+	for i := 0; i < crashShared; i++ {
+		out = append(out, fmt.Sprintf("crash-s%02d", i))
+	}
+	for c := max(cycle-1, 0); c <= cycle; c++ {
+		for i := 0; i < crashPerCycle; i++ {
+			out = append(out, fmt.Sprintf("crash-c%02d-%02d", c, i))
+		}
+	}
+	return out
+}
+
+// crashAccountsUpTo names every account the children of cycles 0 to cycle
+// worked on.
+func crashAccountsUpTo(cycle int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for c := 0; c <= cycle; c++ {
+		for _, acc := range crashAccounts(c) {
+			if !seen[acc] {
+				seen[acc] = true
+				out = append(out, acc)
+			}
+		}
+	}
+	return out
+}
+
+// crashMinGrants is the fewest grants a child killed after killAfter
+// counted lines must have acknowledged. The counted lines are G (a grant),
+// R (a release, at most three per grant: a grant has at most three
+// reservations) and Z (one per 50 denials of a worker), so a child whose
+// requests are mostly granted acknowledges about killAfter/4 grants or
+// more; one that acknowledges fewer than killAfter/5 was mostly denied,
+// and one with none tested nothing.
+func crashMinGrants(killAfter int) int { return max(1, killAfter/5) }
 
 // TestCrashChild is the child's body; it does nothing in a normal run.
 func TestCrashChild(t *testing.T) {
@@ -42,6 +89,12 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("only runs as the crash test's child process")
 	}
+	cycle, err := strconv.Atoi(os.Getenv(crashCycleEnv))
+	if err != nil || cycle < 0 {
+		fmt.Fprintf(os.Stderr, "%s: %q is not a cycle number\n", crashCycleEnv, os.Getenv(crashCycleEnv))
+		os.Exit(3)
+	}
+	accounts := crashAccounts(cycle)
 	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "open: %v\n", err)
@@ -67,7 +120,7 @@ func TestCrashChild(t *testing.T) {
 			ctx := context.Background()
 			denied := 0
 			for {
-				acc := crashAccount(r.IntN(crashAccounts))
+				acc := accounts[r.IntN(len(accounts))]
 				n := 1 + r.IntN(3)
 				// Announce the request first: a grant may become durable
 				// and the child die before it reports it.
@@ -80,8 +133,9 @@ func TestCrashChild(t *testing.T) {
 					os.Exit(4)
 				}
 				if g.Granted == 0 {
-					// Accounts fill up over the cycles: keep reporting
-					// progress so the parent's kill moment still comes.
+					// The shared accounts fill up over the cycles: keep
+					// reporting progress so the parent's kill moment
+					// still comes.
 					mu.Lock()
 					fmt.Fprintf(out, "D %s %d\n", acc, n)
 					if denied++; denied%50 == 0 {
@@ -138,8 +192,16 @@ func TestCrashRecovery(t *testing.T) {
 		if cycle%6 == 0 {
 			killAfter = 0
 		}
-		runCrashChild(t, exe, dir, killAfter, &total)
+		run := runCrashChild(t, exe, dir, cycle, killAfter, &total)
+		t.Logf("cycle %2d: killed after %3d lines: %3d grants (%4d slots) acknowledged, %3d requests denied",
+			cycle, killAfter, run.grants, run.slots, run.denied)
 		checkCrashState(t, dir, cycle, &total)
+		// A cycle killed at once may grant nothing; any other must grant,
+		// or it tested nothing but denials.
+		if want := crashMinGrants(killAfter); killAfter > 0 && run.grants < want {
+			t.Errorf("cycle %d: killed after %d lines, the child acknowledged %d grants (%d requests denied), want at least %d: the cycle tested little but denials",
+				cycle, killAfter, run.grants, run.denied, want)
+		}
 	}
 	var grants int
 	for _, n := range total.acked {
@@ -151,10 +213,18 @@ func TestCrashRecovery(t *testing.T) {
 	}
 }
 
-func runCrashChild(t *testing.T, exe, dir string, killAfter int, total *crashLedger) {
+// crashRun is what the parent saw of one child.
+type crashRun struct {
+	grants int // grants acknowledged
+	slots  int // slots they granted
+	denied int // requests answered with nothing granted
+}
+
+func runCrashChild(t *testing.T, exe, dir string, cycle, killAfter int, total *crashLedger) crashRun {
 	t.Helper()
+	var run crashRun
 	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashCycleEnv+"="+strconv.Itoa(cycle))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -193,10 +263,13 @@ func runCrashChild(t *testing.T, exe, dir string, killAfter int, total *crashLed
 		case len(f) == 3 && f[0] == "D":
 			n, _ := strconv.Atoi(f[2])
 			asked[f[1]] -= n
+			run.denied++
 			continue
 		case len(f) == 5 && f[0] == "G":
 			n, _ := strconv.Atoi(f[3])
 			total.acked[f[1]] += n
+			run.grants++
+			run.slots += n
 			a, _ := strconv.Atoi(f[4])
 			asked[f[1]] -= a
 		case len(f) == 3 && f[0] == "R":
@@ -217,11 +290,13 @@ func runCrashChild(t *testing.T, exe, dir string, killAfter int, total *crashLed
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("child did not die by SIGKILL: %v\nstderr:\n%s", err, stderr.String())
 	}
+	return run
 }
 
 // checkCrashState opens the store left by the killed child and checks each
-// account: every acknowledged slot not announced as released is counted,
-// and no account is over its limit.
+// account the children of cycles 0 to cycle worked on: every acknowledged
+// slot not announced as released is counted, and no account is over its
+// limit.
 func checkCrashState(t *testing.T, dir string, cycle int, total *crashLedger) {
 	t.Helper()
 	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
@@ -237,8 +312,7 @@ func checkCrashState(t *testing.T, dir string, cycle int, total *crashLedger) {
 	}
 	defer eng.Close(context.Background())
 	ctx := context.Background()
-	for i := 0; i < crashAccounts; i++ {
-		acc := crashAccount(i)
+	for _, acc := range crashAccountsUpTo(cycle) {
 		st, err := eng.Status(ctx, acc)
 		if err != nil {
 			t.Fatalf("cycle %d: %s: %v", cycle, acc, err)

@@ -43,17 +43,26 @@ func TestLedgerCommitClamp(t *testing.T) {
 }
 
 // TestReleaseAfterLease: a reservation whose lease ran out counts as a
-// pin made at its deadline; like Commit (checked in
-// TestEngineReserveCommitRelease), a late Release must be refused and must
-// not free the slot. The property test never resolves an expired ID.
+// pin made at its deadline. A Release after that (the caller knows nothing
+// was sent) gives the slot back, once; a Release after the pin stopped
+// counting finds nothing.
 func TestReleaseAfterLease(t *testing.T) {
 	f := newFixture(t)
-	g := f.reserve("a", 1)
+	g := f.reserve("a", 2)
+	rs := g.Reservations()
 	f.clock.Advance(DefaultConfig().Lease)
-	if _, err := f.eng.Release(f.ctx, g.Reservations()[0]); !errors.Is(err, ErrUnknownReservation) {
-		t.Fatalf("Release after the lease: %v, want ErrUnknownReservation", err)
+	if st := f.status("a"); st.Used != 2 || st.Pending != 0 {
+		t.Fatalf("after the lease: %+v, want both slots used as pins", st)
 	}
-	if st := f.status("a"); st.Used != 1 || st.Pending != 0 {
-		t.Fatalf("after a late Release: %+v, want the expired slot still used", st)
+	st, err := f.eng.Release(f.ctx, rs[0])
+	if err != nil || st.Used != 1 {
+		t.Fatalf("Release after the lease = %+v, %v; want the slot given back", st, err)
+	}
+	if _, err := f.eng.Release(f.ctx, rs[0]); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("second Release: %v, want ErrUnknownReservation", err)
+	}
+	f.clock.Advance(DefaultWindow)
+	if _, err := f.eng.Release(f.ctx, rs[1]); !errors.Is(err, ErrUnknownReservation) {
+		t.Fatalf("Release a window after the lease: %v, want ErrUnknownReservation", err)
 	}
 }
