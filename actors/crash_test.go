@@ -34,8 +34,11 @@ import (
 // ones that every child works on, full after some cycles.
 
 const (
-	crashChildEnv  = "PINBOT_CRASH_CHILD_DIR"
-	crashCycleEnv  = "PINBOT_CRASH_CYCLE"
+	crashChildEnv = "PINBOT_CRASH_CHILD_DIR"
+	crashCycleEnv = "PINBOT_CRASH_CYCLE"
+	// crashWallEnv is how far (ms) the child's wall clock is off: the
+	// parent steps it between restarts, which must not move engine time.
+	crashWallEnv   = "PINBOT_CRASH_WALL_STEP_MS"
 	crashShared    = 8  // accounts every cycle's child works on
 	crashPerCycle  = 16 // accounts of each cycle, also worked on in the next
 	crashWorkers   = 16
@@ -100,9 +103,11 @@ func TestCrashChild(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "open: %v\n", err)
 		os.Exit(3)
 	}
+	step, _ := strconv.ParseInt(os.Getenv(crashWallEnv), 10, 64)
 	cfg := DefaultConfig()
 	cfg.SnapshotEvery = 16 // snapshots and journal truncation happen often
 	cfg.Recover = true
+	cfg.Wall = func() int64 { return time.Now().UnixMilli() + step }
 	eng, err := New(cfg, store, zerolog.Nop())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
@@ -110,7 +115,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	var mu sync.Mutex
 	out := os.Stdout
-	fmt.Fprintln(out, "READY")
+	fmt.Fprintln(out, "READY", eng.Now().UnixMilli())
 	var wg sync.WaitGroup
 	for w := 0; w < crashWorkers; w++ {
 		wg.Add(1)
@@ -184,6 +189,11 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	// Without a boot ID, engine time follows the wall clock at each start.
+	steps := SystemUptime().BootID() != ""
+	if !steps {
+		t.Log("no boot ID on this machine: the wall clock is not stepped")
+	}
 	total := crashLedger{acked: map[string]int{}, released: map[string]int{}, unanswered: map[string]int{}}
 	for cycle := 0; cycle < crashCycles; cycle++ {
 		// Kill after a random number of acknowledged grants; sometimes at
@@ -192,9 +202,19 @@ func TestCrashRecovery(t *testing.T) {
 		if cycle%6 == 0 {
 			killAfter = 0
 		}
-		run := runCrashChild(t, exe, dir, cycle, killAfter, &total)
-		t.Logf("cycle %2d: killed after %3d lines: %3d grants (%4d slots) acknowledged, %3d requests denied",
-			cycle, killAfter, run.grants, run.slots, run.denied)
+		// The wall clock steps by up to 3 hours either way between
+		// restarts; the first run sets engine time from the true time.
+		var step time.Duration
+		if cycle > 0 && steps {
+			step = time.Duration(r.Int64N(int64(6*time.Hour))) - 3*time.Hour
+		}
+		run := runCrashChild(t, exe, dir, cycle, killAfter, step, &total)
+		t.Logf("cycle %2d: wall clock %+v off, engine clock %+dms; killed after %3d lines: %3d grants (%4d slots) acknowledged, %3d requests denied",
+			cycle, step.Round(time.Second), run.skew, killAfter, run.grants, run.slots, run.denied)
+		if steps && (run.skew > 2000 || run.skew < -2000) {
+			t.Errorf("cycle %d: with the wall clock %v off, the engine clock started %d ms off the true time: a wall-clock step entered engine time",
+				cycle, step, run.skew)
+		}
 		checkCrashState(t, dir, cycle, &total)
 		// A cycle killed at once may grant nothing; any other must grant,
 		// or it tested nothing but denials.
@@ -215,16 +235,18 @@ func TestCrashRecovery(t *testing.T) {
 
 // crashRun is what the parent saw of one child.
 type crashRun struct {
-	grants int // grants acknowledged
-	slots  int // slots they granted
-	denied int // requests answered with nothing granted
+	skew   int64 // engine time at start minus the true time, ms
+	grants int   // grants acknowledged
+	slots  int   // slots they granted
+	denied int   // requests answered with nothing granted
 }
 
-func runCrashChild(t *testing.T, exe, dir string, cycle, killAfter int, total *crashLedger) crashRun {
+func runCrashChild(t *testing.T, exe, dir string, cycle, killAfter int, step time.Duration, total *crashLedger) crashRun {
 	t.Helper()
 	var run crashRun
 	cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashCycleEnv+"="+strconv.Itoa(cycle))
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashCycleEnv+"="+strconv.Itoa(cycle),
+		crashWallEnv+"="+strconv.FormatInt(step.Milliseconds(), 10))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +274,10 @@ func runCrashChild(t *testing.T, exe, dir string, cycle, killAfter int, total *c
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
-		case len(f) == 1 && f[0] == "READY":
+		case len(f) == 2 && f[0] == "READY":
+			if engineNow, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				run.skew = engineNow - time.Now().UnixMilli()
+			}
 			if killAfter == 0 {
 				kill()
 			}
@@ -319,6 +344,13 @@ func checkCrashState(t *testing.T, dir string, cycle int, total *crashLedger) {
 		}
 		if st.Used > st.Limit {
 			t.Fatalf("cycle %d: %s uses %d slots, over the limit %d", cycle, acc, st.Used, st.Limit)
+		}
+		// Every run of the test lasts seconds of true time: the slots
+		// granted and never released, the pins made in truth, all fall in
+		// one window, whatever the wall clock said.
+		if real := total.acked[acc] - total.released[acc]; real > st.Limit {
+			t.Fatalf("cycle %d: %s: %d slots acknowledged and not released in one true window, over the limit %d",
+				cycle, acc, real, st.Limit)
 		}
 		if floor := total.acked[acc] - total.released[acc]; st.Used < floor {
 			t.Fatalf("cycle %d: %s: %d slots stored, but %d acknowledged and %d released: a grant was lost",
