@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/cmd/pinbench/internal/child"
 	"github.com/rs/zerolog"
 )
@@ -161,17 +162,22 @@ type soakReport struct {
 	AccountsToReplay int `json:"accounts_to_replay_after_kills"`
 	KillsToReplay    int `json:"kills_leaving_accounts_to_replay"`
 
-	StoreChecks    int `json:"store_checks"`
-	JournalEvents  int `json:"journal_events_replayed"`
-	JournalGrants  int `json:"journal_grants_checked"`
-	JournalFull    int `json:"journal_grants_filling_the_limit"`
-	HistoryGrants  int `json:"acknowledged_grants_checked"`
-	HistoryFull    int `json:"acknowledged_grants_filling_the_limit"`
-	MaxUsed        int `json:"max_used_seen"`
-	LostGrants     int `json:"violations_lost_grants"`
-	OverLimit      int `json:"violations_over_limit"`
-	StoreProblems  int `json:"violations_store"`
-	ProcessFailure int `json:"violations_process"`
+	StoreChecks   int `json:"store_checks"`
+	JournalEvents int `json:"journal_events_replayed"`
+	JournalGrants int `json:"journal_grants_checked"`
+	JournalFull   int `json:"journal_grants_filling_the_limit"`
+	HistoryGrants int `json:"acknowledged_grants_checked"`
+	HistoryFull   int `json:"acknowledged_grants_filling_the_limit"`
+	MaxUsed       int `json:"max_used_seen"`
+	LostGrants    int `json:"violations_lost_grants"`
+	OverLimit     int `json:"violations_over_limit"`
+	StoreProblems int `json:"violations_store"`
+	// WallSteps counts the starts whose wall clock was off the true time;
+	// MaxSkewMS is the farthest engine time started from the true time.
+	WallSteps      int   `json:"wall_clock_steps"`
+	MaxSkewMS      int64 `json:"max_engine_clock_skew_ms"`
+	ClockProblems  int   `json:"violations_clock"`
+	ProcessFailure int   `json:"violations_process"`
 
 	Violations []violation `json:"violations"`
 	ElapsedS   float64     `json:"elapsed_s"`
@@ -214,6 +220,7 @@ func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.
 		co := soakChildOptions{
 			dataDir: dir, accounts: o.accounts, callers: o.callers, limit: o.limit, window: o.window,
 			lease: o.lease, idle: o.idle, seed: o.seed + uint64(cycle), snapshotEvery: snapshotEvery, logLevel: o.logLevel,
+			wallStep: wallStep(r, cycle),
 		}
 		before := acked.slots
 		cr, err := killChild(ctx, o.exe, co, delay, acked)
@@ -227,6 +234,18 @@ func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.
 		rep.Kills++
 		if !cr.ready {
 			rep.KilledBeforeReady++
+		} else if !clockFollowsWall {
+			// Engine time resumes on the boot-time clock whatever the wall
+			// clock says; the first run took it from the true time.
+			if co.wallStep != 0 {
+				rep.WallSteps++
+			}
+			rep.MaxSkewMS = max(rep.MaxSkewMS, cr.skew, -cr.skew)
+			if cr.skew > maxClockSkew || cr.skew < -maxClockSkew {
+				rep.ClockProblems++
+				add(violation{Kind: violClock, Cycle: cycle, Detail: fmt.Sprintf(
+					"the wall clock %v off the true time moved engine time: it started %d ms off", co.wallStep, cr.skew)})
+			}
 		}
 		// The check works on a copy: the next child restarts over the
 		// directory exactly as the kill left it.
@@ -329,10 +348,32 @@ func soakDir(dir string) (string, func(keep bool), error) {
 	return dir, func(bool) {}, nil
 }
 
+// wallStep returns how far the wall clock of cycle's child is off the
+// true time: up to 3 hours either way, except in the first cycle, which
+// sets engine time. It is 0 where engine time follows the wall clock at
+// each start (no boot ID).
+func wallStep(r *rand.Rand, cycle int) time.Duration {
+	if cycle == 1 || clockFollowsWall {
+		return 0
+	}
+	return time.Duration(r.Int64N(int64(6*time.Hour))) - 3*time.Hour
+}
+
+// clockFollowsWall is true where the machine has no boot ID: then engine
+// time starts from the wall clock at each start, and the soak does not
+// step it.
+var clockFollowsWall = actors.SystemUptime().BootID() == ""
+
+// maxClockSkew is how far (ms) engine time may start from the true time:
+// a restart's own duration and the rounding of the clocks.
+const maxClockSkew = 2000
+
 // childResult is what one child run showed.
 type childResult struct {
 	ready bool
 	lines int
+	// skew is the engine time at READY minus the true time, ms.
+	skew int64
 }
 
 // killChild starts a soak child, records every line it prints into acked,
@@ -363,6 +404,10 @@ func killChild(ctx context.Context, exe string, co soakChildOptions, delay time.
 		res.lines++
 		if acked.line(sc.Text()) {
 			res.ready = true
+			var engineNow int64
+			if _, err := fmt.Sscanf(sc.Text(), "READY %d", &engineNow); err == nil {
+				res.skew = engineNow - time.Now().UnixMilli()
+			}
 		}
 	}
 	scanErr := sc.Err()
@@ -408,6 +453,8 @@ func printSoak(w io.Writer, rep *soakReport) {
 		rep.OverLimit, commas(int64(rep.JournalGrants)), commas(int64(rep.JournalFull)),
 		commas(int64(rep.HistoryGrants)), commas(int64(rep.HistoryFull)), rep.MaxUsed, rep.Limit)
 	fmt.Fprintf(w, "  (c) data directory        %d problem(s) in %d opens (of copies taken after each kill)\n", rep.StoreProblems, rep.StoreChecks)
+	fmt.Fprintf(w, "  (d) engine clock          %d   (the wall clock stepped up to 3 h either way at %d starts; engine time started at most %d ms off the true time)\n",
+		rep.ClockProblems, rep.WallSteps, rep.MaxSkewMS)
 	if rep.ProcessFailure > 0 {
 		fmt.Fprintf(w, "  engine process failures   %d\n", rep.ProcessFailure)
 	}

@@ -19,6 +19,7 @@ const (
 	violOver    = "(b) window over the limit"
 	violStore   = "(c) data directory"
 	violProcess = "engine process"
+	violClock   = "(d) engine clock"
 )
 
 // violation is one broken invariant.

@@ -20,7 +20,7 @@ const soakChildCommand = "soak-child"
 // The soak child's stdout protocol, one line per event, each written with
 // a single write after the event it reports:
 //
-//	READY <now>                 the engine is open; times are engine Unix ms
+//	READY <now>                 the engine is open at engine time now; times are engine Unix ms
 //	G <account> <first> <n> <t> Reserve returned n slots, IDs first..first+n-1, granted at t
 //	C <account> <id> <t>        Commit(id, t) is about to be called
 //	R <account> <id> <t>        Release(id) is about to be called, at t
@@ -41,6 +41,9 @@ type soakChildOptions struct {
 	seed          uint64
 	snapshotEvery int
 	logLevel      string
+	// wallStep is how far the child's wall clock is off the true time;
+	// the soak steps it between restarts, which must not move engine time.
+	wallStep time.Duration
 }
 
 // args returns the command line that gives o to a child.
@@ -56,6 +59,7 @@ func (o soakChildOptions) args() []string {
 		"--seed", fmt.Sprint(o.seed),
 		"--snapshot-every", fmt.Sprint(o.snapshotEvery),
 		"--log-level", o.logLevel,
+		"--wall-step", o.wallStep.String(),
 	}
 }
 
@@ -89,6 +93,7 @@ func soakChild(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Uint64Var(&o.seed, "seed", 1, "")
 	fs.IntVar(&o.snapshotEvery, "snapshot-every", 16, "")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "")
+	fs.DurationVar(&o.wallStep, "wall-step", 0, "")
 	if err := parseFlags(fs, soakChildCommand, args, stdout); err != nil {
 		return err
 	}
@@ -102,6 +107,8 @@ func soakChild(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cfg := soakEngineConfig(o.limit, o.window, o.lease, o.idle, o.snapshotEvery)
 	cfg.Recover = true
+	step := o.wallStep.Milliseconds()
+	cfg.Wall = func() int64 { return time.Now().UnixMilli() + step }
 	eng, err := actors.New(cfg, store, log)
 	if err != nil {
 		return errors.Join(err, store.Close())
