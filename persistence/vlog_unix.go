@@ -23,5 +23,12 @@ func lockDir(dir string) (unlock func(), ok bool, err error) {
 		}
 		return nil, false, err
 	}
-	return func() { f.Close() }, true, nil
+	// Unlock explicitly before closing: a process forked meanwhile (any
+	// exec.Command of this process) shares the open file until it execs,
+	// and closing alone would leave the lock held that long, failing the
+	// badger.Open that follows.
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, true, nil
 }
