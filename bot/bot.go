@@ -109,6 +109,9 @@ func New(cfg Config) (*Bot, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	if lease := cfg.Engine.Config().Lease; lease > 0 && cfg.SlotMargin >= lease {
+		return nil, fmt.Errorf("bot: Config.SlotMargin %v leaves no time in the engine's %v lease", cfg.SlotMargin, lease)
+	}
 	appID, err := applicationID(cfg.Token)
 	if err != nil {
 		return nil, err

@@ -151,3 +151,13 @@ func TestPinSlowRefreshPastLease(t *testing.T) {
 		t.Errorf("after the slow refresh the account needs a new link: %s", text)
 	}
 }
+
+// TestSlotMarginWithinLease: a margin that leaves no time in the lease is
+// refused at New, naming the setting.
+func TestSlotMarginWithinLease(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	_, err := New(Config{Token: w.dc.Token(), Engine: w.engine, Links: w.links, Pinterest: w.pc, SlotMargin: 5 * time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "Config.SlotMargin") {
+		t.Fatalf("New with a margin as long as the lease: %v, want an error naming Config.SlotMargin", err)
+	}
+}
