@@ -89,24 +89,24 @@ func (l *ledger) addLapsed(lp persistence.Lapsed) {
 
 // findLapsed returns the index of lapsed reservation id, or -1.
 func (l *ledger) findLapsed(id uint64) int {
-	i, ok := slices.BinarySearchFunc(l.lapsed, id, func(lp persistence.Lapsed, id uint64) int {
-		return cmp.Compare(lp.ID, id)
-	})
-	if !ok {
-		return -1
+	return indexByID(l.lapsed, id, func(lp persistence.Lapsed) uint64 { return lp.ID })
+}
+
+// removeLapsed removes lapsed reservation i and returns it.
+func (l *ledger) removeLapsed(i int) persistence.Lapsed {
+	lp := l.lapsed[i]
+	l.lapsed = slices.Delete(l.lapsed, i, i+1)
+	if len(l.lapsed) == 0 {
+		l.lapsed = nil
 	}
-	return i
+	return lp
 }
 
 // settleLapsed resolves lapsed reservation i as a pin made at t: its pin,
 // counted at the deadline, moves forward to t (never backward), and it is
 // no longer lapsed. It returns the pin's time.
 func (l *ledger) settleLapsed(i int, t int64) int64 {
-	lp := l.lapsed[i]
-	l.lapsed = slices.Delete(l.lapsed, i, i+1)
-	if len(l.lapsed) == 0 {
-		l.lapsed = nil
-	}
+	lp := l.removeLapsed(i)
 	if t <= lp.Deadline {
 		return lp.Deadline
 	}
@@ -159,10 +159,15 @@ func (l *ledger) addPending(first uint64, count int, at, deadline int64) {
 	}
 }
 
+// find returns the index of pending reservation id, or -1.
 func (l *ledger) find(id uint64) int {
-	i, ok := slices.BinarySearchFunc(l.pending, id, func(p persistence.Pending, id uint64) int {
-		return cmp.Compare(p.ID, id)
-	})
+	return indexByID(l.pending, id, func(p persistence.Pending) uint64 { return p.ID })
+}
+
+// indexByID returns the index of the element of s, ascending by idOf, whose
+// ID is id, or -1.
+func indexByID[T any](s []T, id uint64, idOf func(T) uint64) int {
+	i, ok := slices.BinarySearchFunc(s, id, func(e T, id uint64) int { return cmp.Compare(idOf(e), id) })
 	if !ok {
 		return -1
 	}
@@ -209,12 +214,7 @@ func (l *ledger) release(now int64, id uint64) bool {
 
 // dropLapsed removes lapsed reservation i and the pin it counted as.
 func (l *ledger) dropLapsed(i int) {
-	lp := l.lapsed[i]
-	l.lapsed = slices.Delete(l.lapsed, i, i+1)
-	if len(l.lapsed) == 0 {
-		l.lapsed = nil
-	}
-	l.win.Remove(lp.Deadline)
+	l.win.Remove(l.removeLapsed(i).Deadline)
 }
 
 // holdUntil keeps every slot from being granted before until; a later
