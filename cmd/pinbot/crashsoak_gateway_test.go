@@ -522,23 +522,7 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 
 	dir := t.TempDir()
 	keyFile := writeKey(t, dir, 32, 0o600)
-	addr := freeAddr(t)
-	env := []string{
-		discordTokenEnv + "=" + dc.Token(),
-		"PINBOT_DISCORD_API_URL=" + dc.APIURL(),
-		"PINBOT_DISCORD_GATEWAY_URL=" + dc.GatewayURL(),
-		"PINBOT_SHARDS=1",
-		"PINTEREST_CLIENT_ID=" + ps.ClientID(),
-		"PINTEREST_CLIENT_SECRET=" + ps.ClientSecret(),
-		"PINBOT_PINTEREST_API_URL=" + api.URL + "/v5",
-		"PINBOT_PINTEREST_OAUTH_URL=" + ps.AuthURL(),
-		"PINBOT_HTTP_ADDR=" + addr,
-		"PINBOT_PUBLIC_URL=http://" + addr,
-		"PINBOT_ENCRYPTION_KEY_FILE=" + keyFile,
-		"PINBOT_DATA_DIR=" + filepath.Join(dir, "data"),
-		"PINBOT_LOG_LEVEL=info",
-		"NO_COLOR=1",
-	}
+	env := standInEnv(t, dc, ps, api.URL+"/v5", keyFile, filepath.Join(dir, "data"))
 
 	// start starts a bot run; one still running when the test ends (it
 	// failed) is killed, after the stand-ins' defers are registered, so

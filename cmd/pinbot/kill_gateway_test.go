@@ -133,6 +133,30 @@ func (c *child) stop(ctx context.Context) {
 	}
 }
 
+// standInEnv is the environment of a pinbot process running the bot between
+// the stand-ins dc and ps, reaching Pinterest's API at apiURL, on a fresh
+// loopback address.
+func standInEnv(t *testing.T, dc *discordtest.Server, ps *pinteresttest.Server, apiURL, keyFile, dataDir string) []string {
+	t.Helper()
+	addr := freeAddr(t)
+	return []string{
+		discordTokenEnv + "=" + dc.Token(),
+		"PINBOT_DISCORD_API_URL=" + dc.APIURL(),
+		"PINBOT_DISCORD_GATEWAY_URL=" + dc.GatewayURL(),
+		"PINBOT_SHARDS=1",
+		"PINTEREST_CLIENT_ID=" + ps.ClientID(),
+		"PINTEREST_CLIENT_SECRET=" + ps.ClientSecret(),
+		"PINBOT_PINTEREST_API_URL=" + apiURL,
+		"PINBOT_PINTEREST_OAUTH_URL=" + ps.AuthURL(),
+		"PINBOT_HTTP_ADDR=" + addr,
+		"PINBOT_PUBLIC_URL=http://" + addr,
+		"PINBOT_ENCRYPTION_KEY_FILE=" + keyFile,
+		"PINBOT_DATA_DIR=" + dataDir,
+		"PINBOT_LOG_LEVEL=info",
+		"NO_COLOR=1",
+	}
+}
+
 // freeAddr returns a loopback address no one listens on now.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -285,23 +309,7 @@ func killMidBatch(t *testing.T, lostAnswer bool) {
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
 	keyFile := writeKey(t, dir, 32, 0o600)
-	addr := freeAddr(t)
-	env := []string{
-		discordTokenEnv + "=" + dc.Token(),
-		"PINBOT_DISCORD_API_URL=" + dc.APIURL(),
-		"PINBOT_DISCORD_GATEWAY_URL=" + dc.GatewayURL(),
-		"PINBOT_SHARDS=1",
-		"PINTEREST_CLIENT_ID=" + ps.ClientID(),
-		"PINTEREST_CLIENT_SECRET=" + ps.ClientSecret(),
-		"PINBOT_PINTEREST_API_URL=" + api.URL + "/v5",
-		"PINBOT_PINTEREST_OAUTH_URL=" + ps.AuthURL(),
-		"PINBOT_HTTP_ADDR=" + addr,
-		"PINBOT_PUBLIC_URL=http://" + addr,
-		"PINBOT_ENCRYPTION_KEY_FILE=" + keyFile,
-		"PINBOT_DATA_DIR=" + dataDir,
-		"PINBOT_LOG_LEVEL=info",
-		"NO_COLOR=1",
-	}
+	env := standInEnv(t, dc, ps, api.URL+"/v5", keyFile, dataDir)
 	var all []*discordtest.Interaction
 	inv := func(data discordtest.InvocationData) discordtest.Invocation {
 		return discordtest.Invocation{ChannelID: ch.ID, UserID: user, Data: data}
