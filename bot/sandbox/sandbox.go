@@ -18,7 +18,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/internal/app"
 )
 
 // Timeouts of the sandbox.
@@ -85,15 +85,15 @@ type Sandbox struct {
 	closeErr  error
 }
 
-// Start opens the stores, starts the stand-ins with the demo world, the
-// OAuth callback on a loopback port and the bot, links the demo accounts
-// through OAuth (see the package documentation) and returns once the bot's
+// Start starts the stand-ins with the demo world, then builds the program
+// over them (package internal/app: the stores, the engine, the OAuth
+// callback on a loopback port, the bot), links the demo accounts through
+// OAuth (see the package documentation) and returns once the bot's
 // gateway is ready. On failure it closes what it had opened.
 //
-// A store directory another process holds fails: the engine store with
-// Badger's lock error, the token store with an error wrapping
-// links.ErrLocked. A token store written with another key fails with an
-// error wrapping links.ErrEncryptionKey.
+// A store directory another process holds fails with an error wrapping
+// app.ErrDataDirInUse. A token store written with another key fails with
+// an error wrapping links.ErrEncryptionKey.
 func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -113,25 +113,6 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 	}()
 
-	store, err := persistence.OpenBadger(cfg.EngineDir, persistence.BadgerOptions{Durable: true}, cfg.Log)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: opening the engine store in %s: %w", cfg.EngineDir, err)
-	}
-	s.push(func(context.Context) error { return store.Close() })
-	if s.engine, err = actors.New(actors.DefaultConfig(), store, cfg.Log); err != nil {
-		return nil, fmt.Errorf("sandbox: starting the engine: %w", err)
-	}
-	s.push(s.engine.Close)
-
-	key, err := loadOrCreateKey(cfg.KeyFile)
-	if err != nil {
-		return nil, err
-	}
-	if s.links, err = links.Open(cfg.LinksDir, links.Options{EncryptionKey: key}, cfg.Log); err != nil {
-		return nil, fmt.Errorf("sandbox: opening the token store in %s (key %s): %w", cfg.LinksDir, cfg.KeyFile, err)
-	}
-	s.push(func(context.Context) error { return s.links.Close() })
-
 	s.pinterest = pinteresttest.NewServer()
 	s.push(func(context.Context) error { s.pinterest.Close(); return nil })
 	for _, a := range accounts {
@@ -149,30 +130,49 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		return nil, err
 	}
 
-	if err := s.startWeb(cfg.Log); err != nil {
+	key, err := loadOrCreateKey(cfg.KeyFile)
+	if err != nil {
 		return nil, err
 	}
+	// The OAuth callback listens on a fresh loopback port, which the
+	// Pinterest client's redirect address names.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: OAuth callback listener: %w", err)
+	}
+	s.webURL = "http://" + ln.Addr().String()
+	a, err := app.Build(app.Config{
+		EngineDir:     cfg.EngineDir,
+		LinksDir:      cfg.LinksDir,
+		EncryptionKey: key,
+		Pinterest: pinterest.Config{
+			ClientID:     s.pinterest.ClientID(),
+			ClientSecret: s.pinterest.ClientSecret(),
+			RedirectURL:  s.CallbackURL(),
+			APIBase:      s.pinterest.APIBase(),
+			AuthURL:      s.pinterest.AuthURL(),
+		},
+		Bot: bot.Config{
+			Token:        s.discord.Token(),
+			APIURL:       s.discord.APIURL(),
+			GatewayURL:   s.discord.GatewayURL(),
+			Shards:       1,
+			CloseTimeout: botCloseTimeout,
+		},
+		Listener: ln,
+		Log:      cfg.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w (engine store %s, token store %s, key %s)", err, cfg.EngineDir, cfg.LinksDir, cfg.KeyFile)
+	}
+	s.push(a.Close)
+	s.engine, s.links, s.client = a.Engine, a.Links, a.Pinterest
+
 	if err := s.seedLinks(ctx); err != nil {
 		return nil, err
 	}
-
-	b, err := bot.New(bot.Config{
-		Token:        s.discord.Token(),
-		APIURL:       s.discord.APIURL(),
-		GatewayURL:   s.discord.GatewayURL(),
-		Shards:       1,
-		Engine:       s.engine,
-		Links:        s.links,
-		Pinterest:    s.client,
-		Log:          cfg.Log,
-		CloseTimeout: botCloseTimeout,
-	})
-	if err != nil {
+	if err := a.Start(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	s.push(b.Close)
-	if err := b.Start(ctx); err != nil {
-		return nil, fmt.Errorf("sandbox: starting the bot: %w", err)
 	}
 	s.log.Info().Str("discord", s.discord.URL()).Str("pinterest", s.pinterest.URL).
 		Str("callback", s.CallbackURL()).Msg("sandbox running")
@@ -182,58 +182,14 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 // push adds a closer for Close.
 func (s *Sandbox) push(f func(context.Context) error) { s.closers = append(s.closers, f) }
 
-// startWeb builds the Pinterest client, whose redirect address is the
-// callback on a fresh loopback port, and serves the OAuth callback there.
-func (s *Sandbox) startWeb(log zerolog.Logger) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("sandbox: OAuth callback listener: %w", err)
-	}
-	s.webURL = "http://" + ln.Addr().String()
-	s.client, err = pinterest.New(pinterest.Config{
-		ClientID:     s.pinterest.ClientID(),
-		ClientSecret: s.pinterest.ClientSecret(),
-		RedirectURL:  s.CallbackURL(),
-		APIBase:      s.pinterest.APIBase(),
-		AuthURL:      s.pinterest.AuthURL(),
-		Logger:       log,
-	})
-	if err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	h, err := web.New(web.Config{Links: s.links, Pinterest: s.client, Log: log})
-	if err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	srv := h.Server(ln.Addr().String())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error().Err(err).Msg("OAuth callback server failed")
-		}
-	}()
-	s.push(func(ctx context.Context) error {
-		err := srv.Shutdown(ctx)
-		<-done
-		if err != nil {
-			return fmt.Errorf("sandbox: OAuth callback server: %w", err)
-		}
-		return nil
-	})
-	return nil
-}
-
 // CallbackURL is the OAuth redirect address: the bot's callback on its
 // loopback port.
 func (s *Sandbox) CallbackURL() string { return s.webURL + web.CallbackPath }
 
-// Close stops the bot (waiting for its handlers), the OAuth callback, the
-// engine (which writes every account's state), the stores and the
-// stand-ins, in that order, and returns every error met. Close may be
-// called more than once.
+// Close stops the program (the bot, waiting for its handlers, the OAuth
+// callback, the engine, which writes every account's state, and the
+// stores; see app.App.Close) and then the stand-ins, and returns every
+// error met. Close may be called more than once.
 func (s *Sandbox) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		var errs []error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/sandbox"
+	"github.com/pinbot/pinbot/internal/app"
 )
 
 // sandboxCloseTimeout bounds stopping the sandbox.
@@ -82,7 +83,7 @@ func runSandbox(ctx context.Context, cfg sandboxConfig) (err error) {
 // sandboxStartError explains why the sandbox did not start.
 func sandboxStartError(dir layout, err error) error {
 	switch {
-	case isLockError(err), errors.Is(err, links.ErrLocked):
+	case errors.Is(err, app.ErrDataDirInUse):
 		return fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir.dir)
 	case errors.Is(err, links.ErrEncryptionKey):
 		return fmt.Errorf("the token store in %s was not written with the sandbox's key %s (the bot may have made it with its own key); "+

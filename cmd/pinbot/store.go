@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/rs/zerolog"
 )
@@ -24,27 +24,11 @@ var errDataDirInUse = errors.New("data directory is in use by another pinbot pro
 // When another process holds the directory, the error wraps
 // errDataDirInUse.
 func openStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true}, log)
-	if err == nil {
-		return store, nil
-	}
-	if isLockError(err) {
-		log.Debug().Err(err).Str("dir", dir).Msg("store directory locked")
+	store, err := app.OpenStore(dir, log)
+	if errors.Is(err, app.ErrDataDirInUse) {
 		return nil, fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir)
 	}
-	return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
-}
-
-// isLockError reports whether err is Badger's failure to take the lock of
-// its directory. Badger wraps the lock error as text only (neither the
-// flock errno nor a sentinel survives), so its message is all there is to
-// recognize: on Unix "Cannot acquire directory lock on ...", on Windows
-// "Cannot create lock file ...", both followed by "Another process is using
-// this Badger database".
-func isLockError(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Another process is using this Badger database") ||
-		strings.Contains(msg, "Cannot acquire directory lock")
+	return store, err
 }
 
 // shutdown closes eng, waiting at most shutdownTimeout, and then store,

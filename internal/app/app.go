@@ -1,0 +1,321 @@
+// Package app builds the whole program from one Config: the engine's
+// store and engine, the token store, the Pinterest client, the HTTP
+// handler (OAuth callback and health check) and the Discord bot, and
+// tears them down in reverse order with one closer stack. The bot
+// command and the local sandbox both build through it; the sandbox
+// passes the stand-ins' addresses.
+//
+// # Usage
+//
+//	a, err := app.Build(cfg)
+//	if err != nil { ... }
+//	defer a.Close(context.Background())
+//	if err := a.Start(ctx); err != nil { ... } // connects the gateway
+//	select {
+//	case <-ctx.Done():
+//	case err := <-a.HTTPFailed():
+//	}
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// Errors of Build. Match them with errors.Is.
+var (
+	// ErrDataDirInUse means another process holds the engine store or the
+	// token store.
+	ErrDataDirInUse = errors.New("data directory is in use by another pinbot process")
+	// ErrPinterestConfig wraps an invalid Config.Pinterest.
+	ErrPinterestConfig = errors.New("invalid Pinterest settings")
+	// ErrBotConfig wraps an invalid Config.Bot (such as a malformed token).
+	ErrBotConfig = errors.New("invalid bot settings")
+)
+
+// configError is an invalid setting of one part of the program: it reads
+// as the part's own error and matches kind too.
+type configError struct{ kind, err error }
+
+func (e *configError) Error() string   { return e.err.Error() }
+func (e *configError) Unwrap() []error { return []error{e.kind, e.err} }
+
+// Default timeouts of Close, one per step.
+const (
+	// EngineCloseTimeout bounds closing the engine: every account actor
+	// writes its snapshot.
+	EngineCloseTimeout = 15 * time.Second
+	// DefaultPurgeEvery is how often the OAuth states nobody came back
+	// with are deleted.
+	DefaultPurgeEvery = 5 * time.Minute
+)
+
+// Config is everything Build needs.
+type Config struct {
+	// EngineDir is the directory of the engine's Badger store, created if
+	// needed.
+	EngineDir string
+	// LinksDir is the directory of the token store, created if needed
+	// and encrypted with EncryptionKey (16, 24 or 32 bytes).
+	LinksDir      string
+	EncryptionKey []byte
+	// Engine configures the rate-limit engine; nil means
+	// actors.DefaultConfig().
+	Engine *actors.Config
+	// Pinterest configures the Pinterest client; Build sets its Logger.
+	Pinterest pinterest.Config
+	// Bot configures the Discord bot; Build sets its Engine, Links,
+	// Pinterest and Log.
+	Bot bot.Config
+	// Listener is where the OAuth callback and the health check are
+	// served; Build takes it over and closes it with the App.
+	Listener net.Listener
+	// PurgeEvery is how often expired OAuth states are deleted; 0 means
+	// DefaultPurgeEvery.
+	PurgeEvery time.Duration
+	// Log receives every component's log lines.
+	Log zerolog.Logger
+}
+
+// App is the built program. Its fields are set by Build and must not be
+// changed.
+type App struct {
+	Engine    *actors.Engine
+	Links     *links.Store
+	Pinterest *pinterest.Client
+	Bot       *bot.Bot
+
+	log      zerolog.Logger
+	httpDone chan error // the HTTP server's end, once
+
+	closers   []closer
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// closer is one step of Close.
+type closer struct {
+	what    string
+	timeout time.Duration // 0: the context of Close alone
+	close   func(context.Context) error
+}
+
+// Build opens the stores, starts the engine and the HTTP server, and
+// builds the bot without connecting it (see Start). On failure it closes
+// what it had opened.
+func Build(cfg Config) (_ *App, err error) {
+	if cfg.Listener == nil {
+		return nil, errors.New("app: Config.Listener is nil")
+	}
+	a := &App{log: cfg.Log.With().Str("component", "pinbot").Logger()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, a.Close(context.Background()))
+		}
+	}()
+	listener := cfg.Listener
+	a.push("the HTTP listener", 0, func(context.Context) error {
+		if listener == nil {
+			return nil
+		}
+		if err := listener.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+
+	store, err := openStore(cfg.EngineDir, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	a.push("the engine store", 0, func(context.Context) error { return store.Close() })
+	if a.Links, err = openLinks(cfg.LinksDir, cfg.EncryptionKey, cfg.Log); err != nil {
+		return nil, err
+	}
+	a.push("the token store", 0, func(context.Context) error { return a.Links.Close() })
+	ecfg := actors.DefaultConfig()
+	if cfg.Engine != nil {
+		ecfg = *cfg.Engine
+	}
+	if a.Engine, err = actors.New(ecfg, store, cfg.Log); err != nil {
+		return nil, fmt.Errorf("starting the engine: %w", err)
+	}
+	a.push("the engine", EngineCloseTimeout, a.Engine.Close)
+
+	pcfg := cfg.Pinterest
+	pcfg.Logger = cfg.Log
+	if a.Pinterest, err = pinterest.New(pcfg); err != nil {
+		return nil, &configError{kind: ErrPinterestConfig, err: err}
+	}
+
+	purgeEvery := cfg.PurgeEvery
+	if purgeEvery <= 0 {
+		purgeEvery = DefaultPurgeEvery
+	}
+	pctx, stopPurge := context.WithCancel(context.Background())
+	purged := make(chan struct{})
+	go a.purgeStates(pctx, purgeEvery, purged)
+	a.push("the OAuth state purge", 0, func(context.Context) error {
+		stopPurge()
+		<-purged
+		return nil
+	})
+
+	h, err := web.New(web.Config{Links: a.Links, Pinterest: a.Pinterest, Log: cfg.Log})
+	if err != nil {
+		return nil, err
+	}
+	ln := listener
+	listener = nil // the server closes it from now on
+	srv := h.Server(ln.Addr().String())
+	a.httpDone = make(chan error, 1)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.httpDone <- err
+		}
+	}()
+	a.push("the HTTP server", web.DefaultCallbackTimeout, func(ctx context.Context) error {
+		err := srv.Shutdown(ctx)
+		<-served
+		return err
+	})
+
+	bcfg := cfg.Bot
+	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
+	if a.Bot, err = bot.New(bcfg); err != nil {
+		return nil, &configError{kind: ErrBotConfig, err: err}
+	}
+	closeBot := bcfg.CloseTimeout
+	if closeBot == 0 {
+		closeBot = bot.DefaultCloseTimeout
+	}
+	// The gateway, then the handlers still running, then the client.
+	a.push("the bot", closeBot+10*time.Second, a.Bot.Close)
+	return a, nil
+}
+
+// push adds a step to Close.
+func (a *App) push(what string, timeout time.Duration, f func(context.Context) error) {
+	a.closers = append(a.closers, closer{what: what, timeout: timeout, close: f})
+}
+
+// Start connects the bot to Discord's gateway and returns once every
+// shard is ready, or with ctx's error.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.Bot.Start(ctx); err != nil {
+		return fmt.Errorf("starting the bot: %w", err)
+	}
+	return nil
+}
+
+// HTTPFailed delivers the HTTP server's error if it stops on its own.
+func (a *App) HTTPFailed() <-chan error { return a.httpDone }
+
+// Close stops what Build started, in reverse order: the bot (its handlers
+// finish first, and the token refreshes they started), the HTTP server,
+// the OAuth state purge, the engine (which writes every account's state),
+// the token store, the engine store. Each step is bounded by its own
+// timeout and by ctx. It returns every error met; Close may be called
+// more than once.
+func (a *App) Close(ctx context.Context) error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		for i := len(a.closers) - 1; i >= 0; i-- {
+			c := a.closers[i]
+			sctx, cancel := ctx, context.CancelFunc(func() {})
+			if c.timeout > 0 {
+				sctx, cancel = context.WithTimeout(ctx, c.timeout)
+			}
+			if err := c.close(sctx); err != nil {
+				errs = append(errs, fmt.Errorf("closing %s: %w", c.what, err))
+			}
+			cancel()
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
+
+// purgeStates deletes expired OAuth states every interval until ctx ends.
+func (a *App) purgeStates(ctx context.Context, every time.Duration, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := a.Links.PurgeStates(ctx, time.Now())
+			switch {
+			case err != nil && ctx.Err() == nil:
+				a.log.Warn().Err(err).Msg("purging expired OAuth states failed")
+			case n > 0:
+				a.log.Debug().Int("states", n).Msg("expired OAuth states purged")
+			}
+		}
+	}
+}
+
+// OpenStore opens (creating if needed) the durable engine store in dir.
+// When another process holds the directory, the error wraps
+// ErrDataDirInUse.
+func OpenStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
+	return openStore(dir, log)
+}
+
+func openStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
+	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true}, log)
+	if err == nil {
+		return store, nil
+	}
+	if isLockError(err) {
+		log.Debug().Err(err).Str("dir", dir).Msg("store directory locked")
+		return nil, fmt.Errorf("%w (%s); stop it, then try again", ErrDataDirInUse, dir)
+	}
+	return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
+}
+
+// isLockError reports whether err is Badger's failure to take the lock of
+// its directory. Badger wraps the lock error as text only (neither the
+// flock errno nor a sentinel survives), so its message is all there is to
+// recognize: on Unix "Cannot acquire directory lock on ...", on Windows
+// "Cannot create lock file ...", both followed by "Another process is using
+// this Badger database".
+func isLockError(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Another process is using this Badger database") ||
+		strings.Contains(msg, "Cannot acquire directory lock")
+}
+
+// openLinks opens the token store in dir with key. Another process
+// holding it fails with ErrDataDirInUse; a store written with another key
+// fails with an error wrapping links.ErrEncryptionKey.
+func openLinks(dir string, key []byte, log zerolog.Logger) (*links.Store, error) {
+	st, err := links.Open(dir, links.Options{EncryptionKey: key}, log)
+	switch {
+	case err == nil:
+		return st, nil
+	case errors.Is(err, links.ErrLocked):
+		log.Debug().Err(err).Str("dir", dir).Msg("token store locked")
+		return nil, fmt.Errorf("%w (%s); stop it, then try again: %w", ErrDataDirInUse, dir, err)
+	}
+	return nil, fmt.Errorf("opening the token store in %s: %w", dir, err)
+}
