@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"sync"
@@ -21,6 +20,8 @@ import (
 	"github.com/disgoorg/disgo/sharding"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 // ErrClosed is returned by Start once Close has begun.
@@ -131,10 +132,7 @@ func New(cfg Config) (*Bot, error) {
 	b.boards.m = make(map[string]boardList)
 	b.mux = b.routes()
 
-	restOpts := []rest.ClientConfigOpt{
-		rest.WithHTTPClient(newHTTPClient()),
-		rest.WithRateLimiter(newRESTLimiter(b.log.With().Str("component", "discord-rest").Logger())),
-	}
+	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger())
 	if cfg.APIURL != "" {
 		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
 	}
@@ -152,33 +150,6 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.client = client
 	return b, nil
-}
-
-// restConns bounds the connections to Discord's REST API. Without a bound,
-// a burst of a thousand interactions opens about a thousand connections at
-// once (over HTTP/1.1; HTTP/2 multiplexes, and opens more connections only
-// when a connection's streams run out), and most are closed again after it
-// when they exceed the idle limit, so the next burst opens them again.
-// Requests beyond the bound wait for a connection in the transport; the
-// same number stays open between bursts.
-const restConns = 64
-
-// newHTTPClient returns the HTTP client for Discord's REST API: many
-// interactions are answered at once over at most restConns connections,
-// kept open between bursts.
-func newHTTPClient() *http.Client {
-	t := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          restConns,
-		MaxIdleConnsPerHost:   restConns,
-		MaxConnsPerHost:       restConns,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-	return &http.Client{Transport: t, Timeout: 30 * time.Second}
 }
 
 // Start replaces the application's global commands with the bot's (a bulk
