@@ -120,7 +120,7 @@ func New(cfg Config) (*Bot, error) {
 	b := &Bot{
 		cfg:           cfg,
 		log:           cfg.Log.With().Str("component", "bot").Logger(),
-		slog:          newSlogLogger(cfg.Log),
+		slog:          discordio.NewSlogLogger(cfg.Log),
 		appID:         appID,
 		workers:       make(chan struct{}, cfg.Workers),
 		autocompletes: make(chan struct{}, maxAutocompletes),
