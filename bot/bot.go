@@ -136,6 +136,7 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.APIURL != "" {
 		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
 	}
+	discordio.InstallDecoder()
 	client, err := disgo.New(cfg.Token,
 		disgobot.WithLogger(b.slog),
 		disgobot.WithRestClientConfigOpts(restOpts...),
