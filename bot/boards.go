@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -58,4 +60,20 @@ func findBoard(boards []pinterest.Board, v string) (pinterest.Board, bool) {
 		}
 	}
 	return pinterest.Board{}, false
+}
+
+// boardsTrouble explains why the account's boards could not be listed.
+func (b *Bot) boardsTrouble(inv invocation, accountID string, sess *pinterest.Session, name string, err error) string {
+	switch {
+	case errors.Is(err, pinterest.ErrReauthRequired):
+		b.markRelink(accountID, sess)
+		return msgRelink(name)
+	case errors.Is(err, pinterest.ErrRateLimited):
+		var rl *pinterest.RateLimitError
+		if errors.As(err, &rl) {
+			return fmt.Sprintf("Pinterest is rate limiting %s; try again %s.", name, relTime(b.cfg.Now().Add(rl.Wait)))
+		}
+	}
+	inv.log.Warn().Err(err).Str("account", accountID).Msg("listing boards failed")
+	return msgPinterestDown
 }

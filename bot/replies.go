@@ -29,6 +29,9 @@ type reply struct {
 // maxMessageRunes is Discord's limit on a message's content.
 const maxMessageRunes = 2000
 
+// maxSelectOptions is the most options a Discord select menu holds.
+const maxSelectOptions = 25
+
 // reply edits the deferred response into r; content beyond Discord's 2000
 // characters goes into ephemeral followups, with the components on the
 // last message. Failures are logged: there is no one left to tell.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
@@ -74,4 +75,33 @@ func (b *Bot) grantOf(accountID string, s *pinterest.Session) (uint64, bool) {
 		return 0, false
 	}
 	return c.gen, true
+}
+
+// resolveTimeout bounds recording what Pinterest answered, which runs
+// even when the handler's own time is up: committing or releasing a pin's
+// slot (a pin Pinterest made must be recorded), and marking an account
+// whose grant Pinterest refused.
+const resolveTimeout = 10 * time.Second
+
+// markRelink records that the account needs a new authorization because
+// Pinterest refused the grant of sess, the account's Session; sess nil
+// (the account has no token at all) marks nothing. A Session replaced by
+// a newer link since it was handed out condemns nothing either: the new
+// grant is not the one Pinterest refused.
+func (b *Bot) markRelink(accountID string, sess *pinterest.Session) {
+	ctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
+	defer cancel()
+	if sess == nil {
+		// No token at all: the account was unlinked (the user is told to
+		// link it again). Marking it could only flag a link made since.
+		return
+	}
+	gen, current := b.grantOf(accountID, sess)
+	if !current {
+		b.log.Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
+		return
+	}
+	if err := b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen); err != nil {
+		b.log.Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
+	}
 }

@@ -91,3 +91,13 @@ func truncateRunes(s string, n int) string {
 // interaction's token in a request URL, OAuth states and codes) cut out,
 // for the bot's logs.
 func errText(err error) string { return discordio.ErrText(err) }
+
+// firstNonEmpty returns the first of ss that is not "", or "".
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
