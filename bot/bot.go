@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -14,47 +12,22 @@ import (
 	"github.com/disgoorg/disgo"
 	disgobot "github.com/disgoorg/disgo/bot"
 	"github.com/disgoorg/disgo/cache"
-	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/disgo/handler"
 	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/disgo/sharding"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 // ErrClosed is returned by Start once Close has begun.
 var ErrClosed = errors.New("bot: closed")
 
-// Timeouts of the bot's own Discord requests.
-const (
-	// ackTimeout bounds the initial response; Discord refuses it after
-	// three seconds anyway.
-	ackTimeout = 3 * time.Second
-	// replyTimeout bounds sending the final reply and its followups.
-	replyTimeout = 30 * time.Second
-	// autocompleteTimeout bounds the work behind autocomplete choices,
-	// which cannot be deferred, from the moment the bot takes the
-	// interaction up; autocompleteAnswerBy bounds sending the choices,
-	// from the same moment, so that work using all its time still leaves
-	// time to answer (empty choices) within Discord's three seconds.
-	autocompleteTimeout  = 2 * time.Second
-	autocompleteAnswerBy = 2800 * time.Millisecond
-	// closeGrace is how long Close waits for handlers after cancelling
-	// them, before giving up on closing the REST client.
-	closeGrace = 5 * time.Second
-	// maxAutocompletes bounds autocomplete requests worked on at once;
-	// beyond it the choices are empty.
-	maxAutocompletes = 64
-)
-
-// noMentions is the allowed_mentions of every message the bot sends: the
-// bot never pings anyone, whatever the text holds.
-var noMentions = discord.AllowedMentions{
-	Parse: []discord.AllowedMentionType{},
-	Roles: []snowflake.ID{},
-	Users: []snowflake.ID{},
-}
+// closeGrace is how long Close waits for handlers after cancelling them,
+// before giving up on closing the REST client.
+const closeGrace = 5 * time.Second
 
 // Bot is the Discord side of pinbot: it registers the commands, receives
 // interactions through disgo's sharded gateway, acknowledges each at once
@@ -119,7 +92,7 @@ func New(cfg Config) (*Bot, error) {
 	b := &Bot{
 		cfg:           cfg,
 		log:           cfg.Log.With().Str("component", "bot").Logger(),
-		slog:          newSlogLogger(cfg.Log),
+		slog:          discordio.NewSlogLogger(cfg.Log),
 		appID:         appID,
 		workers:       make(chan struct{}, cfg.Workers),
 		autocompletes: make(chan struct{}, maxAutocompletes),
@@ -131,13 +104,11 @@ func New(cfg Config) (*Bot, error) {
 	b.boards.m = make(map[string]boardList)
 	b.mux = b.routes()
 
-	restOpts := []rest.ClientConfigOpt{
-		rest.WithHTTPClient(newHTTPClient()),
-		rest.WithRateLimiter(newRESTLimiter(b.log.With().Str("component", "discord-rest").Logger())),
-	}
+	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger())
 	if cfg.APIURL != "" {
 		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
 	}
+	discordio.InstallDecoder()
 	client, err := disgo.New(cfg.Token,
 		disgobot.WithLogger(b.slog),
 		disgobot.WithRestClientConfigOpts(restOpts...),
@@ -152,33 +123,6 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.client = client
 	return b, nil
-}
-
-// restConns bounds the connections to Discord's REST API. Without a bound,
-// a burst of a thousand interactions opens about a thousand connections at
-// once (over HTTP/1.1; HTTP/2 multiplexes, and opens more connections only
-// when a connection's streams run out), and most are closed again after it
-// when they exceed the idle limit, so the next burst opens them again.
-// Requests beyond the bound wait for a connection in the transport; the
-// same number stays open between bursts.
-const restConns = 64
-
-// newHTTPClient returns the HTTP client for Discord's REST API: many
-// interactions are answered at once over at most restConns connections,
-// kept open between bursts.
-func newHTTPClient() *http.Client {
-	t := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          restConns,
-		MaxIdleConnsPerHost:   restConns,
-		MaxConnsPerHost:       restConns,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-	return &http.Client{Transport: t, Timeout: 30 * time.Second}
 }
 
 // Start replaces the application's global commands with the bot's (a bulk
@@ -388,192 +332,4 @@ func (b *Bot) routes() *handler.Mux {
 		b.log.Error().Str("error", errText(err)).Str("interaction_id", e.ID().String()).Msg("handler failed")
 	})
 	return m
-}
-
-// admit is the first step of every interaction. Autocomplete is answered
-// directly, bounded by autocompleteTimeout. Everything else is deferred
-// at once with an ephemeral "thinking" response, on the event's own
-// goroutine (disgo runs each event on one when async events are on), then
-// waits for one of Config.Workers workers: a burst of commands queues,
-// acknowledged, instead of running all at once. An interaction whose
-// deferral fails (too late, or already acknowledged, as when an event is
-// delivered twice) is not worked on, so no interaction is answered twice.
-func (b *Bot) admit(next handler.Handler) handler.Handler {
-	return func(e *handler.InteractionEvent) error {
-		if !b.enter() {
-			b.log.Debug().Str("interaction_id", e.ID().String()).Msg("interaction ignored: closing")
-			if b.onDone != nil {
-				b.onDone(e.ID())
-			}
-			return nil
-		}
-		defer b.leave()
-		if b.onDone != nil {
-			defer b.onDone(e.ID())
-		}
-
-		if e.Type() == discord.InteractionTypeAutocomplete {
-			select {
-			case b.autocompletes <- struct{}{}:
-				defer func() { <-b.autocompletes }()
-			default:
-				return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(b.workCtx))
-			}
-			start := time.Now()
-			ctx, cancel := context.WithDeadline(b.workCtx, start.Add(autocompleteTimeout))
-			defer cancel()
-			e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
-			return next(e)
-		}
-
-		actx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
-		err := e.DeferCreateMessage(true, rest.WithCtx(actx))
-		cancel()
-		if err != nil && !b.deferredAnyway(e.Token(), err) {
-			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
-				Msg("interaction not acknowledged; not working on it")
-			return nil
-		}
-
-		select {
-		case b.workers <- struct{}{}:
-			defer func() { <-b.workers }()
-		case <-b.closingCh:
-		}
-		if b.isClosing() {
-			// Acknowledged but not started: say so rather than start a
-			// batch while shutting down.
-			b.reply(e.Token(), reply{content: msgRestarting})
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(b.workCtx, b.cfg.HandlerTimeout)
-		defer cancel()
-		e.Ctx = ctx
-		return next(e)
-	}
-}
-
-// deferredAnyway reports whether a deferral that failed with err took
-// effect at Discord all the same: its answer was lost or late (a timeout,
-// a broken connection, a 5xx), but Discord has the "thinking" response,
-// and the user waits for it to be edited. A refusal (a 4xx such as 10062
-// Unknown interaction or 40060 already acknowledged) did not take effect.
-// Otherwise the original response is fetched: it exists only if the
-// deferral took effect.
-func (b *Bot) deferredAnyway(token string, err error) bool {
-	var re *rest.Error
-	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < http.StatusInternalServerError {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
-	defer cancel()
-	if _, gerr := b.client.Rest.GetInteractionResponse(b.appID, token, rest.WithCtx(ctx)); gerr != nil {
-		return false
-	}
-	b.log.Info().Str("error", errText(err)).Msg("the deferral's answer was lost, but Discord has it; working on the interaction")
-	return true
-}
-
-// answerByKey keys the instant by which an autocomplete interaction must
-// be answered in its handler's context (see admit).
-type answerByKey struct{}
-
-// answerContext returns the context to send an autocomplete answer with,
-// given the handler's context ctx. Its deadline is the one admit set for
-// answering, not ctx's: the lookup behind the choices may have used up ctx,
-// and an answer, even an empty one, is still due.
-func (b *Bot) answerContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	by, ok := ctx.Value(answerByKey{}).(time.Time)
-	if !ok {
-		by = time.Now().Add(autocompleteAnswerBy)
-	}
-	return context.WithDeadline(b.workCtx, by)
-}
-
-// notFound answers an interaction no route serves (a command removed from
-// this version, a stale component).
-func (b *Bot) notFound(e *handler.InteractionEvent) error {
-	if e.Type() == discord.InteractionTypeAutocomplete {
-		actx, cancel := b.answerContext(e.Ctx)
-		defer cancel()
-		return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(actx))
-	}
-	b.reply(e.Token(), reply{content: msgUnknownCommand})
-	return nil
-}
-
-// reply is what an interaction's deferred response becomes.
-type reply struct {
-	content    string
-	components []discord.LayoutComponent
-}
-
-// maxMessageRunes is Discord's limit on a message's content.
-const maxMessageRunes = 2000
-
-// reply edits the deferred response into r; content beyond Discord's 2000
-// characters goes into ephemeral followups, with the components on the
-// last message. Failures are logged: there is no one left to tell.
-func (b *Bot) reply(token string, r reply) {
-	ctx, cancel := context.WithTimeout(b.workCtx, replyTimeout)
-	defer cancel()
-	chunks := splitMessage(r.content, maxMessageRunes)
-	for i, c := range chunks {
-		var comps *[]discord.LayoutComponent
-		if i == len(chunks)-1 {
-			cs := r.components
-			if cs == nil {
-				cs = []discord.LayoutComponent{}
-			}
-			comps = &cs
-		}
-		var err error
-		if i == 0 {
-			_, err = b.client.Rest.UpdateInteractionResponse(b.appID, token, discord.MessageUpdate{
-				Content:         &c,
-				Components:      comps,
-				AllowedMentions: &noMentions,
-			}, rest.WithCtx(ctx))
-		} else {
-			mc := discord.MessageCreate{Content: c, Flags: discord.MessageFlagEphemeral, AllowedMentions: &noMentions}
-			if comps != nil {
-				mc.Components = *comps
-			}
-			_, err = b.client.Rest.CreateFollowupMessage(b.appID, token, mc, rest.WithCtx(ctx))
-		}
-		if err != nil {
-			b.log.Warn().Str("error", errText(err)).Int("part", i+1).Msg("reply not delivered")
-			return
-		}
-	}
-}
-
-// invocation is what every handler needs to know of its interaction.
-type invocation struct {
-	ctx       context.Context
-	id        snowflake.ID
-	token     string
-	userID    snowflake.ID
-	guildID   snowflake.ID // 0 outside a guild
-	channelID snowflake.ID
-	// perms are the user's permissions in the channel, as Discord sent
-	// them.
-	perms discord.Permissions
-	log   zerolog.Logger
-}
-
-func (b *Bot) invocation(ctx context.Context, i discord.Interaction) invocation {
-	inv := invocation{ctx: ctx, id: i.ID(), token: i.Token(), userID: i.User().ID}
-	if g := i.GuildID(); g != nil {
-		inv.guildID = *g
-	}
-	if ch := i.Channel(); ch.MessageChannel != nil {
-		inv.channelID = ch.ID()
-		inv.perms = ch.Permissions
-	}
-	if m := i.Member(); m != nil && m.Permissions != 0 {
-		inv.perms = m.Permissions
-	}
-	inv.log = b.log.With().Str("interaction_id", inv.id.String()).Str("user_id", inv.userID.String()).Logger()
-	return inv
 }

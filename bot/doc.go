@@ -31,29 +31,52 @@
 //     MaxPinsPerBatch images, in the order given.
 //   - "Pin to Pinterest", a message command, does the same for one
 //     message, which Discord hands over with the command.
-//
-// /pin reads the named messages over REST, where Discord leaves out the
-// attachments and embeds of other users' messages unless the application
-// has the message content intent enabled (a privileged intent, granted
-// in the developer portal); "Pin to Pinterest" works without it.
 //   - /settings lists the user's linked accounts with "12-hour pins:
 //     X/100", the active one and each default board, with a menu to switch
 //     the active account and one to choose its default board.
 //   - /link answers with Pinterest's authorization address; /unlink
 //     account: removes a link.
 //
+// /pin reads the named messages over REST, where Discord leaves out the
+// attachments and embeds of other users' messages unless the application
+// has the message content intent enabled (a privileged intent, granted
+// in the developer portal); "Pin to Pinterest" works without it.
+//
 // # One /pin
 //
-// The active account is read from the user's links and checked to be one
-// of them. If it is at its limit the whole batch is refused with when the
-// next slot frees. Then, for each image: reserve one slot (none left:
-// "Pin limit reached (100/12h). Skipped remaining pins."), fetch the
-// message fresh (signed attachment URLs expire), POST the pin, and commit
-// the slot ("12-hour pin count: X/100") if the pin exists or may exist
-// (pinterest.ErrOutcomeUnknown), or release it if it surely does not. A
-// 429 holds the account in the engine until Pinterest's reset; a refused
-// grant marks the account for re-linking. The reply lists every image
-// pinned (with its Pinterest URL), failed or skipped, and why.
+// Once the interaction is acknowledged (see below), a batch first checks
+// everything that can refuse it whole, in this order: the active account,
+// read from the user's links and checked to be one of them, not marked
+// for re-linking, with a token that loads (a token Pinterest refused marks
+// the account for re-linking); the board, the board: option found by ID or
+// name among the account's boards (a list kept for a minute) or else the
+// account's default; for /pin, the user's right to view and read the
+// history of every channel named; and the account's status in the engine,
+// refused at its limit with when the next slot frees ("Pin limit reached
+// (100/12h). ..."), or while a Pinterest 429 holds it.
+//
+// Then, for each message in order, it fetches the message fresh over REST
+// (signed attachment URLs expire; "Pin to Pinterest" uses the message
+// Discord handed over), and for each of its images, up to MaxPinsPerBatch
+// in all:
+//
+//  1. reserves one slot of the account's 100 (none left: "Pin limit
+//     reached (100/12h). Skipped remaining pins.", and what remains is
+//     skipped), on a context the handler's end does not cancel, so a
+//     granted slot is never lost;
+//  2. POSTs the pin, every request for it (a token refresh included)
+//     bounded to end Config.SlotMargin before the slot's deadline;
+//  3. commits the slot if Pinterest made the pin ("12-hour pin count:
+//     X/100"); leaves it unresolved if the outcome is unknown
+//     (pinterest.ErrOutcomeUnknown, unless the request never left), so the
+//     engine counts it as a pin made at the end of its lease; releases it
+//     if the pin surely was not made.
+//
+// A 429 holds the account in the engine until Pinterest's reset; a refused
+// grant marks the account for re-linking; these, an unknown outcome and an
+// unreachable Pinterest stop the batch, and what remains is skipped. The
+// reply lists every image pinned (with its Pinterest URL), failed or
+// skipped, and why.
 //
 // # Interactions under load
 //
@@ -64,12 +87,24 @@
 // instead of running at once, while every interaction meets Discord's
 // 3-second deadline. An interaction whose acknowledgement Discord refuses
 // (too late, or already acknowledged, as when an event is delivered
-// twice) is not worked on, so no command runs twice. Autocomplete, which cannot be deferred, answers
-// within two seconds from a cache of each account's boards.
+// twice) is not worked on, so no command runs twice. Autocomplete, which
+// cannot be deferred, answers within two seconds from a cache of each
+// account's boards.
 //
-// Close closes the gateway first, then waits for running handlers (up to
-// Config.CloseTimeout) before closing disgo's client: disgo v0.19.6's REST
-// rate limiter deadlocks if closed with requests in flight.
+// Close closes the gateway first, tells the users whose commands were
+// acknowledged but not started to run them again, waits for running
+// handlers (up to Config.CloseTimeout), cancels those still running, and
+// closes disgo's client once none runs (if some still run after a short
+// grace, it leaves the client open and says so in its error).
+//
+// # Talking to Discord
+//
+// Package discordio sets up how the disgo client talks to Discord: REST
+// requests go through the bot's own rate limiter (disgo v0.19.6's ignores
+// Discord's global 429 and held interaction callbacks to it) over a bounded
+// pool of connections, and New makes disgo decode with go-json
+// (discordio.InstallDecoder, a process-wide setting: disgo offers no
+// other).
 //
 // # Logs
 //

@@ -147,34 +147,3 @@ func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
 	defer cancel()
 	return e.AutocompleteResult(choices, rest.WithCtx(actx))
 }
-
-// autocompletePin offers the active account's boards for /pin's board:
-// option.
-func (b *Bot) autocompletePin(e *handler.AutocompleteEvent) error {
-	choices := []discord.AutocompleteChoice{}
-	if e.Data.Focused().Name == optBoard {
-		typed := strings.ToLower(strings.TrimSpace(e.Data.String(optBoard)))
-		acct, refusal := b.activeAccount(e.Ctx, e.User().ID.String())
-		if refusal == "" && !acct.RelinkNeeded {
-			if sess, err := b.session(e.Ctx, acct.ID); err == nil {
-				if boards, err := b.listBoards(e.Ctx, acct.ID, sess); err == nil {
-					for _, bd := range boards {
-						if len(choices) == maxSelectOptions {
-							break
-						}
-						if typed != "" && !strings.Contains(strings.ToLower(bd.Name), typed) {
-							continue
-						}
-						choices = append(choices, discord.AutocompleteChoiceString{
-							Name:  truncateRunes(firstNonEmpty(bd.Name, bd.ID), 100),
-							Value: bd.ID,
-						})
-					}
-				}
-			}
-		}
-	}
-	actx, cancel := b.answerContext(e.Ctx)
-	defer cancel()
-	return e.AutocompleteResult(choices, rest.WithCtx(actx))
-}

@@ -27,10 +27,6 @@ import (
 // Pinterest calls, whatever the messages hold.
 const MaxPinsPerBatch = 10
 
-// resolveTimeout bounds Commit and Release, which run even when the
-// handler's own time is up: a pin Pinterest made must be recorded.
-const resolveTimeout = 10 * time.Second
-
 // handlePin serves /pin.
 func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
@@ -155,45 +151,6 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID}
 	p.run(bt)
 	return reply{content: p.rep.render(name, boardName)}
-}
-
-// boardsTrouble explains why the account's boards could not be listed.
-func (b *Bot) boardsTrouble(inv invocation, accountID string, sess *pinterest.Session, name string, err error) string {
-	switch {
-	case errors.Is(err, pinterest.ErrReauthRequired):
-		b.markRelink(accountID, sess)
-		return msgRelink(name)
-	case errors.Is(err, pinterest.ErrRateLimited):
-		var rl *pinterest.RateLimitError
-		if errors.As(err, &rl) {
-			return fmt.Sprintf("Pinterest is rate limiting %s; try again %s.", name, relTime(b.cfg.Now().Add(rl.Wait)))
-		}
-	}
-	inv.log.Warn().Err(err).Str("account", accountID).Msg("listing boards failed")
-	return msgPinterestDown
-}
-
-// markRelink records that the account needs a new authorization because
-// Pinterest refused the grant of sess, the account's Session; sess nil
-// (the account has no token at all) marks nothing. A Session replaced by
-// a newer link since it was handed out condemns nothing either: the new
-// grant is not the one Pinterest refused.
-func (b *Bot) markRelink(accountID string, sess *pinterest.Session) {
-	ctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
-	defer cancel()
-	if sess == nil {
-		// No token at all: the account was unlinked (the user is told to
-		// link it again). Marking it could only flag a link made since.
-		return
-	}
-	gen, current := b.grantOf(accountID, sess)
-	if !current {
-		b.log.Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
-		return
-	}
-	if err := b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen); err != nil {
-		b.log.Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
-	}
 }
 
 // result is what became of one picture or message.
@@ -495,15 +452,6 @@ func pinTitle(m discord.Message) string {
 	return "Image from Discord"
 }
 
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // render writes the report for the user: a summary, each picture pinned
 // (with its Pinterest URL and the count after it), failed or skipped (with
 // why), and why the batch stopped, before what it skipped.
@@ -559,4 +507,35 @@ func (e entry) line() string {
 		s += " · " + e.count
 	}
 	return s
+}
+
+// autocompletePin offers the active account's boards for /pin's board:
+// option.
+func (b *Bot) autocompletePin(e *handler.AutocompleteEvent) error {
+	choices := []discord.AutocompleteChoice{}
+	if e.Data.Focused().Name == optBoard {
+		typed := strings.ToLower(strings.TrimSpace(e.Data.String(optBoard)))
+		acct, refusal := b.activeAccount(e.Ctx, e.User().ID.String())
+		if refusal == "" && !acct.RelinkNeeded {
+			if sess, err := b.session(e.Ctx, acct.ID); err == nil {
+				if boards, err := b.listBoards(e.Ctx, acct.ID, sess); err == nil {
+					for _, bd := range boards {
+						if len(choices) == maxSelectOptions {
+							break
+						}
+						if typed != "" && !strings.Contains(strings.ToLower(bd.Name), typed) {
+							continue
+						}
+						choices = append(choices, discord.AutocompleteChoiceString{
+							Name:  truncateRunes(firstNonEmpty(bd.Name, bd.ID), 100),
+							Value: bd.ID,
+						})
+					}
+				}
+			}
+		}
+	}
+	actx, cancel := b.answerContext(e.Ctx)
+	defer cancel()
+	return e.AutocompleteResult(choices, rest.WithCtx(actx))
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 )
 
-// maxSelectOptions is the most options a Discord select menu holds.
-const maxSelectOptions = 25
-
 // handleSettings serves /settings: every account the user linked with its
 // 12-hour count and default board, the active one marked, a menu to switch
 // the active account and a menu to choose the active account's default

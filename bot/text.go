@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 // splitMessage cuts s into parts of at most max runes, at line ends where
@@ -83,4 +85,19 @@ func truncateRunes(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n])
+}
+
+// errText is err's text with the secrets disgo's errors may quote (an
+// interaction's token in a request URL, OAuth states and codes) cut out,
+// for the bot's logs.
+func errText(err error) string { return discordio.ErrText(err) }
+
+// firstNonEmpty returns the first of ss that is not "", or "".
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

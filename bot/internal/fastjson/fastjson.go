@@ -34,7 +34,8 @@ import (
 
 // Install routes disgo's decoding through Unmarshal. It sets a package-level
 // variable that disgo reads without synchronization, so it must run before
-// any goroutine uses disgo: call it from an init function.
+// any goroutine uses disgo: the bot calls it once, through
+// discordio.InstallDecoder, from bot.New.
 func Install() {
 	djson.Unmarshal = Unmarshal
 }

@@ -1,4 +1,4 @@
-package bot
+package discordio
 
 import (
 	"context"
@@ -33,18 +33,19 @@ func redact(s string) string {
 	return oauthParam.ReplaceAllString(s, "${1}<redacted>")
 }
 
-// errText is err's text without interaction tokens, for logs.
-func errText(err error) string {
+// ErrText is err's text without interaction tokens, OAuth states and
+// codes, or bot tokens, for logs.
+func ErrText(err error) string {
 	if err == nil {
 		return ""
 	}
 	return redact(err.Error())
 }
 
-// newSlogLogger bridges disgo's slog output to log, tagged
+// NewSlogLogger bridges disgo's slog output to log, tagged
 // component=disgo, with interaction tokens cut out of every string: disgo
 // logs request URLs, and an interaction's URL carries its token.
-func newSlogLogger(log zerolog.Logger) *slog.Logger {
+func NewSlogLogger(log zerolog.Logger) *slog.Logger {
 	inner := zerolog.NewSlogHandler(log.With().Str("component", "disgo").Logger())
 	return slog.New(redactHandler{inner: inner})
 }
@@ -92,7 +93,7 @@ func redactAttr(a slog.Attr) slog.Attr {
 		return slog.Group(a.Key, clean...)
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, errText(err))
+			return slog.String(a.Key, ErrText(err))
 		}
 		return slog.String(a.Key, redact(v.String()))
 	}

@@ -12,34 +12,6 @@ import (
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
 
-// TestPinImageEmbedPinsThePicture: for an image embed Discord puts the
-// link the user posted in url (for image hosts such as Gyazo or Imgur, a
-// web page) and the picture itself in thumbnail.url. The pin must be made
-// from the picture, not from the page.
-func TestPinImageEmbedPinsThePicture(t *testing.T) {
-	w := newWorld(t, worldOptions{})
-	alice := w.addUser("alice")
-	w.link(alice, "1001", "alicepins")
-	page, picture := "https://gyazo.com/0123456789abcdef", "https://i.gyazo.com/0123456789abcdef.png"
-	m, err := w.dc.AddMessage(discordtest.Message{ChannelID: w.channel.ID, Content: page, Embeds: []discord.Embed{{
-		Type:      discord.EmbedTypeImage,
-		URL:       page,
-		Thumbnail: &discord.EmbedResource{URL: picture, ProxyURL: "https://images-ext-1.discordapp.net/external/x/" + picture, Width: 640, Height: 480},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := w.pin(alice, m.ID.String())
-	must(t, text, "1 pinned.")
-	pins := w.ps.PinsFor("1001")
-	if len(pins) != 1 {
-		t.Fatalf("%d pins, want 1", len(pins))
-	}
-	if pins[0].ImageURL != picture {
-		t.Fatalf("pin made from %q, want the embed's picture %q", pins[0].ImageURL, picture)
-	}
-}
-
 // TestPinPreflightUsesSpecLimitMessage: at the limit the whole batch is
 // refused with the spec's limit message, word for word, and when the next
 // slot frees.
@@ -87,19 +59,19 @@ func TestPinEachPictureTakesASlot(t *testing.T) {
 	}
 }
 
-// review4EndingCtx is a context that ends while a call is under way: its
-// Err is nil for the first check (pin's own ctx.Err before Reserve) and
-// Canceled from then on; Done is closed from the start. It pins down the
-// window in which a handler's deadline or Close's cancellation lands
-// while Reserve waits for the account actor's answer.
-type review4EndingCtx struct {
+// endingCtx is a context that ends while a call is under way: its Err is
+// nil for the first check (pin's own ctx.Err before Reserve) and Canceled
+// from then on; Done is closed from the start. It pins down the window in
+// which a handler's deadline or Close's cancellation lands while Reserve
+// waits for the account actor's answer.
+type endingCtx struct {
 	context.Context
 	done   chan struct{}
 	checks atomic.Int32
 }
 
-func (c *review4EndingCtx) Done() <-chan struct{} { return c.done }
-func (c *review4EndingCtx) Err() error {
+func (c *endingCtx) Done() <-chan struct{} { return c.done }
+func (c *endingCtx) Err() error {
 	if c.checks.Add(1) == 1 {
 		return nil
 	}
@@ -129,7 +101,7 @@ func TestPinCancelledReserveLeavesNoSlot(t *testing.T) {
 	msg := discord.Message{ID: m.ID, ChannelID: w.channel.ID}
 	im := image{URL: m.Attachments[0].URL}
 	for attempt := 0; attempt < 50; attempt++ {
-		ctx := &review4EndingCtx{Context: context.Background(), done: make(chan struct{})}
+		ctx := &endingCtx{Context: context.Background(), done: make(chan struct{})}
 		close(ctx.done)
 		p := pinner{b: w.bot, inv: invocation{ctx: ctx, log: zerolog.Nop()}, acct: acct, name: "@alicepins", sess: sess, boardID: "b1001"}
 		e := entry{ref: ref, image: 1, images: 1}

@@ -1,4 +1,4 @@
-package bot
+package discordio
 
 import (
 	"context"
@@ -178,7 +178,7 @@ func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < until.Sub(now) {
 			<-b.sem
-			return fmt.Errorf("bot: %s %s is rate limited for %v, beyond the request's deadline: %w",
+			return fmt.Errorf("discordio: %s %s is rate limited for %v, beyond the request's deadline: %w",
 				ep.Endpoint.Method, ep.Endpoint.Route, until.Sub(now).Round(time.Millisecond), context.DeadlineExceeded)
 		}
 		t := time.NewTimer(until.Sub(now))

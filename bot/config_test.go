@@ -1,0 +1,49 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestConfigValidate(t *testing.T) {
+	base := func() Config {
+		return Config{Token: "MTIwMDAwMDAwMDAwMDAwMDAwMA.x.y", Engine: nonNilEngine, Links: nonNilLinks, Pinterest: nonNilPinterest}
+	}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"ok", func(*Config) {}, ""},
+		{"no token", func(c *Config) { c.Token = "" }, "Config.Token is empty"},
+		{"bad token", func(c *Config) { c.Token = "not-a-token" }, "Config.Token is not a Discord bot token"},
+		{"no engine", func(c *Config) { c.Engine = nil }, "Config.Engine is nil"},
+		{"no links", func(c *Config) { c.Links = nil }, "Config.Links is nil"},
+		{"no pinterest", func(c *Config) { c.Pinterest = nil }, "Config.Pinterest is nil"},
+		{"bad api url", func(c *Config) { c.APIURL = "ftp://x" }, "Config.APIURL"},
+		{"bad gateway url", func(c *Config) { c.GatewayURL = "http://x" }, "Config.GatewayURL"},
+		{"negative shards", func(c *Config) { c.Shards = -1 }, "Config.Shards"},
+		{"negative workers", func(c *Config) { c.Workers = -1 }, "Config.Workers"},
+		{"negative handler timeout", func(c *Config) { c.HandlerTimeout = -1 }, "Config.HandlerTimeout"},
+		{"negative close timeout", func(c *Config) { c.CloseTimeout = -1 }, "Config.CloseTimeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base()
+			tt.change(&c)
+			err := c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate = %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), c.Token) && c.Token != "" {
+				t.Fatalf("error %q quotes the token", err)
+			}
+		})
+	}
+}

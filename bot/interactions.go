@@ -1,0 +1,173 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/disgo/handler"
+	"github.com/disgoorg/disgo/rest"
+	"github.com/disgoorg/snowflake/v2"
+	"github.com/rs/zerolog"
+)
+
+// Deadlines of taking an interaction up.
+const (
+	// ackTimeout bounds the initial response; Discord refuses it after
+	// three seconds anyway.
+	ackTimeout = 3 * time.Second
+	// autocompleteTimeout bounds the work behind autocomplete choices,
+	// which cannot be deferred, from the moment the bot takes the
+	// interaction up; autocompleteAnswerBy bounds sending the choices,
+	// from the same moment, so that work using all its time still leaves
+	// time to answer (empty choices) within Discord's three seconds.
+	autocompleteTimeout  = 2 * time.Second
+	autocompleteAnswerBy = 2800 * time.Millisecond
+	// maxAutocompletes bounds autocomplete requests worked on at once;
+	// beyond it the choices are empty.
+	maxAutocompletes = 64
+)
+
+// admit is the first step of every interaction. Autocomplete is answered
+// directly, bounded by autocompleteTimeout. Everything else is deferred
+// at once with an ephemeral "thinking" response, on the event's own
+// goroutine (disgo runs each event on one when async events are on), then
+// waits for one of Config.Workers workers: a burst of commands queues,
+// acknowledged, instead of running all at once. An interaction whose
+// deferral fails (too late, or already acknowledged, as when an event is
+// delivered twice) is not worked on, so no interaction is answered twice.
+func (b *Bot) admit(next handler.Handler) handler.Handler {
+	return func(e *handler.InteractionEvent) error {
+		if !b.enter() {
+			b.log.Debug().Str("interaction_id", e.ID().String()).Msg("interaction ignored: closing")
+			if b.onDone != nil {
+				b.onDone(e.ID())
+			}
+			return nil
+		}
+		defer b.leave()
+		if b.onDone != nil {
+			defer b.onDone(e.ID())
+		}
+
+		if e.Type() == discord.InteractionTypeAutocomplete {
+			select {
+			case b.autocompletes <- struct{}{}:
+				defer func() { <-b.autocompletes }()
+			default:
+				return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(b.workCtx))
+			}
+			start := time.Now()
+			ctx, cancel := context.WithDeadline(b.workCtx, start.Add(autocompleteTimeout))
+			defer cancel()
+			e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
+			return next(e)
+		}
+
+		actx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
+		err := e.DeferCreateMessage(true, rest.WithCtx(actx))
+		cancel()
+		if err != nil && !b.deferredAnyway(e.Token(), err) {
+			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
+				Msg("interaction not acknowledged; not working on it")
+			return nil
+		}
+
+		select {
+		case b.workers <- struct{}{}:
+			defer func() { <-b.workers }()
+		case <-b.closingCh:
+		}
+		if b.isClosing() {
+			// Acknowledged but not started: say so rather than start a
+			// batch while shutting down.
+			b.reply(e.Token(), reply{content: msgRestarting})
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(b.workCtx, b.cfg.HandlerTimeout)
+		defer cancel()
+		e.Ctx = ctx
+		return next(e)
+	}
+}
+
+// deferredAnyway reports whether a deferral that failed with err took
+// effect at Discord all the same: its answer was lost or late (a timeout,
+// a broken connection, a 5xx), but Discord has the "thinking" response,
+// and the user waits for it to be edited. A refusal (a 4xx such as 10062
+// Unknown interaction or 40060 already acknowledged) did not take effect.
+// Otherwise the original response is fetched: it exists only if the
+// deferral took effect.
+func (b *Bot) deferredAnyway(token string, err error) bool {
+	var re *rest.Error
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < http.StatusInternalServerError {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
+	defer cancel()
+	if _, gerr := b.client.Rest.GetInteractionResponse(b.appID, token, rest.WithCtx(ctx)); gerr != nil {
+		return false
+	}
+	b.log.Info().Str("error", errText(err)).Msg("the deferral's answer was lost, but Discord has it; working on the interaction")
+	return true
+}
+
+// answerByKey keys the instant by which an autocomplete interaction must
+// be answered in its handler's context (see admit).
+type answerByKey struct{}
+
+// answerContext returns the context to send an autocomplete answer with,
+// given the handler's context ctx. Its deadline is the one admit set for
+// answering, not ctx's: the lookup behind the choices may have used up ctx,
+// and an answer, even an empty one, is still due.
+func (b *Bot) answerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	by, ok := ctx.Value(answerByKey{}).(time.Time)
+	if !ok {
+		by = time.Now().Add(autocompleteAnswerBy)
+	}
+	return context.WithDeadline(b.workCtx, by)
+}
+
+// notFound answers an interaction no route serves (a command removed from
+// this version, a stale component).
+func (b *Bot) notFound(e *handler.InteractionEvent) error {
+	if e.Type() == discord.InteractionTypeAutocomplete {
+		actx, cancel := b.answerContext(e.Ctx)
+		defer cancel()
+		return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(actx))
+	}
+	b.reply(e.Token(), reply{content: msgUnknownCommand})
+	return nil
+}
+
+// invocation is what every handler needs to know of its interaction.
+type invocation struct {
+	ctx       context.Context
+	id        snowflake.ID
+	token     string
+	userID    snowflake.ID
+	guildID   snowflake.ID // 0 outside a guild
+	channelID snowflake.ID
+	// perms are the user's permissions in the channel, as Discord sent
+	// them.
+	perms discord.Permissions
+	log   zerolog.Logger
+}
+
+func (b *Bot) invocation(ctx context.Context, i discord.Interaction) invocation {
+	inv := invocation{ctx: ctx, id: i.ID(), token: i.Token(), userID: i.User().ID}
+	if g := i.GuildID(); g != nil {
+		inv.guildID = *g
+	}
+	if ch := i.Channel(); ch.MessageChannel != nil {
+		inv.channelID = ch.ID()
+		inv.perms = ch.Permissions
+	}
+	if m := i.Member(); m != nil && m.Permissions != 0 {
+		inv.perms = m.Permissions
+	}
+	inv.log = b.log.With().Str("interaction_id", inv.id.String()).Str("user_id", inv.userID.String()).Logger()
+	return inv
+}
