@@ -113,7 +113,7 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 }
 
 // sandboxCommand runs the local sandbox with its console on stdin and
-// stdout.
+// stdout, and says goodbye there once it stopped cleanly.
 func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	level, err := st.validate()
 	if err != nil {
@@ -121,7 +121,7 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) erro
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return runSandbox(ctx, sandboxConfig{
+	err = runSandbox(ctx, sandboxConfig{
 		dir:     layout{dir: st.dataDir.value},
 		level:   level,
 		in:      stdin,
@@ -130,6 +130,10 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) erro
 		prompt:  isTerminal(stdin),
 		ignored: st.ignoredInSandbox(),
 	})
+	if err == nil {
+		fmt.Fprintf(stdout, "pinbot: sandbox stopped; its pin counts and links stay in %s. Bye!\n", st.dataDir.value)
+	}
+	return err
 }
 
 // demoCommand runs the engine demo. SIGINT and SIGTERM stop the demo
