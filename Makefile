@@ -1,10 +1,13 @@
 # pinbot: `make run` starts the bot (or, without DISCORD_TOKEN, the local
 # sandbox), `make test` is what CI runs.
 
-GO       ?= go
+GO        ?= go
 # FUZZTIME, when set (e.g. 60s or 500000x), replaces every target's budget.
-FUZZTIME ?=
-DATA     ?= ./data
+FUZZTIME  ?=
+# The data directory of make run, and that of make demo: the demo's
+# made-up accounts and pins stay out of the sandbox's counts.
+DATA      ?= ./data
+DEMO_DATA ?= $(DATA)/demo
 
 # Fuzz targets: package:Target:budget, each a few seconds on the
 # reference machine. Budgets are execution counts, not durations: with a
@@ -28,9 +31,9 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./persistence:FuzzDecode:30000x ./pers
 run: pinbot
 	@set -m; bin/pinbot --data-dir $(DATA) || exit $$?
 
-# The engine alone, in an interactive demo.
+# The engine alone, in an interactive demo, on DEMO_DATA.
 demo: pinbot
-	@set -m; bin/pinbot --data-dir $(DATA) demo || exit $$?
+	@set -m; bin/pinbot --data-dir $(DEMO_DATA) demo || exit $$?
 
 # bin/pinbot for run and demo, announced: a first build takes a minute or
 # two, and says nothing while it compiles.
