@@ -23,17 +23,18 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./persistence:FuzzDecode:30000x ./pers
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
 #
-# run and demo start bin/pinbot in a process group of its own that holds
-# the terminal (set -m): Ctrl-C reaches pinbot alone, which stops cleanly,
-# and make ends with pinbot's status instead of dying of the same SIGINT
-# (status 130). `|| exit` keeps a shell from replacing itself with pinbot,
-# which would leave job control out.
+# On a terminal, run and demo start bin/pinbot in a process group of its
+# own that holds the terminal (set -m): Ctrl-C reaches pinbot alone, which
+# stops cleanly, and make ends with pinbot's status instead of dying of
+# the same SIGINT (status 130). `|| exit` keeps a shell from replacing
+# itself with pinbot, which would leave job control out.
+JOBCONTROL := if [ -t 0 ]; then set -m; fi;
 run: pinbot
-	@set -m; bin/pinbot --data-dir $(DATA) || exit $$?
+	@$(JOBCONTROL) bin/pinbot --data-dir $(DATA) || exit $$?
 
 # The engine alone, in an interactive demo, on DEMO_DATA.
 demo: pinbot
-	@set -m; bin/pinbot --data-dir $(DEMO_DATA) demo || exit $$?
+	@$(JOBCONTROL) bin/pinbot --data-dir $(DEMO_DATA) demo || exit $$?
 
 # bin/pinbot for run and demo, announced: a first build takes a minute or
 # two, and says nothing while it compiles.
