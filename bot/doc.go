@@ -39,8 +39,8 @@
 //   - /settings lists the user's linked accounts with "12-hour pins:
 //     X/100", the active one and each default board, with a menu to switch
 //     the active account and one to choose its default board.
-//   - /link answers with Pinterest's authorization address; /unlink
-//     account: removes a link.
+//   - /link answers with Pinterest's authorization address, and says how
+//     the board pins go to is chosen; /unlink account: removes a link.
 //
 // # One /pin
 //
