@@ -47,13 +47,14 @@
 // The active account is read from the user's links and checked to be one
 // of them. If it is at its limit the whole batch is refused with when the
 // next slot frees. Then, for each image: reserve one slot (none left:
-// "Pin limit reached (100/12h). Skipped remaining pins."), fetch the
-// message fresh (signed attachment URLs expire), POST the pin, and commit
-// the slot ("12-hour pin count: X/100") if the pin exists or may exist
-// (pinterest.ErrOutcomeUnknown), or release it if it surely does not. A
-// 429 holds the account in the engine until Pinterest's reset; a refused
-// grant marks the account for re-linking. The reply lists every image
-// pinned (with its Pinterest URL), failed or skipped, and why.
+// "Pin limit reached (100/12h). Skipped remaining pins." after some
+// pins, "Pin limit reached (100/12h), so nothing was pinned." before
+// any), fetch the message fresh (signed attachment URLs expire), POST the
+// pin, and commit the slot ("12-hour pin count: X/100") if the pin exists
+// or may exist (pinterest.ErrOutcomeUnknown), or release it if it surely
+// does not. A 429 holds the account in the engine until Pinterest's reset;
+// a refused grant marks the account for re-linking. The reply lists every
+// image pinned (with its Pinterest URL), failed or skipped, and why.
 //
 // # Interactions under load
 //
