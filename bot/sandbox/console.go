@@ -46,7 +46,8 @@ const (
 )
 
 // Commands lists the console's commands, for help.
-const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links
+const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links;
+                                  one command pins at most 10 images and skips the rest
   /pin messages:LINK ...          the same, naming the option
   /pinmsg ID                      the "Pin to Pinterest" message command on one message
   /settings                       your accounts, their 12-hour pin counts, the active one
