@@ -17,6 +17,7 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
 
@@ -619,7 +620,7 @@ func windowName(w time.Duration) string {
 	if w%time.Hour == 0 {
 		return fmt.Sprintf("%d-hour", w/time.Hour)
 	}
-	return w.String()
+	return bot.FormatDuration(w)
 }
 
 // answer is what the bot replied to an interaction.
