@@ -1,10 +1,13 @@
 # pinbot: `make run` starts the bot (or, without DISCORD_TOKEN, the local
 # sandbox), `make test` is what CI runs.
 
-GO       ?= go
+GO        ?= go
 # FUZZTIME, when set (e.g. 60s or 500000x), replaces every target's budget.
-FUZZTIME ?=
-DATA     ?= ./data
+FUZZTIME  ?=
+# The data directory of make run, and that of make demo: the demo's
+# made-up accounts and pins stay out of the sandbox's counts.
+DATA      ?= ./data
+DEMO_DATA ?= $(DATA)/demo
 
 # Fuzz targets: package:Target:budget, each a few seconds on the
 # reference machine. Budgets are execution counts, not durations: with a
@@ -15,16 +18,29 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./persistence:FuzzDecode:30000x ./pers
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
+.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
-run:
-	$(GO) run ./cmd/pinbot --data-dir $(DATA)
+#
+# On a terminal, run and demo start bin/pinbot in a process group of its
+# own that holds the terminal (set -m): Ctrl-C reaches pinbot alone, which
+# stops cleanly, and make ends with pinbot's status instead of dying of
+# the same SIGINT (status 130). `|| exit` keeps a shell from replacing
+# itself with pinbot, which would leave job control out.
+JOBCONTROL := if [ -t 0 ]; then set -m; fi;
+run: pinbot
+	@$(JOBCONTROL) bin/pinbot --data-dir $(DATA) || exit $$?
 
-# The engine alone, in an interactive demo.
-demo:
-	$(GO) run ./cmd/pinbot --data-dir $(DATA) demo
+# The engine alone, in an interactive demo, on DEMO_DATA.
+demo: pinbot
+	@$(JOBCONTROL) bin/pinbot --data-dir $(DEMO_DATA) demo || exit $$?
+
+# bin/pinbot for run and demo, announced: a first build takes a minute or
+# two, and says nothing while it compiles.
+pinbot:
+	@echo "building pinbot (the first build takes a minute or two)..."
+	@$(GO) build -o bin/pinbot ./cmd/pinbot
 
 build:
 	$(GO) build -o bin/pinbot ./cmd/pinbot

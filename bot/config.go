@@ -122,6 +122,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// CheckToken reports whether token has the shape of a Discord bot token,
+// as Validate checks Config.Token: its first part must be the base64
+// application ID. The error never shows the token. It lets a program
+// check its configuration before opening anything.
+func CheckToken(token string) error {
+	_, err := applicationID(token)
+	return err
+}
+
 // applicationID reads the application ID that starts a bot token, as
 // disgo does, without ever putting the token into an error.
 func applicationID(token string) (snowflake.ID, error) {

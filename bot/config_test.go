@@ -47,3 +47,26 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckToken(t *testing.T) {
+	tests := []struct {
+		token string
+		ok    bool
+	}{
+		{"MTIwMDAwMDAwMDAwMDAwMDAwMA.x.y", true},
+		{"MTIwMDAwMDAwMDAwMDAwMDAwMA", true},
+		{"", false},
+		{"x", false},
+		{"not-a-discord-bot-token-at-all", false},
+		{"bm90IGFuIGlk.x.y", false}, // base64 of "not an id"
+	}
+	for i, tt := range tests {
+		err := CheckToken(tt.token)
+		if (err == nil) != tt.ok {
+			t.Errorf("step %d: CheckToken(%q) = %v, want ok %v", i, tt.token, err, tt.ok)
+		}
+		if err != nil && tt.token != "" && strings.Contains(err.Error(), tt.token) {
+			t.Errorf("step %d: error %q quotes the token", i, err)
+		}
+	}
+}

@@ -34,8 +34,8 @@
 //   - /settings lists the user's linked accounts with "12-hour pins:
 //     X/100", the active one and each default board, with a menu to switch
 //     the active account and one to choose its default board.
-//   - /link answers with Pinterest's authorization address; /unlink
-//     account: removes a link.
+//   - /link answers with Pinterest's authorization address, and says how
+//     the board pins go to is chosen; /unlink account: removes a link.
 //
 // /pin reads the named messages over REST, where Discord leaves out the
 // attachments and embeds of other users' messages unless the application
@@ -53,7 +53,8 @@
 // account's default; for /pin, the user's right to view and read the
 // history of every channel named; and the account's status in the engine,
 // refused at its limit with when the next slot frees ("Pin limit reached
-// (100/12h). ..."), or while a Pinterest 429 holds it.
+// (100/12h), so nothing was pinned ..."), or while a Pinterest 429 holds
+// it.
 //
 // Then, for each message in order, it fetches the message fresh over REST
 // (signed attachment URLs expire; "Pin to Pinterest" uses the message
@@ -61,9 +62,10 @@
 // in all:
 //
 //  1. reserves one slot of the account's 100 (none left: "Pin limit
-//     reached (100/12h). Skipped remaining pins.", and what remains is
-//     skipped), on a context the handler's end does not cancel, so a
-//     granted slot is never lost;
+//     reached (100/12h). Skipped remaining pins." after some pins, "Pin
+//     limit reached (100/12h), so nothing was pinned" before any, and what
+//     remains is skipped), on a context the handler's end does not cancel,
+//     so a granted slot is never lost;
 //  2. POSTs the pin, every request for it (a token refresh included)
 //     bounded to end Config.SlotMargin before the slot's deadline;
 //  3. commits the slot if Pinterest made the pin ("12-hour pin count:

@@ -180,7 +180,7 @@ func TestPinRateLimited(t *testing.T) {
 	text, _ := w.pin(alice, m.ID.String())
 	until := t0.Add(time.Hour).Unix()
 	must(t, text, "failed: Pinterest rate limited this account",
-		fmt.Sprintf("Pinterest rate limited @alicepins. Skipped remaining pins; Pinbot will not pin with this account again before <t:%d:R>.", until),
+		fmt.Sprintf("Pinterest rate limited @alicepins, so nothing was pinned; Pinbot will not pin with this account again before <t:%d:R>.", until),
 		"skipped: not attempted: rate limited by Pinterest")
 	st, err := w.engine.Status(w.ctx, "1001")
 	if err != nil {
@@ -210,7 +210,25 @@ func TestPinRateLimited(t *testing.T) {
 
 	w.ps.Inject(pinteresttest.SpamBlocked(pinteresttest.PathPins))
 	text, _ = w.pin(alice, w.addImages(w.channel.ID, 1, "").ID.String())
-	must(t, text, "failed: blocked by Pinterest's spam protection", "Pinterest's spam protection blocked pins from @alicepins.")
+	must(t, text, "failed: blocked by Pinterest's spam protection",
+		"Pinterest's spam protection blocked pins from @alicepins, so nothing was pinned; Pinbot will not pin with this account again before <t:")
+}
+
+// TestPinRateLimitedAfterSomePins: a 429 after a pin stops the batch with
+// "Skipped remaining pins", as the limit does; with nothing pinned
+// (TestPinRateLimited) the message says that instead.
+func TestPinRateLimitedAfterSomePins(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	alice := w.addUser("alice")
+	w.link(alice, "1001", "alicepins")
+	w.ps.Inject(pinteresttest.Fault{Method: http.MethodPost, Path: pinteresttest.PathPins}) // the first pin goes through
+	w.ps.Inject(pinteresttest.RetryAfter(pinteresttest.RateLimited(pinteresttest.PathPins, ""), 3600))
+	m := w.addImages(w.channel.ID, 3, "")
+	text, _ := w.pin(alice, m.ID.String())
+	until := t0.Add(time.Hour).Unix()
+	must(t, text, "1 pinned, 1 failed, 1 skipped.", "12-hour pin count: 1/100", "failed: Pinterest rate limited this account",
+		fmt.Sprintf("Pinterest rate limited @alicepins. Skipped remaining pins; Pinbot will not pin with this account again before <t:%d:R>.", until),
+		"skipped: not attempted: rate limited by Pinterest")
 }
 
 // TestPinEngineUnavailable: with the engine's disk full nothing is

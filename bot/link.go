@@ -41,7 +41,8 @@ func (b *Bot) link(inv invocation) reply {
 	}
 	u2 := b.cfg.Pinterest.AuthCodeURL(state)
 	r := reply{content: fmt.Sprintf("Open this link to connect a Pinterest account to Pinbot:\n<%s>\n"+
-		"It works once and expires in %d minutes. It links the Pinterest account approved with it to your Discord account, whoever opens it: do not share it. After you approve on Pinterest, run /settings to see the account.",
+		"It works once and expires in %d minutes. It links the Pinterest account approved with it to your Discord account, whoever opens it: do not share it. "+
+		"After you approve on Pinterest, pins go to the account's board if it has only one; otherwise choose its default board in /settings (or name one with the board: option of /pin).",
 		u2, int(links.DefaultStateTTL.Minutes()))}
 	if len(u2) <= maxButtonURL {
 		r.components = []discord.LayoutComponent{discord.NewActionRow(discord.NewLinkButton("Connect Pinterest", u2))}

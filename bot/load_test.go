@@ -87,7 +87,7 @@ func TestConcurrentBatchesOneAccount(t *testing.T) {
 		}
 		text := w.text(in)
 		pinned += strings.Count(text, "✅")
-		if strings.Contains(text, msgLimitReached) {
+		if strings.Contains(text, "Pin limit reached (100/12h)") {
 			limited++
 		}
 	}

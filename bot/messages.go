@@ -23,8 +23,12 @@ const (
 
 // spec texts.
 const (
-	// msgLimitReached is shown when a batch stops at the limit.
+	// msgLimitReached is shown when the limit stops a batch after some
+	// pins.
 	msgLimitReached = "Pin limit reached (100/12h). Skipped remaining pins."
+	// msgLimitNothingPinned is shown when the limit stops a batch before
+	// any pin: there were no pins to skip the rest of.
+	msgLimitNothingPinned = "Pin limit reached (100/12h), so nothing was pinned."
 )
 
 // pinCount is the count shown after each pin.
@@ -54,8 +58,18 @@ func msgUnknownBoard(board, name string) string {
 
 // msgAtLimit refuses a whole batch before it starts.
 func msgAtLimit(st actors.Status, name string) string {
-	return fmt.Sprintf("%s Nothing was pinned with %s: the next slot frees %s. You can switch to another account in /settings.",
-		msgLimitReached, name, relTime(nextFree(st)))
+	return fmt.Sprintf("Pin limit reached (100/12h), so nothing was pinned with %s: the next slot frees %s. You can switch to another account in /settings.",
+		name, relTime(nextFree(st)))
+}
+
+// msgLimitStop says that the limit stopped a batch, and when the next
+// slot frees: the spec's text once something was pinned.
+func msgLimitStop(st actors.Status, pinnedAny bool) string {
+	msg := msgLimitNothingPinned
+	if pinnedAny {
+		msg = msgLimitReached
+	}
+	return msg + " The next slot frees " + relTime(nextFree(st)) + "."
 }
 
 // nextFree is when the account's next slot frees, never before the

@@ -90,6 +90,9 @@ func parseMessageRef(f string, guildID, channelID snowflake.ID) (messageRef, err
 	if id, ok := parseID(f); ok {
 		return messageRef{GuildID: guildID, ChannelID: channelID, MessageID: id, Raw: raw}, nil
 	}
+	if why := idProblem(f); why != "" {
+		return messageRef{}, inputErrorf("`%s` is not a Discord message ID: %s. Copy one with right click → Copy Message ID.", quoteInput(raw), why)
+	}
 	s := strings.TrimSuffix(strings.TrimPrefix(f, "<"), ">")
 	if !strings.Contains(s, "/") {
 		return messageRef{}, inputErrorf("`%s` is not a message ID or message link. Message IDs are numbers; copy one with right click → Copy Message ID.", quoteInput(raw))
@@ -119,7 +122,7 @@ func parseMessageRef(f string, guildID, channelID snowflake.ID) (messageRef, err
 
 // parseID reads a snowflake written as a positive decimal number.
 func parseID(s string) (snowflake.ID, bool) {
-	if s == "" || len(s) > 20 {
+	if s == "" || len(s) > maxIDDigits {
 		return 0, false
 	}
 	for i := 0; i < len(s); i++ {
@@ -132,6 +135,27 @@ func parseID(s string) (snowflake.ID, bool) {
 		return 0, false
 	}
 	return snowflake.ID(n), true
+}
+
+// maxIDDigits is the most digits of a Discord ID: a snowflake is an
+// unsigned 64-bit number.
+const maxIDDigits = 20
+
+// idProblem says what is wrong with s, a number that parseID refused, as
+// a Discord ID; it returns "" when s is not a number at all.
+func idProblem(s string) string {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return ""
+	}
+	switch n, err := strconv.ParseUint(s, 10, 64); {
+	case len(s) > maxIDDigits:
+		return fmt.Sprintf("it has %d digits, and Discord IDs have at most %d", len(s), maxIDDigits)
+	case err != nil:
+		return "it is larger than any Discord ID"
+	case n == 0:
+		return "Discord IDs start at 1"
+	}
+	return ""
 }
 
 // maxQuoted bounds how much of the user's input an error message repeats.

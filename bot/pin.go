@@ -208,6 +208,25 @@ func (p *pinner) stopWith(msg, why string) {
 
 func (p *pinner) add(e entry) { p.rep.entries = append(p.rep.entries, e) }
 
+// pinnedAny reports whether the batch has pinned something so far.
+func (p *pinner) pinnedAny() bool {
+	for _, e := range p.rep.entries {
+		if e.res == resPinned {
+			return true
+		}
+	}
+	return false
+}
+
+// skippedRest says what became of the rest of a batch that Pinterest
+// stopped: skipped after some pins, or nothing pinned at all.
+func (p *pinner) skippedRest() string {
+	if p.pinnedAny() {
+		return ". Skipped remaining pins;"
+	}
+	return ", so nothing was pinned;"
+}
+
 // run pins every picture of every message in order, until done or
 // stopped.
 func (p *pinner) run(bt batch) {
@@ -292,7 +311,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			return
 		}
 		e.res, e.why = resSkipped, "limit reached"
-		p.stopWith(msgLimitReached+" The next slot frees "+relTime(nextFree(g.Status))+".", "limit reached")
+		p.stopWith(msgLimitStop(g.Status, p.pinnedAny()), "limit reached")
 		return
 	}
 	slot := g.Reservations()[0]
@@ -396,13 +415,13 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 		if errors.Is(err, pinterest.ErrSpamBlocked) {
 			log.Msg("pinterest spam block")
 			e.why = "blocked by Pinterest's spam protection"
-			p.stopWith(fmt.Sprintf("Pinterest's spam protection blocked pins from %s. Skipped remaining pins; Pinbot will not pin with this account again before %s.", p.name, relTime(until)),
+			p.stopWith(fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
 				"not attempted: spam block")
 			return
 		}
 		log.Msg("pinterest rate limit")
 		e.why = "Pinterest rate limited this account"
-		p.stopWith(fmt.Sprintf("Pinterest rate limited %s. Skipped remaining pins; Pinbot will not pin with this account again before %s.", p.name, relTime(until)),
+		p.stopWith(fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
 			"not attempted: rate limited by Pinterest")
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		log.Msg("pinterest grant refused")

@@ -129,7 +129,7 @@ func TestPinAtLimitRefusesBatch(t *testing.T) {
 	m := w.addImages(w.channel.ID, 1, "")
 	text, _ := w.pin(alice, m.ID.String())
 	next := t0.Add(12 * time.Hour).Unix()
-	must(t, text, msgLimitReached+" Nothing was pinned with @alicepins", fmt.Sprintf("<t:%d:R>", next))
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with @alicepins", fmt.Sprintf("<t:%d:R>", next))
 	if n := w.ps.Count("POST", pinteresttest.PathPins); n != 0 {
 		t.Fatalf("%d pin requests reached Pinterest", n)
 	}

@@ -103,7 +103,7 @@ func TestPinUnknownOutcomeCountsAtLeaseEnd(t *testing.T) {
 	w.advance(12*time.Hour - 10*time.Second)
 	last := w.addImages(w.channel.ID, 1, "one more")
 	text, _ = w.pin(alice, last.ID.String())
-	must(t, text, "Pin limit reached (100/12h).")
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned")
 	w.checkLedger("1001")
 	// Once the lease's end is 12 hours old, the slot is free.
 	w.advance(5 * time.Minute)

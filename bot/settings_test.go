@@ -1,15 +1,19 @@
 package bot
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/bot/web"
 )
 
 // stateOf returns the OAuth state of the authorization URL in a /link
@@ -163,4 +167,62 @@ func TestAutocompleteBoards(t *testing.T) {
 	if strings.Join(got, ",") != "Dogs=b2,Hot dogs=b3" {
 		t.Fatalf("choices %v", got)
 	}
+}
+
+// linkThroughOAuth links a Pinterest account to user the way a person
+// does: /link, then its address opened with the Pinterest stand-in signed
+// in as the account, which redirects to the OAuth callback (bot/web). It
+// returns the /link reply and the callback's page.
+func (w *world) linkThroughOAuth(t *testing.T, user snowflake.ID, accountID string) (reply, page string) {
+	t.Helper()
+	reply, _ = w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdLink}})
+	m := regexp.MustCompile(`<(http[^>]+)>`).FindStringSubmatch(reply)
+	if m == nil {
+		t.Fatalf("no URL in %q", reply)
+	}
+	w.ps.SetLoggedIn(accountID)
+	c := w.ps.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || loc == "" {
+		t.Fatalf("authorization page: status %d, Location %q", resp.StatusCode, loc)
+	}
+	h, err := web.New(web.Config{Links: w.links, Pinterest: w.pc, Now: w.pclock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, loc, nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("callback: %d %s", rec.Code, rec.Body)
+	}
+	return reply, rec.Body.String()
+}
+
+// TestFirstPinAfterLink links accounts as a person does, then pins at
+// once: an account with one board pins there without asking; with two,
+// /link and the callback's page have said to choose a board in
+// /settings, which the first /pin asks for.
+func TestFirstPinAfterLink(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	alice, bob := w.addUser("alice"), w.addUser("bob")
+	w.ps.AddAccount("1001", "solo", pinteresttest.Board{ID: "b1", Name: "Only"})
+	w.ps.AddAccount("2002", "many", pinteresttest.Board{ID: "b2", Name: "Cats"}, pinteresttest.Board{ID: "b3", Name: "Travel"})
+
+	reply, page := w.linkThroughOAuth(t, alice, "1001")
+	must(t, reply, "After you approve on Pinterest, pins go to the account's board if it has only one; "+
+		"otherwise choose its default board in /settings (or name one with the board: option of /pin).")
+	must(t, page, "Linked Pinterest account solo", "Pins go to its board Only; choose another default board with /settings in Discord.")
+	text, _ := w.pin(alice, w.addImages(w.channel.ID, 1, "").ID.String())
+	must(t, text, "Pinterest account @solo, board **Only**: 1 pinned", "12-hour pin count: 1/100")
+
+	_, page = w.linkThroughOAuth(t, bob, "2002")
+	must(t, page, "Linked Pinterest account many", "Before you pin, choose the board pins go to with /settings in Discord")
+	text, _ = w.pin(bob, w.addImages(w.channel.ID, 1, "").ID.String())
+	must(t, text, msgNoBoard("@many"))
 }

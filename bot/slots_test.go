@@ -12,17 +12,19 @@ import (
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
 
-// TestPinPreflightUsesSpecLimitMessage: at the limit the whole batch is
-// refused with the spec's limit message, word for word, and when the next
-// slot frees.
-func TestPinPreflightUsesSpecLimitMessage(t *testing.T) {
+// TestPinPreflightSaysNothingWasPinned: at the limit the whole batch is
+// refused with the limit and when the next slot frees; the spec's
+// "Skipped remaining pins." is for a batch the limit stops after some
+// pins (TestPinEachPictureTakesASlot), and would not be true here.
+func TestPinPreflightSaysNothingWasPinned(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	alice := w.addUser("alice")
 	w.link(alice, "1001", "alicepins")
 	w.fill("1001", 100)
 	m := w.addImages(w.channel.ID, 2, "")
 	text, _ := w.pin(alice, m.ID.String())
-	must(t, text, "Pin limit reached (100/12h). Skipped remaining pins.")
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with @alicepins: the next slot frees <t:")
+	mustNot(t, text, "Skipped remaining pins")
 	if n := len(w.ps.PinsFor("1001")); n != 0 {
 		t.Fatalf("%d pins, want 0", n)
 	}

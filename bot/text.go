@@ -72,6 +72,29 @@ func accountLabel(username, id string) string {
 	return "@" + username
 }
 
+// FormatDuration writes d for people, as every duration pinbot shows is
+// written: hours, minutes and seconds, largest first, the zero ones left
+// out: "11h 59m 48s", "12h", "3m 5s", "45s", "0s" below a second. What is
+// below a second is dropped: round d first to the precision wanted
+// ("11h 59m" to the minute). A negative d starts with "-".
+func FormatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + FormatDuration(-d)
+	}
+	h, m, s := int64(d/time.Hour), int64(d%time.Hour/time.Minute), int64(d%time.Minute/time.Second)
+	var parts []string
+	if h > 0 {
+		parts = append(parts, fmt.Sprintf("%dh", h))
+	}
+	if m > 0 {
+		parts = append(parts, fmt.Sprintf("%dm", m))
+	}
+	if s > 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("%ds", s))
+	}
+	return strings.Join(parts, " ")
+}
+
 // relTime is a Discord timestamp that each reader sees as relative time,
 // such as "in 3 hours".
 func relTime(t time.Time) string {

@@ -3,6 +3,7 @@ package bot
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -41,5 +42,31 @@ func TestSplitMessage(t *testing.T) {
 				t.Fatalf("parts hold %d runes of text, want %d", joined, want)
 			}
 		})
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{999 * time.Millisecond, "0s"},
+		{time.Second, "1s"},
+		{45 * time.Second, "45s"},
+		{3*time.Minute + 5*time.Second, "3m 5s"},
+		{5 * time.Minute, "5m"},
+		{time.Hour + 7*time.Second, "1h 7s"},
+		{90 * time.Minute, "1h 30m"},
+		{12*time.Hour - 12*time.Second, "11h 59m 48s"},
+		{(12*time.Hour - 12*time.Second).Truncate(time.Minute), "11h 59m"},
+		{12 * time.Hour, "12h"},
+		{72 * time.Hour, "72h"},
+		{-42 * time.Second, "-42s"},
+	}
+	for i, tt := range tests {
+		if got := FormatDuration(tt.d); got != tt.want {
+			t.Errorf("step %d: FormatDuration(%v) = %q want %q", i, tt.d, got, tt.want)
+		}
 	}
 }

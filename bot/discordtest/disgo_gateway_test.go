@@ -406,3 +406,50 @@ func (h watchHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h watchHandler) WithGroup(name string) slog.Handler {
 	return watchHandler{Handler: h.Handler.WithGroup(name), msg: h.msg, seen: h.seen, once: h.once}
 }
+
+// TestDisgoGatewayIdleConnectionIsNotAZombie keeps an idle disgo client
+// connected through a dozen heartbeats, with a short heartbeat interval:
+// every heartbeat is acknowledged, so disgo must never find its
+// connection a zombie and reconnect. disgo stamps a heartbeat as sent
+// only once its write has returned; an ACK that arrives before that (on
+// loopback it can) reads as missing at the next tick.
+func TestDisgoGatewayIdleConnectionIsNotAZombie(t *testing.T) {
+	t.Parallel()
+	const beats = 12
+	ctx := testContext(t)
+	s := newServer(t, discordtest.WithHeartbeatInterval(200*time.Millisecond))
+	addWorld(t, s, 0, 1, 1)
+	zombie := watchHandler{
+		Handler: zerolog.NewSlogHandler(testLogger(t)),
+		msg:     "ACK of last heartbeat not received, connection went zombie",
+		seen:    make(chan struct{}),
+		once:    new(sync.Once),
+	}
+	acks := make(chan struct{}, beats)
+	newGatewayBot(t, s, pingRouter(), gateway.CompressionZstdStream,
+		bot.WithLogger(slog.New(zombie)),
+		bot.WithEventListenerFunc(func(*events.HeartbeatAck) {
+			select {
+			case acks <- struct{}{}:
+			default:
+			}
+		}))
+	if _, err := s.WaitShardReady(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := range beats {
+		select {
+		case <-acks:
+		case <-zombie.seen:
+			t.Fatalf("disgo found its connection a zombie after %d acknowledged heartbeats", i)
+		case <-ctx.Done():
+			t.Fatalf("%d heartbeats acknowledged: %v", i, ctx.Err())
+		}
+	}
+	if n := s.Resumes(0); n != 0 {
+		t.Errorf("shard 0 resumed %d times while idle, want 0", n)
+	}
+	if n := s.Identifies(0); n != 1 {
+		t.Errorf("shard 0 identified %d times, want 1", n)
+	}
+}

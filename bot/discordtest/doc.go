@@ -58,6 +58,11 @@
 //     opens a gateway connection fails under -race for that alone. This
 //     package's own such tests are in files built with !race and are named
 //     TestDisgoGateway*.
+//   - A heartbeat counts as sent only once its write has returned, and the
+//     next tick takes the connection for a zombie (a warning, a close and
+//     a RESUME) when the last ACK came before that. An ACK sent at once on
+//     loopback often does, so the stand-in waits DefaultHeartbeatACKDelay
+//     before answering, as Discord's answers always do.
 //   - Events are handled one at a time on the shard's reading goroutine
 //     unless bot.WithAsyncEventsEnabled is set; a handler blocked there
 //     blocks the shard.
@@ -74,7 +79,7 @@
 // # The gateway
 //
 // HELLO carries heartbeat_interval (WithHeartbeatInterval); heartbeats get
-// HEARTBEAT_ACK. IDENTIFY checks the token (close 4004), the shard (4010),
+// HEARTBEAT_ACK, after a network's latency (WithHeartbeatACKDelay). IDENTIFY checks the token (close 4004), the shard (4010),
 // the intents (4013) and the privileged intents the application may use
 // (4014, see WithApplicationFlags), then sends READY with session_id,
 // resume_gateway_url (ResumeGatewayURL), the bot user, the application's id

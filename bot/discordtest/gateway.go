@@ -388,8 +388,7 @@ func (s *Server) readLoop(c *gwConn) {
 func (s *Server) handleOpLocked(c *gwConn, op int, d json.RawMessage) {
 	switch op {
 	case opHeartbeat:
-		ack, _ := json.Marshal(payload{Op: opHeartbeatACK})
-		c.send(ack)
+		s.ackHeartbeatLocked(c)
 	case opIdentify:
 		if c.authed {
 			c.closeWith(closeAlreadyAuthed, "Already authenticated.")
@@ -413,6 +412,22 @@ func (s *Server) handleOpLocked(c *gwConn, op int, d json.RawMessage) {
 		}
 		c.closeWith(closeUnknownOpcode, "Unknown opcode.")
 	}
+}
+
+// ackHeartbeatLocked sends HEARTBEAT_ACK on c once the heartbeat ACK
+// delay has passed, as the network would. The caller holds s.mu.
+func (s *Server) ackHeartbeatLocked(c *gwConn) {
+	ack, _ := json.Marshal(payload{Op: opHeartbeatACK})
+	if s.cfg.heartbeatACKDelay <= 0 {
+		c.send(ack)
+		return
+	}
+	// A connection closed meanwhile drops the frame (see enqueue).
+	time.AfterFunc(s.cfg.heartbeatACKDelay, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c.send(ack)
+	})
 }
 
 type identifyData struct {

@@ -38,6 +38,13 @@ const (
 	// Discord sends 41.25 s; so does the stand-in unless told otherwise.
 	DefaultHeartbeatInterval = 41250 * time.Millisecond
 
+	// DefaultHeartbeatACKDelay is how long the stand-in takes to answer a
+	// heartbeat: the network's latency, which Discord's answers always
+	// have. An immediate answer on loopback can reach disgo before it has
+	// stamped the heartbeat as sent, and disgo then takes the connection
+	// for a zombie (see Traps in the package documentation).
+	DefaultHeartbeatACKDelay = 50 * time.Millisecond
+
 	// InteractionDeadline is how long after its creation an interaction
 	// accepts its initial callback.
 	InteractionDeadline = 3 * time.Second
@@ -89,6 +96,7 @@ type config struct {
 	shards            int
 	maxConcurrency    int
 	heartbeatInterval time.Duration
+	heartbeatACKDelay time.Duration
 	appFlags          discord.ApplicationFlags
 	rateLimit         int
 	rateLimitWindow   time.Duration
@@ -133,6 +141,15 @@ func WithMaxConcurrency(n int) Option {
 // Defaults to DefaultHeartbeatInterval.
 func WithHeartbeatInterval(d time.Duration) Option {
 	return func(c *config) { c.heartbeatInterval = d }
+}
+
+// WithHeartbeatACKDelay sets how long after a heartbeat its
+// HEARTBEAT_ACK is sent; 0 answers at once. A delay over a quarter of the
+// heartbeat interval is cut to that quarter, so that the answer always
+// comes before the next heartbeat is due. Defaults to
+// DefaultHeartbeatACKDelay.
+func WithHeartbeatACKDelay(d time.Duration) Option {
+	return func(c *config) { c.heartbeatACKDelay = d }
 }
 
 // WithApplicationFlags sets the application's flags, which decide the
@@ -195,6 +212,7 @@ func NewServer(opts ...Option) *Server {
 		shards:            1,
 		maxConcurrency:    1,
 		heartbeatInterval: DefaultHeartbeatInterval,
+		heartbeatACKDelay: DefaultHeartbeatACKDelay,
 		appFlags:          DefaultApplicationFlags,
 		rateLimit:         50,
 		rateLimitWindow:   time.Second,
@@ -215,6 +233,7 @@ func NewServer(opts ...Option) *Server {
 	if cfg.rateLimitWindow <= 0 {
 		cfg.rateLimitWindow = time.Second
 	}
+	cfg.heartbeatACKDelay = max(0, min(cfg.heartbeatACKDelay, cfg.heartbeatInterval/4))
 	cfg.logger = cfg.logger.With().Str("component", "discordtest").Logger()
 	cfg.token = makeToken(cfg.applicationID)
 

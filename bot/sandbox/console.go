@@ -17,6 +17,7 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
 
@@ -46,7 +47,8 @@ const (
 )
 
 // Commands lists the console's commands, for help.
-const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links
+const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links;
+                                  one command pins at most 10 images and skips the rest
   /pin messages:LINK ...          the same, naming the option
   /pinmsg ID                      the "Pin to Pinterest" message command on one message
   /settings                       your accounts, their 12-hour pin counts, the active one
@@ -618,7 +620,7 @@ func windowName(w time.Duration) string {
 	if w%time.Hour == 0 {
 		return fmt.Sprintf("%d-hour", w/time.Hour)
 	}
-	return w.String()
+	return bot.FormatDuration(w)
 }
 
 // answer is what the bot replied to an interaction.

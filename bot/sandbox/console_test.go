@@ -4,11 +4,28 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/pinbot/pinbot/bot"
 )
+
+// TestCommandsStateTheCaps keeps the console's help in step with the
+// bot's caps on one command.
+func TestCommandsStateTheCaps(t *testing.T) {
+	t.Parallel()
+	for _, want := range []string{
+		fmt.Sprintf("up to %d message IDs", bot.MaxMessagesPerPin),
+		fmt.Sprintf("one command pins at most %d images and skips the rest", bot.MaxPinsPerBatch),
+	} {
+		if !strings.Contains(Commands, want) {
+			t.Errorf("Commands lacks %q:\n%s", want, Commands)
+		}
+	}
+}
 
 // readAll collects what ReadLines sends for r, and its final error.
 func readAll(t *testing.T, r io.Reader) ([]Line, error) {

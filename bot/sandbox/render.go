@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
+
+	"github.com/pinbot/pinbot/bot"
 )
 
 // component is a select menu or a button of a message, as the console
@@ -223,7 +225,8 @@ func renderTimestamp(spec string, now time.Time) (string, bool) {
 }
 
 // relative says how far t is from now, as Discord's relative timestamps
-// do, to the minute beyond a minute: "in 11h 59m", "3m ago", "now".
+// do, to the minute beyond a minute (bot.FormatDuration): "in 11h 59m",
+// "3m ago", "now".
 func relative(t, now time.Time) string {
 	d := t.Sub(now)
 	past := d < 0
@@ -235,13 +238,9 @@ func relative(t, now time.Time) string {
 	case d < time.Second:
 		return "now"
 	case d < time.Minute:
-		amount = fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		amount = fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		amount = fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+		amount = bot.FormatDuration(d)
 	default:
-		amount = fmt.Sprintf("%d days", int(d.Hours()/24))
+		amount = bot.FormatDuration(d.Truncate(time.Minute))
 	}
 	if past {
 		return amount + " ago"

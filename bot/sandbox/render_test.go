@@ -57,8 +57,10 @@ func TestRelative(t *testing.T) {
 		{42 * time.Second, "in 42s"},
 		{-42 * time.Second, "42s ago"},
 		{5 * time.Minute, "in 5m"},
-		{12 * time.Hour, "in 12h 0m"},
-		{3 * 24 * time.Hour, "in 3 days"},
+		{12*time.Hour - 12*time.Second, "in 11h 59m"},
+		{12 * time.Hour, "in 12h"},
+		{90*time.Minute + 30*time.Second, "in 1h 30m"},
+		{3 * 24 * time.Hour, "in 72h"},
 	}
 	for i, tt := range tests {
 		if got := relative(t0.Add(tt.d), t0); got != tt.want {

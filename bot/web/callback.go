@@ -93,10 +93,18 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log = log.With().Str("account", pa.ID).Logger()
+	acct := links.Account{ID: pa.ID, Username: pa.Username}
+	// An account with exactly one board pins there without asking: that
+	// board becomes its default, unless it has one already (Link keeps
+	// it). Without the list, the user chooses in /settings.
+	if boards, err := h.pin.ListBoards(pctx, sess); err != nil {
+		log.Warn().Err(err).Msg("oauth callback: listing boards failed; no default board set")
+	} else if len(boards) == 1 {
+		acct.DefaultBoard, acct.DefaultBoardName = boards[0].ID, boards[0].Name
+	}
 
 	// Pinterest has granted access: store it even if the browser has gone.
 	lctx := context.WithoutCancel(ctx)
-	acct := links.Account{ID: pa.ID, Username: pa.Username}
 	if err := h.links.Link(lctx, userID, acct, sess.Token()); err != nil {
 		if errors.Is(err, links.ErrTooManyAccounts) {
 			log.Info().Msg("oauth callback: user has too many accounts")
@@ -123,9 +131,22 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	writePage(w, http.StatusOK, page{
 		Title: "Linked",
 		Message: "Linked Pinterest account " + name + " to the Discord account (user ID " + userID +
-			") that asked for this link with /link. You can close this tab and go back to Discord. " +
+			") that asked for this link with /link. " + boardNote(acct) + " You can close this tab and go back to Discord. " +
 			"If that was not you, remove Pinbot from the apps connected to your Pinterest account.",
 	})
+}
+
+// boardNote says where the newly linked account's pins go, and how to
+// choose.
+func boardNote(acct links.Account) string {
+	if acct.DefaultBoard == "" {
+		return "Before you pin, choose the board pins go to with /settings in Discord (or name one with the board: option of /pin)."
+	}
+	board := acct.DefaultBoardName
+	if board == "" {
+		board = acct.DefaultBoard
+	}
+	return "Pins go to its board " + board + "; choose another default board with /settings in Discord."
 }
 
 // declined answers a redirect carrying an OAuth error instead of a code.

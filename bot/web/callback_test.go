@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
@@ -56,8 +58,10 @@ func TestCallbackLinksAccount(t *testing.T) {
 	if pa, err := e.pin.UserAccount(ctx, sess); err != nil || pa.ID != "1001" {
 		t.Fatalf("UserAccount with the stored token = %+v, %v", pa, err)
 	}
-	if ev := e.events(); len(ev) != 1 || ev[0].user != "u1" || ev[0].acct != (links.Account{ID: "1001", Username: "alice"}) {
-		t.Fatalf("OnLinked calls = %+v; want one for u1 and 1001", ev)
+	// Its only board became its default board.
+	want := links.Account{ID: "1001", Username: "alice", DefaultBoard: "b1", DefaultBoardName: "Cats"}
+	if ev := e.events(); len(ev) != 1 || ev[0].user != "u1" || ev[0].acct != want {
+		t.Fatalf("OnLinked calls = %+v; want one for u1 and %+v", ev, want)
 	}
 
 	// Replaying the same callback is refused before Pinterest is asked.
@@ -71,6 +75,58 @@ func TestCallbackLinksAccount(t *testing.T) {
 	}
 	if ev := e.events(); len(ev) != 1 {
 		t.Errorf("replay called OnLinked: %+v", ev)
+	}
+}
+
+// TestCallbackDefaultBoard checks the default board a link leaves, and
+// what the page says about it: an account with exactly one board gets it
+// as its default, one with several (or whose boards could not be listed)
+// gets none and the page says to choose in /settings, and a default
+// chosen before is kept.
+func TestCallbackDefaultBoard(t *testing.T) {
+	const (
+		onlyBoard = "Pins go to its board Cats; choose another default board with /settings in Discord."
+		choose    = "Before you pin, choose the board pins go to with /settings in Discord (or name one with the board: option of /pin)."
+	)
+	cats, travel := pinteresttest.Board{ID: "b1", Name: "Cats"}, pinteresttest.Board{ID: "b2", Name: "Travel"}
+	tests := []struct {
+		name   string
+		boards []pinteresttest.Board
+		// before, when not nil, runs before the callback.
+		before           func(t *testing.T, e *env)
+		wantID, wantName string
+		wantPage         string
+	}{
+		{name: "one board", boards: []pinteresttest.Board{cats}, wantID: "b1", wantName: "Cats", wantPage: onlyBoard},
+		{name: "two boards", boards: []pinteresttest.Board{cats, travel}, wantPage: choose},
+		{name: "no board", wantPage: choose},
+		{name: "boards not listed", boards: []pinteresttest.Board{cats}, before: func(t *testing.T, e *env) {
+			e.srv.Inject(pinteresttest.Fault{Method: http.MethodGet, Path: pinteresttest.PathBoards, Status: http.StatusBadRequest, Code: 1, Message: "bad"})
+		}, wantPage: choose},
+		{name: "default kept", boards: []pinteresttest.Board{cats}, before: func(t *testing.T, e *env) {
+			acct := links.Account{ID: "1001", Username: "alice", DefaultBoard: "b9", DefaultBoardName: "Old"}
+			if err := e.store.Link(context.Background(), "u1", acct, &oauth2.Token{AccessToken: "a", RefreshToken: "r"}); err != nil {
+				t.Fatal(err)
+			}
+		}, wantID: "b9", wantName: "Old", wantPage: "Pins go to its board Old; choose another default board with /settings in Discord."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.srv.AddAccount("1001", "alice", tt.boards...)
+			cb := e.callbackURL(t, "u1")
+			if tt.before != nil {
+				tt.before(t, e)
+			}
+			status, body, _ := e.get(t, cb)
+			if status != http.StatusOK || !strings.Contains(body, linkedText+" "+tt.wantPage+" You can close this tab") {
+				t.Fatalf("callback: %d %q; want 200 with %q", status, body, tt.wantPage)
+			}
+			a, err := e.store.Account(context.Background(), "1001")
+			if err != nil || a.DefaultBoard != tt.wantID || a.DefaultBoardName != tt.wantName {
+				t.Errorf("Account(1001) = %+v, %v; want default board %q (%q)", a, err, tt.wantID, tt.wantName)
+			}
+		})
 	}
 }
 

@@ -12,9 +12,13 @@
 // The state is consumed first (links.Store.ConsumeState): a forged,
 // replayed or expired state gets a 400 page saying so, and Pinterest is
 // not contacted. Then the code is exchanged for a token, the account is
-// read with GET /user_account (its id is the key of the rate limit), and
-// links.Store.Link stores the token and makes the account the user's
-// active one. Until Link, the fresh token lives only in memory: should it
+// read with GET /user_account (its id is the key of the rate limit), its
+// boards are listed, and links.Store.Link stores the token and makes the
+// account the user's active one. An account with exactly one board gets
+// it as its default board, unless it has one already: its first /pin
+// needs no choice. The page says which board pins go to, or to choose
+// one in /settings (also when the boards could not be listed, which does
+// not stop the link). Until Link, the fresh token lives only in memory: should it
 // rotate while the account is read, the Session keeps the new one, and that
 // is what Link stores. Pinterest failing (5xx, timeout, rate limit) gets a
 // 502 page asking the user to run /link again; nothing is linked then.

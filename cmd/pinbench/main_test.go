@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -15,7 +16,39 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == soakChildCommand || os.Args[1] == diskFullChildCommand) {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+// runTests runs the tests with a temporary directory of their own
+// ($TMPDIR, which the soak's children inherit), and fails them when they
+// pass but leave something in it: pinbench's own temporary directories
+// must not pile up in the system's.
+func runTests(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "pinbench-test-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pinbench tests: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Setenv("TMPDIR", tmp); err != nil {
+		fmt.Fprintf(os.Stderr, "pinbench tests: %v\n", err)
+		return 1
+	}
+	code := m.Run()
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pinbench tests: %v\n", err)
+		return 1
+	}
+	if code == 0 && len(left) > 0 {
+		names := make([]string, len(left))
+		for i, e := range left {
+			names[i] = e.Name()
+		}
+		fmt.Fprintf(os.Stderr, "FAIL: the tests left in the temporary directory: %s\n", strings.Join(names, ", "))
+		return 1
+	}
+	return code
 }
 
 // result is what one run of pinbench produced.

@@ -56,14 +56,20 @@ func TestSoakExitStatuses(t *testing.T) {
 	}
 	// Killed within a millisecond of its start, the engine process
 	// acknowledges nothing: the soak tested nothing, which it reports as
-	// a violation.
-	r := pinbench(t, "soak", "--cycles", "1", "-n", "1", "-c", "1", "--kill-max", "1ms", "--seed", "1", "--json")
+	// a violation. A soak with violations keeps its data directory: here
+	// one the test removes.
+	dataDir := filepath.Join(t.TempDir(), "soak")
+	r := pinbench(t, "soak", "--cycles", "1", "-n", "1", "-c", "1", "--kill-max", "1ms", "--seed", "1", "--json",
+		"--data-dir", dataDir)
 	r.want(t, exitViolation)
 	var rep soakReport
 	r.decode(t, &rep)
 	if rep.AckedSlots != 0 || rep.ProcessFailure == 0 {
 		t.Fatalf("acked %d, process failures %d, violations %v; want the soak to report it tested nothing",
 			rep.AckedSlots, rep.ProcessFailure, rep.Violations)
+	}
+	if !rep.Kept || rep.DataDir != dataDir {
+		t.Errorf("data directory %s kept %v, want %s kept", rep.DataDir, rep.Kept, dataDir)
 	}
 	notDir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notDir, nil, 0o600); err != nil {

@@ -25,6 +25,10 @@ import (
 // statusChunk is how many accounts one StatusMany call asks about.
 const statusChunk = 256
 
+// accountsLogLevel is the least level accounts logs at when neither
+// --log-level nor PINBOT_LOG_LEVEL is given: warnings and errors only.
+const accountsLogLevel = zerolog.WarnLevel
+
 // accountsCommand lists the stored accounts with their pin counts, as a
 // table or as JSON, with their usernames when the token store can be
 // read. It fails when an account's state cannot be read, after listing the
@@ -42,6 +46,11 @@ func accountsCommand(st settings, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return &usageError{cmd: "accounts", err: err}
 	}
+	if st.logLevel.from == "" {
+		// Only the listing, unless logs are asked for: the engine's
+		// start and stop are no news here.
+		level = accountsLogLevel
+	}
 	log := newLogger(stderr, level, getenv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -51,7 +60,7 @@ func accountsCommand(st settings, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return err
 	}
-	addUsernames(ctx, entries, layout{dir: dir}, &st.keyFile, log)
+	addUsernames(ctx, entries, layout{dir: dir}, &st.keyFile, stderr, log)
 	if *asJSON {
 		err = writeAccountsJSON(stdout, entries)
 	} else {
@@ -236,10 +245,13 @@ func writeAccountsTable(w io.Writer, dir string, entries []accountEntry) error {
 
 // addUsernames fills in the entries' Pinterest usernames from the token
 // store of the data directory, opened with the key the setting names, or
-// else with the sandbox's key when there is one. Without a key or a
-// token store, or when it cannot be opened, the entries keep their ids
-// alone; why is logged.
-func addUsernames(ctx context.Context, entries []accountEntry, dir layout, keyFile *setting, log zerolog.Logger) {
+// else with the sandbox's key when there is one. Without a token store
+// the entries keep their ids alone. Without a key, or when the store
+// cannot be opened or read, they do too, and a line on notes says why.
+func addUsernames(ctx context.Context, entries []accountEntry, dir layout, keyFile *setting, notes io.Writer, log zerolog.Logger) {
+	note := func(format string, args ...any) {
+		fmt.Fprintf(notes, "pinbot: usernames not shown: "+format+"\n", args...)
+	}
 	if len(entries) == 0 {
 		return
 	}
@@ -255,18 +267,18 @@ func addUsernames(ctx context.Context, entries []accountEntry, dir layout, keyFi
 	default:
 		sk := setting{opt: &keyFileOption, value: dir.sandboxKey(), from: "the sandbox's key"}
 		if _, serr := os.Stat(sk.value); serr != nil {
-			log.Info().Msgf("usernames not shown: no key for the token store (set %s)", keyFileOption.env)
+			note("no key for the token store (set %s)", keyFileOption.env)
 			return
 		}
 		key, err = readKeyFile(&sk)
 	}
 	if err != nil {
-		log.Warn().Err(err).Msg("usernames not shown")
+		note("%v", err)
 		return
 	}
 	st, err := links.Open(dir.links(), links.Options{EncryptionKey: key}, log)
 	if err != nil {
-		log.Warn().Err(err).Msg("usernames not shown: the token store cannot be opened")
+		note("the token store cannot be opened: %v", err)
 		return
 	}
 	defer func() {
@@ -279,7 +291,7 @@ func addUsernames(ctx context.Context, entries []accountEntry, dir layout, keyFi
 		names[a.ID] = a.Username
 		return nil
 	}); err != nil {
-		log.Warn().Err(err).Msg("usernames not shown: reading the token store failed")
+		note("reading the token store failed: %v", err)
 		return
 	}
 	for i := range entries {

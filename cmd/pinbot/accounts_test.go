@@ -107,6 +107,37 @@ func TestAccountsTable(t *testing.T) {
 	}
 }
 
+// TestAccountsPrintsOnlyTheListing checks that accounts writes its
+// listing and nothing else, unless logs are asked for with --log-level
+// or PINBOT_LOG_LEVEL.
+func TestAccountsPrintsOnlyTheListing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pinSome(t, dir)
+	tests := []struct {
+		env      map[string]string
+		args     []string
+		wantLogs bool
+	}{
+		{args: []string{"accounts"}},
+		{args: []string{"accounts", "--json"}},
+		{args: []string{"accounts", "--log-level", "info"}, wantLogs: true},
+		{args: []string{"--log-level", "debug", "accounts", "--json"}, wantLogs: true},
+		{env: map[string]string{"PINBOT_LOG_LEVEL": "info"}, args: []string{"accounts"}, wantLogs: true},
+		{env: map[string]string{"PINBOT_LOG_LEVEL": "info"}, args: []string{"accounts", "--log-level", "warn"}},
+	}
+	for i, tt := range tests {
+		r := pinbot(t, "", with(map[string]string{"PINBOT_DATA_DIR": dir}, tt.env), tt.args...)
+		r.wantCode(t, strings.Join(tt.args, " "), exitOK)
+		if !strings.Contains(r.stdout, "alice") {
+			t.Errorf("step %d: %q: stdout lacks the listing:\n%s", i, tt.args, r.stdout)
+		}
+		if logged := strings.Contains(r.stderr, `"level":"info"`); logged != tt.wantLogs || (!tt.wantLogs && r.stderr != "") {
+			t.Errorf("step %d: %q: stderr = %q, want logs %v and nothing else", i, tt.args, r.stderr, tt.wantLogs)
+		}
+	}
+}
+
 func TestAccountsFlagOverridesEnvironment(t *testing.T) {
 	t.Parallel()
 	envDir, flagDir := filepath.Join(t.TempDir(), "env"), t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -171,24 +172,86 @@ func TestBotConfigErrors(t *testing.T) {
 	}
 }
 
-// TestBotBadTokenAfterStoresOpen gives a complete configuration whose
-// token is not a Discord bot token: refused (status 2) without showing it,
-// after the stores open and close cleanly.
-func TestBotBadTokenAfterStoresOpen(t *testing.T) {
+// TestBotBadTokenRefusedBeforeStart gives a complete configuration whose
+// token is not a Discord bot token: refused (status 2) without showing
+// it, before anything is opened or logged.
+func TestBotBadTokenRefusedBeforeStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := with(botEnv(t, dir), map[string]string{discordTokenEnv: "not-a-discord-bot-token-at-all"})
 	r := pinbot(t, "", env)
 	r.wantCode(t, "a malformed token", exitUsage)
-	if !strings.Contains(r.stderr, "invalid DISCORD_TOKEN: bot: Config.Token is not a Discord bot token") {
-		t.Errorf("stderr = %q, want the token refused", r.stderr)
-	}
-	if strings.Contains(r.stderr, "not-a-discord-bot-token-at-all") {
-		t.Errorf("stderr shows the token: %q", r.stderr)
+	want := "pinbot: invalid DISCORD_TOKEN: it is not a Discord bot token (its first part must be the base64 application ID)\n" +
+		"Run 'pinbot --help' for usage.\n"
+	if r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	r.checkNoSecrets(t, "a malformed token")
-	if !strings.Contains(r.stderr, "pinbot stopped") {
-		t.Errorf("stderr lacks the clean stop:\n%s", r.stderr)
+	if _, err := os.Stat(env["PINBOT_DATA_DIR"]); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data directory: Stat error %v, want it not created for a malformed token", err)
+	}
+}
+
+// TestBotConfigErrorsAllAtOnce checks that every problem with the bot's
+// configuration is reported in one run, with status 2, before anything is
+// opened or logged: stderr holds the list and the pointer to --help, and
+// nothing else.
+func TestBotConfigErrorsAllAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	full := botEnv(t, dir)
+	const (
+		badToken = "invalid DISCORD_TOKEN: it is not a Discord bot token (its first part must be the base64 application ID)"
+		noID     = "DISCORD_TOKEN is set, so PINTEREST_CLIENT_ID (or --pinterest-client-id) is required"
+		noSecret = "DISCORD_TOKEN is set, so PINTEREST_CLIENT_SECRET (or --pinterest-client-secret) is required"
+		noURL    = "DISCORD_TOKEN is set, so PINBOT_PUBLIC_URL (or --public-url) is required"
+		noKey    = "DISCORD_TOKEN is set, so PINBOT_ENCRYPTION_KEY_FILE (or --encryption-key-file) is required: " +
+			"the OAuth tokens are stored encrypted with it. Create a key with: head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key"
+	)
+	missingKey := filepath.Join(dir, "none.key")
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want []string // every problem, in order
+	}{
+		{env: map[string]string{discordTokenEnv: "x", "PINBOT_DATA_DIR": full["PINBOT_DATA_DIR"]},
+			want: []string{badToken, noID, noSecret, noURL, noKey}},
+		{env: map[string]string{discordTokenEnv: testToken, "PINBOT_DATA_DIR": full["PINBOT_DATA_DIR"]},
+			want: []string{noID, noSecret, noURL, noKey}},
+		{env: with(full, map[string]string{
+			"PINBOT_LOG_LEVEL":           "chatty",
+			"PINBOT_HTTP_ADDR":           "8080",
+			"PINBOT_PUBLIC_URL":          "pinbot.example",
+			"PINBOT_SHARDS":              "-1",
+			"PINBOT_ENCRYPTION_KEY_FILE": missingKey,
+		}), want: []string{
+			`invalid PINBOT_LOG_LEVEL "chatty": want one of trace, debug, info, warn, error, disabled`,
+			`invalid PINBOT_HTTP_ADDR "8080": want HOST:PORT, such as 127.0.0.1:8080`,
+			`invalid PINBOT_PUBLIC_URL "pinbot.example": want an absolute http or https URL`,
+			`invalid PINBOT_SHARDS "-1": want a whole number from 0 (Discord's recommendation) to 65536`,
+			"PINBOT_ENCRYPTION_KEY_FILE: key file " + missingKey + " does not exist; " + keyHelp,
+		}},
+		{env: with(full, map[string]string{"PINTEREST_CLIENT_ID": "", "PINBOT_PINTEREST_CONTINUOUS_REFRESH": "yes"}),
+			args: []string{"--public-url", "https://pinbot.example/?a=b", "--discord-gateway-url", "https://gateway.discord.gg"},
+			want: []string{
+				noID,
+				`invalid --public-url "https://pinbot.example/?a=b": want an address without a query or fragment`,
+				`invalid --discord-gateway-url "https://gateway.discord.gg": want an absolute ws or wss URL`,
+				`invalid PINBOT_PINTEREST_CONTINUOUS_REFRESH "yes": want true or false`,
+			}},
+	}
+	for i, tt := range tests {
+		r := pinbot(t, "", tt.env, tt.args...)
+		r.wantCode(t, strings.Join(tt.args, " "), exitUsage)
+		want := fmt.Sprintf("pinbot: %d problems with the configuration:\n  - %s\nRun 'pinbot --help' for usage.\n",
+			len(tt.want), strings.Join(tt.want, "\n  - "))
+		if r.stderr != want {
+			t.Errorf("step %d: stderr =\n%s\nwant\n%s", i, r.stderr, want)
+		}
+		r.checkNoSecrets(t, "configuration errors")
+	}
+	if _, err := os.Stat(full["PINBOT_DATA_DIR"]); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data directory: Stat error %v, want it not created by a refused configuration", err)
 	}
 }
 
@@ -234,8 +297,9 @@ func TestPublicURLRedirect(t *testing.T) {
 }
 
 // TestBotStartErrorsNameTheSetting checks that the errors met once the
-// bot starts, as the other configuration errors, name the setting as it
-// was given: by its flag when a flag set it, else by its variable.
+// bot starts (the HTTP address taken), as the configuration errors (a
+// malformed token), name the setting as it was given: by its flag when a
+// flag set it, else by its variable.
 func TestBotStartErrorsNameTheSetting(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -265,7 +329,7 @@ func TestBotStartErrorsNameTheSetting(t *testing.T) {
 		const bad = "not-a-discord-bot-token-at-all"
 		r := pinbot(t, "", env, "--discord-token", bad)
 		r.wantCode(t, "a malformed token", exitUsage)
-		if want := "invalid --discord-token: bot: Config.Token is not a Discord bot token"; !strings.Contains(r.stderr, want) {
+		if want := "invalid --discord-token: it is not a Discord bot token"; !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr = %q, want it to contain %q", r.stderr, want)
 		}
 		if strings.Contains(r.stderr, bad) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/rs/zerolog"
@@ -272,7 +273,7 @@ func (d *demo) engineError(err error) {
 	case errors.Is(err, actors.ErrUnavailable):
 		d.errorf("the store cannot record pins right now, nothing was granted: %v", err)
 	case errors.Is(err, context.DeadlineExceeded):
-		d.errorf("the engine did not answer within %v: %v", commandTimeout, err)
+		d.errorf("the engine did not answer within %s: %v", bot.FormatDuration(commandTimeout), err)
 	default:
 		for line := range strings.SplitSeq(err.Error(), "\n") {
 			d.errorf("%s", line)

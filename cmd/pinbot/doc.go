@@ -34,7 +34,9 @@
 //	--shards N                    PINBOT_SHARDS               gateway shards; 0: Discord's recommendation (0)
 //	--json                                                    accounts only: print JSON
 //
-// Errors name the flag or variable at fault and never show a secret. The
+// Errors name the flag or variable at fault and never show a secret; the
+// bot checks its whole configuration, key file included, before it opens
+// or logs anything, and lists every problem found at once. The
 // OAuth redirect address to register with Pinterest is PINBOT_PUBLIC_URL
 // followed by /oauth/callback; the bot serves it on PINBOT_HTTP_ADDR.
 //

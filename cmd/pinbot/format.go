@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 	"unicode"
+
+	"github.com/pinbot/pinbot/bot"
 )
 
 // windowAdjective names the window length w as an adjective: "12-hour".
@@ -12,7 +14,7 @@ func windowAdjective(w time.Duration) string {
 	if h, ok := wholeHours(w); ok {
 		return fmt.Sprintf("%d-hour", h)
 	}
-	return w.String()
+	return bot.FormatDuration(w)
 }
 
 // windowShort names the window length w briefly: "12h".
@@ -20,7 +22,7 @@ func windowShort(w time.Duration) string {
 	if h, ok := wholeHours(w); ok {
 		return fmt.Sprintf("%dh", h)
 	}
-	return w.String()
+	return bot.FormatDuration(w)
 }
 
 // windowNoun names the window length w as a noun: "12 hours".
@@ -31,7 +33,7 @@ func windowNoun(w time.Duration) string {
 	case ok:
 		return fmt.Sprintf("%d hours", h)
 	}
-	return w.String()
+	return bot.FormatDuration(w)
 }
 
 func wholeHours(w time.Duration) (int64, bool) {
@@ -42,15 +44,16 @@ func wholeHours(w time.Duration) (int64, bool) {
 const timeLayout = "2006-01-02 15:04:05 MST"
 
 // whenFree says when a slot frees, seen from at: "now", or
-// "in 11h59m59s, at 2026-03-01 16:04:05 CET". The wait is rounded up to
-// the second, so a slot never appears to free before it does.
+// "in 11h 59m 59s, at 2026-03-01 16:04:05 CET" (bot.FormatDuration). The
+// wait is rounded up to the second, so a slot never appears to free
+// before it does.
 func whenFree(nextFree, at time.Time) string {
 	wait := nextFree.Sub(at)
 	if wait <= 0 {
 		return "now"
 	}
 	wait = (wait + time.Second - 1).Truncate(time.Second)
-	return fmt.Sprintf("in %v, at %s", wait, nextFree.Local().Format(timeLayout))
+	return fmt.Sprintf("in %s, at %s", bot.FormatDuration(wait), nextFree.Local().Format(timeLayout))
 }
 
 // displayAccount returns account as it should be printed: as is when it

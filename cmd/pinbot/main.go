@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -92,19 +93,25 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return ctx, stop
 }
 
-// botCommand runs the Discord bot.
+// botCommand runs the Discord bot. It checks the whole configuration, key
+// file included, before it opens or logs anything, and reports every
+// problem found at once.
 func botCommand(st settings, stderr io.Writer, getenv func(string) string) error {
-	level, err := st.validate()
-	if err != nil {
-		return &usageError{err: err}
+	var errs configErrors
+	level := st.checkCommon(&errs)
+	cfg := st.checkBot(&errs)
+	var key []byte
+	if strings.TrimSpace(st.keyFile.value) != "" {
+		var err error
+		key, err = readKeyFile(&st.keyFile)
+		errs.add(err)
 	}
-	cfg, err := st.validateBot()
-	if err != nil {
+	if err := errs.err(); err != nil {
+		var ke *keyError
+		if len(errs) == 1 && errors.As(err, &ke) {
+			return err // no usage to show for a key file alone
+		}
 		return &usageError{err: err}
-	}
-	key, err := readKeyFile(&st.keyFile)
-	if err != nil {
-		return err
 	}
 	log := newLogger(stderr, level, getenv, cfg.token, cfg.clientSecret)
 	ctx, stop := signalContext()
@@ -113,7 +120,7 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 }
 
 // sandboxCommand runs the local sandbox with its console on stdin and
-// stdout.
+// stdout, and says goodbye there once it stopped cleanly.
 func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	level, err := st.validate()
 	if err != nil {
@@ -121,7 +128,7 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) erro
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return runSandbox(ctx, sandboxConfig{
+	err = runSandbox(ctx, sandboxConfig{
 		dir:     layout{dir: st.dataDir.value},
 		level:   level,
 		in:      stdin,
@@ -130,6 +137,10 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) erro
 		prompt:  isTerminal(stdin),
 		ignored: st.ignoredInSandbox(),
 	})
+	if err == nil {
+		fmt.Fprintf(stdout, "pinbot: sandbox stopped; its pin counts and links stay in %s. Bye!\n", st.dataDir.value)
+	}
+	return err
 }
 
 // demoCommand runs the engine demo. SIGINT and SIGTERM stop the demo

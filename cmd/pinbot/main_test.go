@@ -173,7 +173,8 @@ func TestWhenFree(t *testing.T) {
 		{t0, "now"},
 		{t0.Add(time.Millisecond), "in 1s, at "},
 		{t0.Add(1500 * time.Millisecond), "in 2s, at "},
-		{t0.Add(12 * time.Hour), "in 12h0m0s, at "},
+		{t0.Add(12*time.Hour - 12*time.Second - time.Millisecond), "in 11h 59m 48s, at "},
+		{t0.Add(12 * time.Hour), "in 12h, at "},
 	}
 	for i, tt := range tests {
 		if got := whenFree(tt.next, t0); !strings.HasPrefix(got, tt.want) {
@@ -207,7 +208,7 @@ func TestWindowNames(t *testing.T) {
 	}{
 		{12 * time.Hour, "12-hour", "12h", "12 hours"},
 		{time.Hour, "1-hour", "1h", "hour"},
-		{90 * time.Minute, "1h30m0s", "1h30m0s", "1h30m0s"},
+		{90 * time.Minute, "1h 30m", "1h 30m", "1h 30m"},
 	}
 	for i, tt := range tests {
 		if a, s, n := windowAdjective(tt.w), windowShort(tt.w), windowNoun(tt.w); a != tt.adjective || s != tt.short || n != tt.noun {

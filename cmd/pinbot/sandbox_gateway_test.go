@@ -35,6 +35,7 @@ func TestDisgoGatewaySandboxCommand(t *testing.T) {
 		"You are alice in #general.",
 		"12-hour pin count: 3/100",
 		"▶ @alice_pins (active) — 12-hour pins: 3/100",
+		"pinbot: sandbox stopped; its pin counts and links stay in " + dir + ". Bye!\n",
 	} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("first run: stdout lacks %q:\n%s", w, r.stdout)

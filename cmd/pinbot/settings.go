@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot"
 )
 
 // discordTokenEnv names the variable that carries the Discord bot token;
@@ -223,20 +226,30 @@ func (st *settings) noteFlags(fs *flag.FlagSet) {
 }
 
 // validate checks the settings every command uses and returns the log
-// level. Its errors name the flag or environment variable at fault.
+// level. Its errors name the flag or environment variable at fault; when
+// there are several, it returns them all in a *configErrors.
 func (st *settings) validate() (zerolog.Level, error) {
+	var errs configErrors
+	level := st.checkCommon(&errs)
+	return level, errs.err()
+}
+
+// checkCommon adds the problems with the settings every command uses to
+// errs, and returns the log level.
+func (st *settings) checkCommon(errs *configErrors) zerolog.Level {
 	if strings.TrimSpace(st.dataDir.value) == "" {
-		return 0, fmt.Errorf("invalid %s %q: want a directory", st.dataDir.name(), st.dataDir.value)
+		errs.add(fmt.Errorf("invalid %s %q: want a directory", st.dataDir.name(), st.dataDir.value))
 	}
 	if !slices.Contains(logLevels, st.logLevel.value) {
-		return 0, fmt.Errorf("invalid %s %q: want one of %s",
-			st.logLevel.name(), st.logLevel.value, strings.Join(logLevels, ", "))
+		errs.add(fmt.Errorf("invalid %s %q: want one of %s",
+			st.logLevel.name(), st.logLevel.value, strings.Join(logLevels, ", ")))
+		return zerolog.InfoLevel
 	}
 	level, err := zerolog.ParseLevel(st.logLevel.value)
 	if err != nil {
-		return 0, fmt.Errorf("invalid %s %q: %w", st.logLevel.name(), st.logLevel.value, err)
+		errs.add(fmt.Errorf("invalid %s %q: %w", st.logLevel.name(), st.logLevel.value, err))
 	}
-	return level, nil
+	return level
 }
 
 // botMode reports whether the settings ask for the Discord bot.
@@ -264,8 +277,17 @@ const callbackPath = "/oauth/callback"
 
 // validateBot checks the settings the bot needs, beyond those of
 // validate. Its errors name the flag or environment variable at fault,
-// and never show a secret.
+// and never show a secret; when there are several, it returns them all in
+// a *configErrors.
 func (st *settings) validateBot() (botSettings, error) {
+	var errs configErrors
+	b := st.checkBot(&errs)
+	return b, errs.err()
+}
+
+// checkBot adds the problems with the settings the bot needs, beyond
+// those of checkCommon, to errs, and returns the bot's settings.
+func (st *settings) checkBot(errs *configErrors) botSettings {
 	b := botSettings{
 		token:          st.discordToken.value,
 		clientID:       st.clientID.value,
@@ -280,33 +302,37 @@ func (st *settings) validateBot() (botSettings, error) {
 		httpAddrName:   st.httpAddr.name(),
 	}
 	if strings.TrimSpace(b.token) != b.token || strings.ContainsAny(b.token, " \t\r\n") {
-		return b, fmt.Errorf("invalid %s: it contains spaces or line breaks", st.discordToken.name())
+		errs.add(fmt.Errorf("invalid %s: it contains spaces or line breaks", st.discordToken.name()))
+	} else if bot.CheckToken(b.token) != nil {
+		errs.add(fmt.Errorf("invalid %s: it is not a Discord bot token (its first part must be the base64 application ID)",
+			st.discordToken.name()))
 	}
 	for _, s := range []*setting{&st.clientID, &st.clientSecret, &st.publicURL} {
 		if strings.TrimSpace(s.value) == "" {
-			return b, fmt.Errorf("%s is set, so %s is required", st.discordToken.name(), s.both())
+			errs.add(fmt.Errorf("%s is set, so %s is required", st.discordToken.name(), s.both()))
 		}
 	}
 	if strings.TrimSpace(b.keyFile) == "" {
-		return b, fmt.Errorf("%s is set, so %s is required: the OAuth tokens are stored encrypted with it. "+
+		errs.add(fmt.Errorf("%s is set, so %s is required: the OAuth tokens are stored encrypted with it. "+
 			"Create a key with: head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key",
-			st.discordToken.name(), st.keyFile.both())
+			st.discordToken.name(), st.keyFile.both()))
 	}
-	if err := checkAddr(&st.httpAddr); err != nil {
-		return b, err
+	errs.add(checkAddr(&st.httpAddr))
+	if strings.TrimSpace(st.publicURL.value) != "" {
+		u, err := checkURL(&st.publicURL, "http", "https")
+		errs.add(err)
+		// The redirect URL is the public URL followed by callbackPath, so
+		// the public URL may not hold a query or fragment, not even an
+		// empty one ("https://host/?" would put the path in the query).
+		switch {
+		case err != nil:
+		case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(st.publicURL.value, "#"):
+			errs.add(fmt.Errorf("invalid %s %s: want an address without a query or fragment", st.publicURL.name(), st.publicURL.shown()))
+		default:
+			b.publicURL = strings.TrimRight(u.String(), "/")
+			b.redirectURL = b.publicURL + callbackPath
+		}
 	}
-	u, err := checkURL(&st.publicURL, "http", "https")
-	if err != nil {
-		return b, err
-	}
-	// The redirect URL is the public URL followed by callbackPath, so the
-	// public URL may not hold a query or fragment, not even an empty one
-	// ("https://host/?" would put the path in the query).
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(st.publicURL.value, "#") {
-		return b, fmt.Errorf("invalid %s %s: want an address without a query or fragment", st.publicURL.name(), st.publicURL.shown())
-	}
-	b.publicURL = strings.TrimRight(u.String(), "/")
-	b.redirectURL = b.publicURL + callbackPath
 	for _, c := range []struct {
 		s       *setting
 		schemes []string
@@ -319,23 +345,65 @@ func (st *settings) validateBot() (botSettings, error) {
 		if c.s.value == "" {
 			continue
 		}
-		if _, err := checkURL(c.s, c.schemes...); err != nil {
-			return b, err
-		}
+		_, err := checkURL(c.s, c.schemes...)
+		errs.add(err)
 	}
 	n, err := strconv.Atoi(st.shards.value)
 	if err != nil || n < 0 || n > maxShards {
-		return b, fmt.Errorf("invalid %s %s: want a whole number from 0 (Discord's recommendation) to %d",
-			st.shards.name(), st.shards.shown(), maxShards)
+		errs.add(fmt.Errorf("invalid %s %s: want a whole number from 0 (Discord's recommendation) to %d",
+			st.shards.name(), st.shards.shown(), maxShards))
 	}
 	b.shards = n
 	cr, err := strconv.ParseBool(st.continuousRefresh.value)
 	if err != nil {
-		return b, fmt.Errorf("invalid %s %s: want true or false", st.continuousRefresh.name(), st.continuousRefresh.shown())
+		errs.add(fmt.Errorf("invalid %s %s: want true or false", st.continuousRefresh.name(), st.continuousRefresh.shown()))
 	}
 	b.continuousRefresh = cr
-	return b, nil
+	return b
 }
+
+// configErrors are every problem found in the configuration, so that one
+// run reports them all.
+type configErrors []error
+
+// add adds err, unless it is nil; the errors of a configErrors are added
+// one by one.
+func (e *configErrors) add(err error) {
+	var many *configErrors
+	switch {
+	case err == nil:
+	case errors.As(err, &many) && many != e:
+		*e = append(*e, *many...)
+	default:
+		*e = append(*e, err)
+	}
+}
+
+// err returns nil when there is no problem, the problem itself when there
+// is one, and e when there are several.
+func (e configErrors) err() error {
+	switch len(e) {
+	case 0:
+		return nil
+	case 1:
+		return e[0]
+	}
+	return &e
+}
+
+// Error lists the problems, one a line.
+func (e *configErrors) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problems with the configuration:", len(*e))
+	for _, err := range *e {
+		b.WriteString("\n  - ")
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems, for errors.Is and errors.As.
+func (e *configErrors) Unwrap() []error { return *e }
 
 // checkURL parses the setting as an absolute URL with one of schemes.
 func checkURL(s *setting, schemes ...string) (*url.URL, error) {

@@ -49,7 +49,8 @@ the pins still inside the window plus the reservations not yet resolved
 (pending). When the token store can be opened (with the key of
 --encryption-key-file, else DIR/sandbox.key), the accounts' Pinterest
 usernames are shown too. The stores admit one process at a time, so
-accounts fails while pinbot runs on the same data directory.
+accounts fails while pinbot runs on the same data directory. It logs
+warnings and errors only, unless --log-level or PINBOT_LOG_LEVEL is given.
 `, adj)
 	case "demo":
 		b.WriteString(`Usage:
