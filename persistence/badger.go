@@ -11,6 +11,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/internal/badgerutil"
 )
 
 // Memory defaults of a BadgerStore. Badger's own defaults are tuned for
@@ -140,7 +142,7 @@ func (o *BadgerOptions) badger(dir string, log zerolog.Logger) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithInMemory(o.InMemory).
 		WithSyncWrites(o.Durable).
-		WithLogger(NewBadgerLogger(log.With().Str("component", "badger").Logger())).
+		WithLogger(badgerutil.NewLogger(log.With().Str("component", "badger").Logger())).
 		WithNumVersionsToKeep(1).
 		WithDetectConflicts(false).
 		WithMemTableSize(memTable).
@@ -178,7 +180,7 @@ type BadgerStore struct {
 	db  *badger.DB
 	log zerolog.Logger
 
-	life Lifecycle
+	life badgerutil.Lifecycle
 
 	writeMu   sync.Mutex   // serializes Write
 	highWater atomic.Int64 // stored high-water mark; written under writeMu
@@ -264,7 +266,7 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 		minFree = -1
 	}
 	if !opts.InMemory {
-		if err := RemoveEmptyValueLogs(dir, log); err != nil {
+		if err := badgerutil.RemoveEmptyValueLogs(dir, log); err != nil {
 			return nil, err
 		}
 	}
@@ -388,10 +390,10 @@ func (s *BadgerStore) Write(b *Batch) error {
 	if err := validateBatch(b); err != nil {
 		return err
 	}
-	if err := s.life.enter(); err != nil {
-		return err
+	if !s.life.Enter() {
+		return ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 
@@ -543,10 +545,10 @@ func (s *BadgerStore) Load(account string) (Loaded, error) {
 	if !ValidAccount(account) {
 		return Loaded{}, invalidAccount(account)
 	}
-	if err := s.life.enter(); err != nil {
-		return Loaded{}, err
+	if !s.life.Enter() {
+		return Loaded{}, ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 
 	s.walMu.RLock()
 	defer s.walMu.RUnlock()
@@ -678,10 +680,10 @@ func (s *BadgerStore) loadWAL() error {
 // and Write, but must not call Close (Close waits for the scan to end).
 // Malformed keys are logged and skipped.
 func (s *BadgerStore) Accounts(fn func(account string) error) error {
-	if err := s.life.enter(); err != nil {
-		return err
+	if !s.life.Enter() {
+		return ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 
 	s.walMu.RLock()
 	tail := s.wal.accounts(wallSeconds())
@@ -728,10 +730,10 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 // the events that have expired from the index and deletes the records they
 // leave empty.
 func (s *BadgerStore) Stale(keep int, fn func(account string) error) error {
-	if err := s.life.enter(); err != nil {
-		return err
+	if !s.life.Enter() {
+		return ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 	if err := s.purgeExpired(); err != nil {
 		// The records stay on disk; opening the store drops them.
 		s.log.Error().Err(err).Msg("deleting expired WAL records failed")
@@ -840,10 +842,10 @@ func (s *BadgerStore) Records() int {
 // into a snapshot, in byte order, from a list taken when it starts. It
 // reads nothing from disk.
 func (s *BadgerStore) Journaled(fn func(account string) error) error {
-	if err := s.life.enter(); err != nil {
-		return err
+	if !s.life.Enter() {
+		return ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 	s.walMu.RLock()
 	list := s.wal.accounts(wallSeconds())
 	s.walMu.RUnlock()
@@ -857,19 +859,19 @@ func (s *BadgerStore) Journaled(fn func(account string) error) error {
 
 // HighWater returns the largest high-water mark written (0 if none).
 func (s *BadgerStore) HighWater() (int64, error) {
-	if err := s.life.enter(); err != nil {
-		return 0, err
+	if !s.life.Enter() {
+		return 0, ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 	return s.highWater.Load(), nil
 }
 
 // Anchor returns the stored clock anchor (zero if none).
 func (s *BadgerStore) Anchor() (ClockAnchor, error) {
-	if err := s.life.enter(); err != nil {
-		return ClockAnchor{}, err
+	if !s.life.Enter() {
+		return ClockAnchor{}, ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 	var a ClockAnchor
 	err := s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(anchorKey)
@@ -897,10 +899,10 @@ func (s *BadgerStore) Anchor() (ClockAnchor, error) {
 // SetAnchor stores a in a transaction of its own, durable when the store
 // is.
 func (s *BadgerStore) SetAnchor(a ClockAnchor) error {
-	if err := s.life.enter(); err != nil {
-		return err
+	if !s.life.Enter() {
+		return ErrClosed
 	}
-	defer s.life.exit()
+	defer s.life.Exit()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.checkSpace(); err != nil {
@@ -924,8 +926,8 @@ func (s *BadgerStore) SetAnchor(a ClockAnchor) error {
 // Close waits for the calls in progress to return, then closes the Badger
 // database. Later calls, including Close, return ErrClosed.
 func (s *BadgerStore) Close() error {
-	if err := s.life.close(); err != nil {
-		return err
+	if !s.life.Close() {
+		return ErrClosed
 	}
 	if s.hold != nil {
 		// No Write is in progress or can start: nothing sends on holdWake.

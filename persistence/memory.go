@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/pinbot/pinbot/internal/badgerutil"
 )
 
 // MemStore is a Store kept in memory, for tests only: it is not durable and
@@ -20,7 +22,7 @@ import (
 // MemStore is safe for simultaneous use by multiple goroutines.
 type MemStore struct {
 	now  func() int64
-	life Lifecycle
+	life badgerutil.Lifecycle
 
 	mu        sync.Mutex
 	accounts  map[string]*memAccount
@@ -62,10 +64,10 @@ func (m *MemStore) Write(b *Batch) error {
 	if err := validateBatch(b); err != nil {
 		return err
 	}
-	if err := m.life.enter(); err != nil {
-		return err
+	if !m.life.Enter() {
+		return ErrClosed
 	}
-	defer m.life.exit()
+	defer m.life.Exit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
@@ -114,10 +116,10 @@ func (m *MemStore) Load(account string) (Loaded, error) {
 	if !ValidAccount(account) {
 		return Loaded{}, invalidAccount(account)
 	}
-	if err := m.life.enter(); err != nil {
-		return Loaded{}, err
+	if !m.life.Enter() {
+		return Loaded{}, ErrClosed
 	}
-	defer m.life.exit()
+	defer m.life.Exit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
@@ -167,10 +169,10 @@ func (m *MemStore) Journaled(fn func(account string) error) error {
 // each calls fn, in byte order, with the accounts for which keep holds
 // when the call starts.
 func (m *MemStore) each(fn func(account string) error, keep func(a *memAccount, now int64) bool) error {
-	if err := m.life.enter(); err != nil {
-		return err
+	if !m.life.Enter() {
+		return ErrClosed
 	}
-	defer m.life.exit()
+	defer m.life.Exit()
 
 	m.mu.Lock()
 	now := m.now()
@@ -206,10 +208,10 @@ func (a *memAccount) live(now int64) bool {
 
 // HighWater returns the largest high-water mark written (0 if none).
 func (m *MemStore) HighWater() (int64, error) {
-	if err := m.life.enter(); err != nil {
-		return 0, err
+	if !m.life.Enter() {
+		return 0, ErrClosed
 	}
-	defer m.life.exit()
+	defer m.life.Exit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.highWater, nil
@@ -217,10 +219,10 @@ func (m *MemStore) HighWater() (int64, error) {
 
 // Anchor returns the stored clock anchor.
 func (m *MemStore) Anchor() (ClockAnchor, error) {
-	if err := m.life.enter(); err != nil {
-		return ClockAnchor{}, err
+	if !m.life.Enter() {
+		return ClockAnchor{}, ErrClosed
 	}
-	defer m.life.exit()
+	defer m.life.Exit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.anchor, nil
@@ -228,10 +230,10 @@ func (m *MemStore) Anchor() (ClockAnchor, error) {
 
 // SetAnchor stores a.
 func (m *MemStore) SetAnchor(a ClockAnchor) error {
-	if err := m.life.enter(); err != nil {
-		return err
+	if !m.life.Enter() {
+		return ErrClosed
 	}
-	defer m.life.exit()
+	defer m.life.Exit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.anchor = a
@@ -241,8 +243,8 @@ func (m *MemStore) SetAnchor(a ClockAnchor) error {
 // Close waits for the calls in progress and empties the store. Later
 // calls, including Close, return ErrClosed.
 func (m *MemStore) Close() error {
-	if err := m.life.close(); err != nil {
-		return err
+	if !m.life.Close() {
+		return ErrClosed
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/rs/zerolog"
 )
 
 // TestOpenAfterInterruptedOpen: a process killed while Badger created its
@@ -50,27 +49,5 @@ func TestOpenAfterInterruptedOpen(t *testing.T) {
 	checkLoaded(t, s, "a", Loaded{Events: []Event{reserve(1, 1, t0)}})
 	if _, err := os.Stat(empty); !os.IsNotExist(err) {
 		t.Fatalf("the empty value log is still there: %v", err)
-	}
-}
-
-// TestRemoveEmptyValueLogsLeavesALockedDirectory: while another holder
-// has the directory locked (a running store), nothing is removed, even an
-// empty value log: that store may be about to write its header.
-func TestRemoveEmptyValueLogsLeavesALockedDirectory(t *testing.T) {
-	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
-	defer s.Close()
-	empty := filepath.Join(dir, "000999.vlog")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := RemoveEmptyValueLogs(dir, zerolog.Nop()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(empty); err != nil {
-		t.Fatalf("an empty value log of a locked directory was removed: %v", err)
-	}
-	if err := RemoveEmptyValueLogs(filepath.Join(dir, "missing"), zerolog.Nop()); err != nil {
-		t.Fatalf("a directory that does not exist: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package persistence
+package badgerutil
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func RemoveEmptyValueLogs(dir string, log zerolog.Logger) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("persistence: locking %q: %w", dir, err)
+		return fmt.Errorf("badgerutil: locking %q: %w", dir, err)
 	}
 	if !ok {
 		return nil
@@ -40,7 +40,7 @@ func RemoveEmptyValueLogs(dir string, log zerolog.Logger) error {
 	defer unlock()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("persistence: reading %q: %w", dir, err)
+		return fmt.Errorf("badgerutil: reading %q: %w", dir, err)
 	}
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".vlog") {
@@ -48,14 +48,14 @@ func RemoveEmptyValueLogs(dir string, log zerolog.Logger) error {
 		}
 		info, err := e.Info()
 		if err != nil {
-			return fmt.Errorf("persistence: %w", err)
+			return fmt.Errorf("badgerutil: %w", err)
 		}
 		if info.Size() != 0 {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
 		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("persistence: removing the empty value log %q: %w", path, err)
+			return fmt.Errorf("badgerutil: removing the empty value log %q: %w", path, err)
 		}
 		log.Warn().Str("file", path).Msg("removed an empty value-log file left by an interrupted open")
 	}

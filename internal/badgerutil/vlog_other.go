@@ -1,6 +1,6 @@
 //go:build !unix
 
-package persistence
+package badgerutil
 
 import "os"
 
