@@ -18,7 +18,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // Timeouts of the sandbox.
@@ -113,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 	}()
 
-	store, err := persistence.OpenBadger(cfg.EngineDir, persistence.BadgerOptions{Durable: true}, cfg.Log)
+	store, err := badgerstore.Open(cfg.EngineDir, badgerstore.Options{Durable: true}, cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: opening the engine store in %s: %w", cfg.EngineDir, err)
 	}

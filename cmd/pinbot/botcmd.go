@@ -16,7 +16,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // Timeouts of the bot's shutdown, one per step; SIGINT or SIGTERM stops
@@ -37,7 +37,7 @@ const purgeEvery = 5 * time.Minute
 // botRun is the running bot and everything under it.
 type botRun struct {
 	log    zerolog.Logger
-	store  *persistence.BadgerStore
+	store  *badgerstore.Store
 	engine *actors.Engine
 	links  *links.Store
 	http   *http.Server

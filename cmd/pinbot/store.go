@@ -9,6 +9,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -23,8 +24,8 @@ var errDataDirInUse = errors.New("data directory is in use by another pinbot pro
 // openStore opens (creating if needed) the durable Badger store in dir.
 // When another process holds the directory, the error wraps
 // errDataDirInUse.
-func openStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true}, log)
+func openStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
+	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
 	if err == nil {
 		return store, nil
 	}

@@ -1,4 +1,4 @@
-package persistence
+package persistencetest
 
 import (
 	"fmt"
@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/internal/badgerutil"
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/codec"
 )
 
-// MemStore is a Store kept in memory, for tests only: it is not durable and
-// keeps every account in a map.
+// MemStore is a persistence.Store kept in memory, for tests: it is not
+// durable and keeps every account in a map.
 //
-// Its semantics are those of BadgerStore: values are stored encoded, so a
-// caller changing its slices after Write does not change stored state;
-// keys carry the same expiry, in whole seconds rounded up, and a key
-// expires once the clock reaches that second. The clock is the function
+// Its semantics are those of badgerstore.Store: values are stored encoded
+// by persistence/codec, so a caller changing its slices after Write does
+// not change stored state; keys carry the same expiry, in whole seconds
+// rounded up, and a key expires once the clock reaches that second. The clock is the function
 // given to NewMemStore, so tests can check expiry at fixed instants.
 //
 // MemStore is safe for simultaneous use by multiple goroutines.
@@ -27,10 +29,10 @@ type MemStore struct {
 	mu        sync.Mutex
 	accounts  map[string]*memAccount
 	highWater int64
-	anchor    ClockAnchor
+	anchor    persistence.ClockAnchor
 }
 
-var _ Store = (*MemStore)(nil)
+var _ persistence.Store = (*MemStore)(nil)
 
 // memValue is one stored value and the Unix second it expires at (0: never).
 type memValue struct {
@@ -58,14 +60,14 @@ func (v *memValue) expired(now int64) bool {
 	return v.expiresAt != 0 && now >= 0 && v.expiresAt <= uint64(now/1000)
 }
 
-// Write applies b atomically, with BadgerStore's semantics (a MemStore
+// Write applies b atomically, with badgerstore.Store's semantics (a MemStore
 // batch is never split).
-func (m *MemStore) Write(b *Batch) error {
-	if err := validateBatch(b); err != nil {
+func (m *MemStore) Write(b *persistence.Batch) error {
+	if err := b.Validate(); err != nil {
 		return err
 	}
 	if !m.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer m.life.Exit()
 	m.mu.Lock()
@@ -82,7 +84,7 @@ func (m *MemStore) Write(b *Batch) error {
 	return nil
 }
 
-func (m *MemStore) apply(aw *AccountWrite, now int64) {
+func (m *MemStore) apply(aw *persistence.AccountWrite, now int64) {
 	a := m.accounts[aw.Account]
 	if a == nil {
 		a = &memAccount{journal: make(map[uint64]memValue)}
@@ -94,7 +96,7 @@ func (m *MemStore) apply(aw *AccountWrite, now int64) {
 	}
 	maps.DeleteFunc(a.journal, func(_ uint64, v memValue) bool { return v.expired(now) })
 
-	exp := expiresAtSeconds(aw.ExpiresAt)
+	exp := aw.ExpirySecond()
 	var covered uint64 // a snapshot supersedes the events up to here
 	if aw.Snapshot != nil {
 		covered = aw.Snapshot.Seq
@@ -103,36 +105,36 @@ func (m *MemStore) apply(aw *AccountWrite, now int64) {
 		if ev.Seq <= covered {
 			continue
 		}
-		a.journal[ev.Seq] = memValue{value: appendEvent(nil, ev), expiresAt: exp}
+		a.journal[ev.Seq] = memValue{value: codec.AppendEvent(nil, ev), expiresAt: exp}
 	}
 	if aw.Snapshot != nil {
-		a.snapshot = &memValue{value: appendSnapshot(nil, aw.Snapshot), expiresAt: exp}
+		a.snapshot = &memValue{value: codec.AppendSnapshot(nil, aw.Snapshot), expiresAt: exp}
 		maps.DeleteFunc(a.journal, func(seq uint64, _ memValue) bool { return seq <= covered })
 	}
 }
 
-// Load returns the stored state of account, as BadgerStore.Load does.
-func (m *MemStore) Load(account string) (Loaded, error) {
-	if !ValidAccount(account) {
-		return Loaded{}, invalidAccount(account)
+// Load returns the stored state of account, as badgerstore.Store.Load does.
+func (m *MemStore) Load(account string) (persistence.Loaded, error) {
+	if err := persistence.CheckAccount(account); err != nil {
+		return persistence.Loaded{}, err
 	}
 	if !m.life.Enter() {
-		return Loaded{}, ErrClosed
+		return persistence.Loaded{}, persistence.ErrClosed
 	}
 	defer m.life.Exit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
-	var l Loaded
+	var l persistence.Loaded
 	a := m.accounts[account]
 	if a == nil {
 		return l, nil
 	}
 	now := m.now()
 	if a.snapshot != nil && !a.snapshot.expired(now) {
-		s, err := decodeSnapshot(a.snapshot.value)
+		s, err := codec.DecodeSnapshot(a.snapshot.value)
 		if err != nil {
-			return Loaded{}, fmt.Errorf("persistence: account %q: snapshot: %w", account, err)
+			return persistence.Loaded{}, fmt.Errorf("persistence: account %q: snapshot: %w", account, err)
 		}
 		l.Snapshot = s
 	}
@@ -144,9 +146,9 @@ func (m *MemStore) Load(account string) (Loaded, error) {
 	}
 	slices.Sort(seqs)
 	for _, seq := range seqs {
-		ev, err := decodeEvent(a.journal[seq].value)
+		ev, err := codec.DecodeEvent(a.journal[seq].value)
 		if err != nil {
-			return Loaded{}, fmt.Errorf("persistence: account %q: journal seq %d: %w", account, seq, err)
+			return persistence.Loaded{}, fmt.Errorf("persistence: account %q: journal seq %d: %w", account, seq, err)
 		}
 		l.Events = append(l.Events, ev)
 	}
@@ -154,14 +156,14 @@ func (m *MemStore) Load(account string) (Loaded, error) {
 }
 
 // Accounts calls fn with each account that has unexpired state, once, in
-// byte order. Like BadgerStore's, the scan sees the accounts stored when it
+// byte order. Like badgerstore.Store's, the scan sees the accounts stored when it
 // started; fn may call Load and Write but not Close.
 func (m *MemStore) Accounts(fn func(account string) error) error {
 	return m.each(fn, (*memAccount).live)
 }
 
 // Journaled calls fn with each account that has unexpired journal events
-// not superseded by a snapshot, in byte order, as BadgerStore.Journaled.
+// not superseded by a snapshot, in byte order, as badgerstore.Store.Journaled.
 func (m *MemStore) Journaled(fn func(account string) error) error {
 	return m.each(fn, (*memAccount).journaled)
 }
@@ -170,7 +172,7 @@ func (m *MemStore) Journaled(fn func(account string) error) error {
 // when the call starts.
 func (m *MemStore) each(fn func(account string) error, keep func(a *memAccount, now int64) bool) error {
 	if !m.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer m.life.Exit()
 
@@ -209,7 +211,7 @@ func (a *memAccount) live(now int64) bool {
 // HighWater returns the largest high-water mark written (0 if none).
 func (m *MemStore) HighWater() (int64, error) {
 	if !m.life.Enter() {
-		return 0, ErrClosed
+		return 0, persistence.ErrClosed
 	}
 	defer m.life.Exit()
 	m.mu.Lock()
@@ -218,9 +220,9 @@ func (m *MemStore) HighWater() (int64, error) {
 }
 
 // Anchor returns the stored clock anchor.
-func (m *MemStore) Anchor() (ClockAnchor, error) {
+func (m *MemStore) Anchor() (persistence.ClockAnchor, error) {
 	if !m.life.Enter() {
-		return ClockAnchor{}, ErrClosed
+		return persistence.ClockAnchor{}, persistence.ErrClosed
 	}
 	defer m.life.Exit()
 	m.mu.Lock()
@@ -229,9 +231,9 @@ func (m *MemStore) Anchor() (ClockAnchor, error) {
 }
 
 // SetAnchor stores a.
-func (m *MemStore) SetAnchor(a ClockAnchor) error {
+func (m *MemStore) SetAnchor(a persistence.ClockAnchor) error {
 	if !m.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer m.life.Exit()
 	m.mu.Lock()
@@ -244,7 +246,7 @@ func (m *MemStore) SetAnchor(a ClockAnchor) error {
 // calls, including Close, return ErrClosed.
 func (m *MemStore) Close() error {
 	if !m.life.Close() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

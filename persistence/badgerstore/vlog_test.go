@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // TestOpenAfterInterruptedOpen: a process killed while Badger created its
@@ -15,8 +17,8 @@ import (
 // still there. Found by the soak: a kill 13 ms after start.
 func TestOpenAfterInterruptedOpen(t *testing.T) {
 	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}})
+	s := openStore(t, dir, testOptions())
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +47,8 @@ func TestOpenAfterInterruptedOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s = openBadger(t, dir, testBadgerOptions())
-	checkLoaded(t, s, "a", Loaded{Events: []Event{reserve(1, 1, t0)}})
+	s = openStore(t, dir, testOptions())
+	checkLoaded(t, s, "a", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
 	if _, err := os.Stat(empty); !os.IsNotExist(err) {
 		t.Fatalf("the empty value log is still there: %v", err)
 	}

@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/internal/badgerutil"
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/codec"
 )
 
 // Memory defaults of a BadgerStore. Badger's own defaults are tuned for
@@ -69,7 +71,7 @@ var ErrEncryptionKey = errors.New("persistence: encryption key does not match th
 
 // BadgerOptions configures OpenBadger. The zero value opens a non-durable,
 // unencrypted store on disk with the default memory settings.
-type BadgerOptions struct {
+type Options struct {
 	// Durable makes Write fsync: a Write that returns nil has reached the
 	// disk and survives a crash of the machine (Badger's SyncWrites). Without
 	// it, a Write survives a crash of the process but the last writes before
@@ -101,29 +103,29 @@ type BadgerOptions struct {
 	MinFreeBytes int64
 }
 
-func (o *BadgerOptions) validate() error {
+func (o *Options) validate() error {
 	switch len(o.EncryptionKey) {
 	case 0, 16, 24, 32:
 	default:
-		return fmt.Errorf("persistence: BadgerOptions.EncryptionKey is %d bytes, want 16, 24 or 32",
+		return fmt.Errorf("persistence: Options.EncryptionKey is %d bytes, want 16, 24 or 32",
 			len(o.EncryptionKey))
 	}
 	if o.MemTableSize < 0 {
-		return fmt.Errorf("persistence: BadgerOptions.MemTableSize %d is negative", o.MemTableSize)
+		return fmt.Errorf("persistence: Options.MemTableSize %d is negative", o.MemTableSize)
 	}
 	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
-		return fmt.Errorf("persistence: BadgerOptions.MemTableSize %d is below 1 MiB", o.MemTableSize)
+		return fmt.Errorf("persistence: Options.MemTableSize %d is below 1 MiB", o.MemTableSize)
 	}
 	if o.BlockCacheSize < 0 {
-		return fmt.Errorf("persistence: BadgerOptions.BlockCacheSize %d is negative", o.BlockCacheSize)
+		return fmt.Errorf("persistence: Options.BlockCacheSize %d is negative", o.BlockCacheSize)
 	}
 	if o.IndexCacheSize < 0 {
-		return fmt.Errorf("persistence: BadgerOptions.IndexCacheSize %d is negative", o.IndexCacheSize)
+		return fmt.Errorf("persistence: Options.IndexCacheSize %d is negative", o.IndexCacheSize)
 	}
 	return nil
 }
 
-func (o *BadgerOptions) badger(dir string, log zerolog.Logger) badger.Options {
+func (o *Options) badger(dir string, log zerolog.Logger) badger.Options {
 	memTable := o.MemTableSize
 	if memTable == 0 {
 		memTable = DefaultMemTableSize
@@ -176,7 +178,7 @@ func (o *BadgerOptions) badger(dir string, log zerolog.Logger) badger.Options {
 // this wait was most of the time a group commit spent outside fsync.
 // Every write already goes through writeMu one at a time, so the oracle's
 // ordering adds nothing.
-type BadgerStore struct {
+type Store struct {
 	db  *badger.DB
 	log zerolog.Logger
 
@@ -225,7 +227,7 @@ type BadgerStore struct {
 
 // checkSpace fails with ErrNoSpace when the store's file system has less
 // than minFree bytes available.
-func (s *BadgerStore) checkSpace() error {
+func (s *Store) checkSpace() error {
 	if s.minFree < 0 {
 		return nil
 	}
@@ -237,12 +239,12 @@ func (s *BadgerStore) checkSpace() error {
 	}
 	if free < uint64(s.minFree) {
 		return fmt.Errorf("persistence: %q has %d bytes free, less than the %d kept in reserve: %w",
-			s.dir, free, s.minFree, ErrNoSpace)
+			s.dir, free, s.minFree, persistence.ErrNoSpace)
 	}
 	return nil
 }
 
-var _ Store = (*BadgerStore)(nil)
+var _ persistence.Store = (*Store)(nil)
 
 // OpenBadger opens (creating if needed) the Badger store in directory dir.
 // Badger's log messages go to log, tagged component=badger; its
@@ -250,7 +252,7 @@ var _ Store = (*BadgerStore)(nil)
 // trace level. A store written with another encryption key fails with an
 // error wrapping ErrEncryptionKey; a corrupt stored high-water mark fails
 // with an error wrapping ErrCorrupt.
-func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStore, error) {
+func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -277,7 +279,7 @@ func OpenBadger(dir string, opts BadgerOptions, log zerolog.Logger) (*BadgerStor
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open badger %q: %w", dir, err)
 	}
-	s := &BadgerStore{db: db, log: log.With().Str("component", "persistence").Logger(), wal: newWALIndex(),
+	s := &Store{db: db, log: log.With().Str("component", "persistence").Logger(), wal: newWALIndex(),
 		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2)),
 		dir:      dir, minFree: minFree, version: db.MaxVersion(), readers: make(map[uint64]int)}
 	s.readTs = s.version
@@ -317,7 +319,7 @@ const (
 // runHold refreshes the memtable hold each time Write asks, until Close,
 // which closes holdWake only once no Write can run and waits for runHold
 // to return before it closes the database.
-func (s *BadgerStore) runHold() {
+func (s *Store) runHold() {
 	defer close(s.holdDone)
 	for range s.holdWake {
 		s.hold.refresh()
@@ -326,7 +328,7 @@ func (s *BadgerStore) runHold() {
 
 // wrote counts bytes written to Badger and, every holdEvery bytes, asks
 // runHold to refresh the memtable hold. It is called under writeMu.
-func (s *BadgerStore) wrote(entries, bytes int) {
+func (s *Store) wrote(entries, bytes int) {
 	if s.hold == nil {
 		return
 	}
@@ -341,7 +343,7 @@ func (s *BadgerStore) wrote(entries, bytes int) {
 	}
 }
 
-func (s *BadgerStore) loadHighWater() (int64, error) {
+func (s *Store) loadHighWater() (int64, error) {
 	var hw int64
 	err := s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(highWaterKey)
@@ -353,7 +355,7 @@ func (s *BadgerStore) loadHighWater() (int64, error) {
 		}
 		var derr error
 		if err := item.Value(func(v []byte) error {
-			hw, derr = decodeHighWater(v)
+			hw, derr = codec.DecodeHighWater(v)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("persistence: read high water: %w", err)
@@ -386,12 +388,12 @@ func (s *BadgerStore) loadHighWater() (int64, error) {
 //
 // Write fails without writing anything if an account ID is invalid (the
 // error wraps ErrInvalidAccount) or an event has Seq 0.
-func (s *BadgerStore) Write(b *Batch) error {
-	if err := validateBatch(b); err != nil {
+func (s *Store) Write(b *persistence.Batch) error {
+	if err := b.Validate(); err != nil {
 		return err
 	}
 	if !s.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer s.life.Exit()
 	s.writeMu.Lock()
@@ -416,7 +418,7 @@ func (s *BadgerStore) Write(b *Batch) error {
 // in one transaction, and returns how many of them were committed. durable
 // (may be nil) is Batch.Durable: called when accounts commit in one
 // transaction, never for the parts of a split.
-func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64, durable func()) (int, error) {
+func (s *Store) write(accounts []persistence.AccountWrite, hw bool, highWater int64, durable func()) (int, error) {
 	err := s.commit(accounts, hw, highWater, durable)
 	switch {
 	case err == nil:
@@ -444,7 +446,7 @@ func (s *BadgerStore) write(accounts []AccountWrite, hw bool, highWater int64, d
 // commit writes accounts and, if hw is set, the high-water mark in one
 // transaction. Errors of Badger's that say the transaction is too big are
 // returned as they are, so that write can recognize them.
-func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64, durable func()) error {
+func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater int64, durable func()) error {
 	// Only Write changes the index, and Writes are serialized, so planning
 	// may read it without walMu.
 	u := &s.upd
@@ -464,13 +466,13 @@ func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64, 
 	defer txn.Discard()
 	snapshots, snapshotBytes := 0, 0
 	if hw {
-		if err := txn.SetEntry(badger.NewEntry(highWaterKey, appendHighWater(nil, highWater))); err != nil {
+		if err := txn.SetEntry(badger.NewEntry(highWaterKey, codec.AppendHighWater(nil, highWater))); err != nil {
 			return wrapTxn("write high water", err)
 		}
 	}
 	for _, r := range u.recs {
 		k := carve(appendWALKey(arena, r.seq))
-		v := carve(appendWALRecord(arena, r.seq, r.entries))
+		v := carve(codec.AppendWALRecord(arena, r.seq, r.entries))
 		if err := txn.SetEntry(badger.NewEntry(k, v)); err != nil {
 			return wrapTxn(walRecordName(r.seq), err)
 		}
@@ -481,8 +483,8 @@ func (s *BadgerStore) commit(accounts []AccountWrite, hw bool, highWater int64, 
 			continue
 		}
 		k := appendSnapshotKey(make([]byte, 0, 1+len(aw.Account)), aw.Account)
-		v := appendSnapshot(make([]byte, 0, snapshotLen(aw.Snapshot)), aw.Snapshot)
-		exp := expiresAtSeconds(aw.ExpiresAt)
+		v := codec.AppendSnapshot(make([]byte, 0, codec.SnapshotLen(aw.Snapshot)), aw.Snapshot)
+		exp := aw.ExpirySecond()
 		if ce, ok := u.coveredExp[aw.Account]; ok && exp != 0 && (ce == 0 || ce > exp) {
 			exp = ce
 		}
@@ -541,48 +543,48 @@ func newEntry(k, v []byte, expiresAt uint64) *badger.Entry {
 // journal events with Seq above the snapshot's, in Seq order. Expired state
 // is not seen. A snapshot that cannot be decoded yields an error wrapping
 // ErrCorrupt that names the account; other accounts are not affected.
-func (s *BadgerStore) Load(account string) (Loaded, error) {
-	if !ValidAccount(account) {
-		return Loaded{}, invalidAccount(account)
+func (s *Store) Load(account string) (persistence.Loaded, error) {
+	if err := persistence.CheckAccount(account); err != nil {
+		return persistence.Loaded{}, err
 	}
 	if !s.life.Enter() {
-		return Loaded{}, ErrClosed
+		return persistence.Loaded{}, persistence.ErrClosed
 	}
 	defer s.life.Exit()
 
 	s.walMu.RLock()
 	defer s.walMu.RUnlock()
-	var l Loaded
+	var l persistence.Loaded
 	err := s.view(func(txn *badger.Txn) error {
 		var err error
 		l.Snapshot, _, err = s.readSnapshot(txn, account)
 		return err
 	})
 	if err != nil {
-		return Loaded{}, err
+		return persistence.Loaded{}, err
 	}
 	l.Events = s.wal.events(account, l.Snapshot.Seq, wallSeconds())
 	return l, nil
 }
 
 // readSnapshot reads account's snapshot; found is false when it has none.
-func (s *BadgerStore) readSnapshot(txn *badger.Txn, account string) (snap Snapshot, found bool, err error) {
+func (s *Store) readSnapshot(txn *badger.Txn, account string) (snap persistence.Snapshot, found bool, err error) {
 	item, err := txn.Get(appendSnapshotKey(make([]byte, 0, 1+len(account)), account))
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
-		return Snapshot{}, false, nil
+		return persistence.Snapshot{}, false, nil
 	case err != nil:
-		return Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
+		return persistence.Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
 	}
 	var derr error
 	if err := item.Value(func(v []byte) error {
-		snap, derr = decodeSnapshot(v)
+		snap, derr = codec.DecodeSnapshot(v)
 		return nil
 	}); err != nil {
-		return Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
+		return persistence.Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
 	}
 	if derr != nil {
-		return Snapshot{}, false, fmt.Errorf("persistence: account %q: snapshot: %w", account, derr)
+		return persistence.Snapshot{}, false, fmt.Errorf("persistence: account %q: snapshot: %w", account, derr)
 	}
 	return snap, true, nil
 }
@@ -593,7 +595,7 @@ func wallSeconds() uint64 { return uint64(max(time.Now().Unix(), 0)) }
 // loadWAL reads the whole write-ahead log into the index, dropping the
 // events that snapshots cover or that expired, and deletes the records
 // left with none.
-func (s *BadgerStore) loadWAL() error {
+func (s *Store) loadWAL() error {
 	now := wallSeconds()
 	covered := make(map[string]uint64)
 	var dead []uint64
@@ -606,19 +608,19 @@ func (s *BadgerStore) loadWAL() error {
 			item := it.Item()
 			seq, ok := walKeySeq(item.Key())
 			if !ok {
-				return fmt.Errorf("persistence: WAL key %x: %w", item.Key(), corrupt("malformed key"))
+				return fmt.Errorf("persistence: WAL key %x: %w", item.Key(), codec.Corrupt("malformed key"))
 			}
-			var entries []walEntry
+			var entries []codec.WALEntry
 			var got uint64
 			var derr error
 			if err := item.Value(func(v []byte) error {
-				got, entries, derr = decodeWALRecord(v)
+				got, entries, derr = codec.DecodeWALRecord(v)
 				return nil
 			}); err != nil {
 				return fmt.Errorf("persistence: read %s: %w", walRecordName(seq), err)
 			}
 			if derr == nil && got != seq {
-				derr = corrupt(fmt.Sprintf("holds record %d", got))
+				derr = codec.Corrupt(fmt.Sprintf("holds record %d", got))
 			}
 			if derr != nil {
 				return fmt.Errorf("persistence: %s: %w", walRecordName(seq), derr)
@@ -627,23 +629,23 @@ func (s *BadgerStore) loadWAL() error {
 			s.wal.next = max(s.wal.next, seq+1)
 			live := 0
 			for _, e := range entries {
-				if expiredAt(e.expiresAt, now) {
+				if expiredAt(e.ExpiresAt, now) {
 					continue
 				}
-				upTo, ok := covered[e.account]
+				upTo, ok := covered[e.Account]
 				if !ok {
-					snap, _, err := s.readSnapshot(txn, e.account)
+					snap, _, err := s.readSnapshot(txn, e.Account)
 					if err != nil {
 						// Keep every event: Load will report the account
 						// as corrupt, and nothing is dropped meanwhile.
-						s.log.Error().Err(err).Str("account", e.account).Msg("snapshot unreadable while reading the WAL")
+						s.log.Error().Err(err).Str("account", e.Account).Msg("snapshot unreadable while reading the WAL")
 					}
 					upTo = snap.Seq
-					covered[e.account] = upTo
+					covered[e.Account] = upTo
 				}
-				for _, ev := range e.events {
+				for _, ev := range e.Events {
 					if ev.Seq > upTo {
-						s.wal.add(e.account, tailEvent{Event: ev, rec: seq, exp: tailExpiry(e.expiresAt)})
+						s.wal.add(e.Account, tailEvent{Event: ev, rec: seq, exp: tailExpiry(e.ExpiresAt)})
 						live++
 					}
 				}
@@ -660,7 +662,7 @@ func (s *BadgerStore) loadWAL() error {
 	if err != nil {
 		return err
 	}
-	if err := s.deleteRecords(dead, "spent"); errors.Is(err, ErrNoSpace) {
+	if err := s.deleteRecords(dead, "spent"); errors.Is(err, persistence.ErrNoSpace) {
 		// The records are out of the index; a later open deletes them.
 		s.log.Warn().Err(err).Int("records", len(dead)).Msg("spent WAL records left on disk: no space to delete them")
 	} else if err != nil {
@@ -679,9 +681,9 @@ func (s *BadgerStore) loadWAL() error {
 // events. It does not see writes made after it started. fn may call Load
 // and Write, but must not call Close (Close waits for the scan to end).
 // Malformed keys are logged and skipped.
-func (s *BadgerStore) Accounts(fn func(account string) error) error {
+func (s *Store) Accounts(fn func(account string) error) error {
 	if !s.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer s.life.Exit()
 
@@ -698,7 +700,7 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 			snapOK := it.ValidForPrefix(prefix)
 			if snapOK {
 				snapAcct = it.Item().Key()[1:]
-				if !validAccountBytes(snapAcct) {
+				if !persistence.ValidAccount(snapAcct) {
 					s.log.Warn().Hex("key", it.Item().Key()).Msg("skipping malformed snapshot key")
 					it.Next()
 					continue
@@ -729,9 +731,9 @@ func (s *BadgerStore) Accounts(fn func(account string) error) error {
 // in the WAL records older than the newest keep live ones. It first drops
 // the events that have expired from the index and deletes the records they
 // leave empty.
-func (s *BadgerStore) Stale(keep int, fn func(account string) error) error {
+func (s *Store) Stale(keep int, fn func(account string) error) error {
 	if !s.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer s.life.Exit()
 	if err := s.purgeExpired(); err != nil {
@@ -751,7 +753,7 @@ func (s *BadgerStore) Stale(keep int, fn func(account string) error) error {
 
 // purgeExpired drops expired events from the WAL index and deletes the
 // records left without a live event.
-func (s *BadgerStore) purgeExpired() error {
+func (s *Store) purgeExpired() error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.walMu.Lock()
@@ -763,7 +765,7 @@ func (s *BadgerStore) purgeExpired() error {
 // deleteRecords deletes WAL records left without a live event (what says
 // why, for errors), in one write batch. Below the free-space reserve it
 // deletes nothing and fails with an error wrapping ErrNoSpace.
-func (s *BadgerStore) deleteRecords(recs []uint64, what string) error {
+func (s *Store) deleteRecords(recs []uint64, what string) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -788,7 +790,7 @@ func (s *BadgerStore) deleteRecords(recs []uint64, what string) error {
 // nextVersion returns the commit timestamp of the next write transaction.
 // It is called under writeMu, or while opening, and a timestamp is never
 // given out twice, even when its transaction fails.
-func (s *BadgerStore) nextVersion() uint64 {
+func (s *Store) nextVersion() uint64 {
 	s.version++
 	return s.version
 }
@@ -798,7 +800,7 @@ func (s *BadgerStore) nextVersion() uint64 {
 // below the oldest read in progress (or at ts, when none is) may be
 // dropped by compaction, as an unmanaged database does: the store reads
 // nothing older.
-func (s *BadgerStore) committed(ts uint64) {
+func (s *Store) committed(ts uint64) {
 	s.readMu.Lock()
 	s.readTs = max(s.readTs, ts)
 	discard := s.readTs
@@ -811,7 +813,7 @@ func (s *BadgerStore) committed(ts uint64) {
 
 // view runs fn in a read-only transaction at the version of the last
 // committed write.
-func (s *BadgerStore) view(fn func(txn *badger.Txn) error) error {
+func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	s.readMu.Lock()
 	ts := s.readTs
 	s.readers[ts]++
@@ -832,7 +834,7 @@ func (s *BadgerStore) view(fn func(txn *badger.Txn) error) error {
 }
 
 // Records returns how many WAL records are live (not yet deleted).
-func (s *BadgerStore) Records() int {
+func (s *Store) Records() int {
 	s.walMu.RLock()
 	defer s.walMu.RUnlock()
 	return len(s.wal.live)
@@ -841,9 +843,9 @@ func (s *BadgerStore) Records() int {
 // Journaled calls fn with each account that has journal events not folded
 // into a snapshot, in byte order, from a list taken when it starts. It
 // reads nothing from disk.
-func (s *BadgerStore) Journaled(fn func(account string) error) error {
+func (s *Store) Journaled(fn func(account string) error) error {
 	if !s.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer s.life.Exit()
 	s.walMu.RLock()
@@ -858,21 +860,21 @@ func (s *BadgerStore) Journaled(fn func(account string) error) error {
 }
 
 // HighWater returns the largest high-water mark written (0 if none).
-func (s *BadgerStore) HighWater() (int64, error) {
+func (s *Store) HighWater() (int64, error) {
 	if !s.life.Enter() {
-		return 0, ErrClosed
+		return 0, persistence.ErrClosed
 	}
 	defer s.life.Exit()
 	return s.highWater.Load(), nil
 }
 
 // Anchor returns the stored clock anchor (zero if none).
-func (s *BadgerStore) Anchor() (ClockAnchor, error) {
+func (s *Store) Anchor() (persistence.ClockAnchor, error) {
 	if !s.life.Enter() {
-		return ClockAnchor{}, ErrClosed
+		return persistence.ClockAnchor{}, persistence.ErrClosed
 	}
 	defer s.life.Exit()
-	var a ClockAnchor
+	var a persistence.ClockAnchor
 	err := s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(anchorKey)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -883,7 +885,7 @@ func (s *BadgerStore) Anchor() (ClockAnchor, error) {
 		}
 		var derr error
 		if err := item.Value(func(v []byte) error {
-			a, derr = decodeAnchor(v)
+			a, derr = codec.DecodeAnchor(v)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("persistence: read clock anchor: %w", err)
@@ -898,9 +900,9 @@ func (s *BadgerStore) Anchor() (ClockAnchor, error) {
 
 // SetAnchor stores a in a transaction of its own, durable when the store
 // is.
-func (s *BadgerStore) SetAnchor(a ClockAnchor) error {
+func (s *Store) SetAnchor(a persistence.ClockAnchor) error {
 	if !s.life.Enter() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	defer s.life.Exit()
 	s.writeMu.Lock()
@@ -910,7 +912,7 @@ func (s *BadgerStore) SetAnchor(a ClockAnchor) error {
 	}
 	txn := s.db.NewTransactionAt(math.MaxUint64, true)
 	defer txn.Discard()
-	if err := txn.SetEntry(badger.NewEntry(anchorKey, appendAnchor(nil, a))); err != nil {
+	if err := txn.SetEntry(badger.NewEntry(anchorKey, codec.AppendAnchor(nil, a))); err != nil {
 		return wrapTxn("write clock anchor", err)
 	}
 	s.walMu.Lock()
@@ -925,9 +927,9 @@ func (s *BadgerStore) SetAnchor(a ClockAnchor) error {
 
 // Close waits for the calls in progress to return, then closes the Badger
 // database. Later calls, including Close, return ErrClosed.
-func (s *BadgerStore) Close() error {
+func (s *Store) Close() error {
 	if !s.life.Close() {
-		return ErrClosed
+		return persistence.ErrClosed
 	}
 	if s.hold != nil {
 		// No Write is in progress or can start: nothing sends on holdWake.
@@ -939,29 +941,4 @@ func (s *BadgerStore) Close() error {
 		return fmt.Errorf("persistence: close badger: %w", err)
 	}
 	return nil
-}
-
-// validateBatch checks the parts of b that would corrupt the key space.
-func validateBatch(b *Batch) error {
-	if b == nil {
-		return errors.New("persistence: write: nil batch")
-	}
-	for i := range b.Accounts {
-		aw := &b.Accounts[i]
-		if !ValidAccount(aw.Account) {
-			return invalidAccount(aw.Account)
-		}
-		for j := range aw.Events {
-			if aw.Events[j].Seq == 0 {
-				return fmt.Errorf("persistence: account %q: write: event %d has seq 0", aw.Account, j)
-			}
-		}
-	}
-	return nil
-}
-
-// invalidAccount returns the error for an account ID that ValidAccount
-// rejects, quoting at most a little more than MaxAccountLen bytes of it.
-func invalidAccount(account string) error {
-	return fmt.Errorf("%w %.*q (%d bytes)", ErrInvalidAccount, MaxAccountLen+1, account, len(account))
 }

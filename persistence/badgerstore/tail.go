@@ -1,8 +1,10 @@
-package persistence
+package badgerstore
 
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // tail is one account's events not yet folded into a snapshot, ascending
@@ -135,7 +137,7 @@ func decodeTailEvent(b []byte, base *tailBase, te *tailEvent) []byte {
 	te.Seq = base.seq + uv()
 	te.rec = base.rec + uint64(sv())
 	te.exp = uint32(int64(base.exp) + sv())
-	te.Kind = EventKind(b[0])
+	te.Kind = persistence.EventKind(b[0])
 	flags := b[1]
 	b = b[2:]
 	te.ID = base.id + uint64(sv())

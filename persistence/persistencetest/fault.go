@@ -1,7 +1,9 @@
-package persistence
+package persistencetest
 
 import (
 	"sync"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // FaultStore wraps a Store and makes chosen calls fail, for tests only:
@@ -12,7 +14,7 @@ import (
 // FaultStore is safe for simultaneous use by multiple goroutines; faults
 // may be set and cleared while other goroutines use the store.
 type FaultStore struct {
-	inner Store
+	inner persistence.Store
 
 	mu         sync.Mutex
 	writeErr   error // returned by Write instead of writing
@@ -21,7 +23,7 @@ type FaultStore struct {
 	counts     FaultCounts
 }
 
-var _ Store = (*FaultStore)(nil)
+var _ persistence.Store = (*FaultStore)(nil)
 
 // FaultCounts counts the calls a FaultStore saw.
 type FaultCounts struct {
@@ -33,7 +35,7 @@ type FaultCounts struct {
 
 // NewFaultStore returns a FaultStore passing calls to inner, with no
 // faults set.
-func NewFaultStore(inner Store) *FaultStore {
+func NewFaultStore(inner persistence.Store) *FaultStore {
 	return &FaultStore{inner: inner, loadErrs: make(map[string]error)}
 }
 
@@ -83,7 +85,7 @@ func (f *FaultStore) Counts() FaultCounts {
 }
 
 // Write passes b to the inner store unless a write fault is set.
-func (f *FaultStore) Write(b *Batch) error {
+func (f *FaultStore) Write(b *persistence.Batch) error {
 	f.mu.Lock()
 	f.counts.Writes++
 	before, after := f.writeErr, f.appliedErr
@@ -116,7 +118,7 @@ func (f *FaultStore) Write(b *Batch) error {
 
 // Load passes the call to the inner store unless a fault is set for
 // account.
-func (f *FaultStore) Load(account string) (Loaded, error) {
+func (f *FaultStore) Load(account string) (persistence.Loaded, error) {
 	f.mu.Lock()
 	f.counts.Loads++
 	err := f.loadErrs[account]
@@ -126,7 +128,7 @@ func (f *FaultStore) Load(account string) (Loaded, error) {
 	f.mu.Unlock()
 
 	if err != nil {
-		return Loaded{}, err
+		return persistence.Loaded{}, err
 	}
 	return f.inner.Load(account)
 }
@@ -147,13 +149,13 @@ func (f *FaultStore) HighWater() (int64, error) {
 }
 
 // Anchor passes the call to the inner store.
-func (f *FaultStore) Anchor() (ClockAnchor, error) {
+func (f *FaultStore) Anchor() (persistence.ClockAnchor, error) {
 	return f.inner.Anchor()
 }
 
 // SetAnchor passes a to the inner store unless a write fault is set; a
 // fault after apply stores it and reports the failure.
-func (f *FaultStore) SetAnchor(a ClockAnchor) error {
+func (f *FaultStore) SetAnchor(a persistence.ClockAnchor) error {
 	f.mu.Lock()
 	before, after := f.writeErr, f.appliedErr
 	f.mu.Unlock()

@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // randomTailEvent returns an event with fields anywhere in their range
@@ -22,11 +24,11 @@ func randomTailEvent(r *rand.Rand, prev tailEvent) tailEvent {
 		}
 	}
 	te := tailEvent{
-		Event: Event{
+		Event: persistence.Event{
 			Seq:      prev.Seq + uint64(r.IntN(3)),
 			ID:       pick(prev.ID),
 			At:       int64(pick(uint64(prev.At))),
-			Kind:     EventKind(r.IntN(256)),
+			Kind:     persistence.EventKind(r.IntN(256)),
 			Deadline: 0,
 		},
 		rec: pick(prev.rec),
@@ -116,8 +118,8 @@ func FuzzTail(f *testing.F) {
 		var tl tail
 		var want []tailEvent
 		for len(data) > 0 && len(want) < 200 {
-			te := tailEvent{Event: Event{Seq: next(), ID: next(), At: int64(next()), Deadline: int64(next()),
-				Count: uint32(next()), Kind: EventKind(next())}, rec: next(), exp: uint32(next())}
+			te := tailEvent{Event: persistence.Event{Seq: next(), ID: next(), At: int64(next()), Deadline: int64(next()),
+				Count: uint32(next()), Kind: persistence.EventKind(next())}, rec: next(), exp: uint32(next())}
 			tl.push(te)
 			want = insertBySeq(want, te)
 		}
@@ -139,10 +141,10 @@ func FuzzTail(f *testing.F) {
 func TestWALIndexReadsAllocateNothing(t *testing.T) {
 	x := newWALIndex()
 	for i := range 16 {
-		x.add("a", tailEvent{Event: Event{Seq: uint64(i + 1), Kind: EventReserve, ID: uint64(i), Count: 1, At: t0 + int64(i), Deadline: t0 + 60_000}, rec: 1, exp: 2_000_000_000})
+		x.add("a", tailEvent{Event: persistence.Event{Seq: uint64(i + 1), Kind: persistence.EventReserve, ID: uint64(i), Count: 1, At: t0 + int64(i), Deadline: t0 + 60_000}, rec: 1, exp: 2_000_000_000})
 	}
 	x.live[1] = 16
-	snap := []AccountWrite{{Account: "a", Snapshot: &Snapshot{Seq: 8, NextID: 9}}}
+	snap := []persistence.AccountWrite{{Account: "a", Snapshot: &persistence.Snapshot{Seq: 8, NextID: 9}}}
 	var u walUpdate
 	x.plan(snap, walChunkBytes, &u) // sizes u's maps and slices
 	scratch := x.tails["a"].appendAll(nil)

@@ -1,10 +1,12 @@
-package persistence
+package persistencetest
 
 import (
 	"errors"
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 func TestFaultStore(t *testing.T) {
@@ -21,8 +23,8 @@ func TestFaultStore(t *testing.T) {
 		loadBFine bool
 	}{
 		{"no fault", func() {}, nil, 1, nil, true},
-		{"disk full", func() { f.FailWrites(ErrNoSpace) }, syscall.ENOSPC, 1, nil, true},
-		{"ack lost", func() { f.FailWrites(nil); f.FailWritesAfterApply(ErrNoSpace) }, syscall.ENOSPC, 2, nil, true},
+		{"disk full", func() { f.FailWrites(persistence.ErrNoSpace) }, syscall.ENOSPC, 1, nil, true},
+		{"ack lost", func() { f.FailWrites(nil); f.FailWritesAfterApply(persistence.ErrNoSpace) }, syscall.ENOSPC, 2, nil, true},
 		{"load fails", func() { f.ClearFaults(); f.FailLoad("a", loadErr) }, nil, -1, loadErr, true},
 		{"load fixed", func() { f.FailLoad("a", nil) }, nil, 4, nil, true},
 	}
@@ -30,8 +32,8 @@ func TestFaultStore(t *testing.T) {
 		st.fault()
 		seq := uint64(i + 1)
 		durable := 0
-		err := f.Write(&Batch{
-			Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(seq, seq, t0)}}},
+		err := f.Write(&persistence.Batch{
+			Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(seq, seq, t0)}}},
 			Durable:  func() { durable++ },
 		})
 		// Only a write that succeeds may say it is durable (MemStore, the
@@ -72,13 +74,13 @@ func TestFaultStoreConcurrent(t *testing.T) {
 			for i := range 50 {
 				switch i % 5 {
 				case 0:
-					f.FailWrites(ErrNoSpace)
+					f.FailWrites(persistence.ErrNoSpace)
 				case 1:
 					f.ClearFaults()
 				case 2:
-					f.FailLoad("a", ErrNoSpace)
+					f.FailLoad("a", persistence.ErrNoSpace)
 				}
-				_ = f.Write(&Batch{HighWater: int64(g*100 + i)})
+				_ = f.Write(&persistence.Batch{HighWater: int64(g*100 + i)})
 				_, _ = f.Load("a")
 				_ = f.Counts()
 			}

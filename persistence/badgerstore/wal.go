@@ -1,14 +1,16 @@
-package persistence
+package badgerstore
 
 import (
-	"encoding/binary"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/codec"
 )
 
-// The write-ahead log of a BadgerStore.
+// The write-ahead log of a Store.
 //
 // Journal events are not stored one key per event: a Badger key costs a
 // skiplist insertion, a value-log entry and later compaction work, several
@@ -28,153 +30,19 @@ import (
 // every Config.SnapshotEvery events, at passivation, at shutdown and, after
 // a crash, in its recovery pass. Opening the store reads the whole log once.
 //
-// WAL record body (format 0x41):
-//
-//	record seq uvarint, account count uvarint, then per account:
-//	  len(account) uvarint, account bytes, ExpiresAt seconds uvarint,
-//	  event count uvarint, then per event:
-//	    Seq uvarint, Kind byte, ID uvarint, Count uvarint,
-//	    At varint, Deadline-At varint
-//
-// A record that fails its checksum cannot say which accounts it held, so
+// A record's encoding is codec.AppendWALRecord's. A record that fails its checksum cannot say which accounts it held, so
 // the store refuses to open (ErrCorrupt naming the record) rather than
 // serve any account without events it may have lost.
 
-const (
-	formatWALV1 byte = 0x41
-	walPrefix        = 'w'
-	walKeyLen        = 1 + seqLen
-
-	// walChunkBytes bounds one WAL record; a batch with more events is
-	// stored in several records, in the same transaction. A store with
-	// small memtables uses a smaller bound, half its value threshold, so
-	// that records always live in the LSM tree.
-	walChunkBytes = 256 << 10
-)
-
-// appendWALKey appends the key of WAL record seq to dst.
-func appendWALKey(dst []byte, seq uint64) []byte {
-	dst = append(dst, walPrefix)
-	return binary.BigEndian.AppendUint64(dst, seq)
-}
-
-// walKeySeq returns the record seq of a WAL key; ok is false if malformed.
-func walKeySeq(key []byte) (uint64, bool) {
-	if len(key) != walKeyLen || key[0] != walPrefix {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(key[1:]), true
-}
-
-// walEntry is the part of a WAL record about one account.
-type walEntry struct {
-	account   string
-	expiresAt uint64 // Unix seconds, 0: never
-	events    []Event
-}
-
-// appendWALRecord appends the encoding of a WAL record with the given seq
-// and entries to dst.
-func appendWALRecord(dst []byte, seq uint64, entries []walEntry) []byte {
-	start := len(dst)
-	dst = append(dst, formatWALV1)
-	dst = binary.AppendUvarint(dst, seq)
-	dst = binary.AppendUvarint(dst, uint64(len(entries)))
-	for i := range entries {
-		e := &entries[i]
-		dst = binary.AppendUvarint(dst, uint64(len(e.account)))
-		dst = append(dst, e.account...)
-		dst = binary.AppendUvarint(dst, e.expiresAt)
-		dst = binary.AppendUvarint(dst, uint64(len(e.events)))
-		for _, ev := range e.events {
-			dst = appendEventBody(dst, ev)
-		}
-	}
-	return appendChecksum(dst, start)
-}
-
-// walEventLen bounds the encoded size of one event in a WAL record.
-const walEventLen = 1 + 5*binary.MaxVarintLen64
-
-// walEntryLen bounds the encoded size of an entry, and walEntryLen(a, 0)
-// that of its header.
-func walEntryLen(account string, events int) int {
-	return 3*binary.MaxVarintLen64 + len(account) + events*walEventLen
-}
-
-func appendEventBody(dst []byte, e Event) []byte {
-	dst = binary.AppendUvarint(dst, e.Seq)
-	dst = append(dst, byte(e.Kind))
-	dst = binary.AppendUvarint(dst, e.ID)
-	dst = binary.AppendUvarint(dst, uint64(e.Count))
-	dst = binary.AppendVarint(dst, e.At)
-	return binary.AppendVarint(dst, e.Deadline-e.At)
-}
-
-func (d *decoder) event() Event {
-	var e Event
-	e.Seq = d.uvarint("seq")
-	e.Kind = EventKind(d.u8("kind"))
-	e.ID = d.uvarint("id")
-	count := d.uvarint("count")
-	if count > math.MaxUint32 {
-		d.fail("count")
-	}
-	e.Count = uint32(count)
-	e.At = d.varint("at")
-	e.Deadline = e.At + d.varint("deadline")
-	return e
-}
-
-// decodeWALRecord decodes a value written by appendWALRecord. It does not
-// retain b. Any malformed input yields an error wrapping ErrCorrupt.
-func decodeWALRecord(b []byte) (seq uint64, entries []walEntry, err error) {
-	body, err := checkFrame(b, formatWALV1)
-	if err != nil {
-		return 0, nil, err
-	}
-	d := decoder{b: body}
-	seq = d.uvarint("record seq")
-	n := d.count("account count", 4)
-	entries = make([]walEntry, 0, n)
-	for range n {
-		alen := d.count("account length", 1)
-		if d.err != nil {
-			break
-		}
-		acct := d.b[:alen]
-		d.b = d.b[alen:]
-		if !validAccountBytes(acct) {
-			d.fail("account")
-			break
-		}
-		e := walEntry{account: string(acct), expiresAt: d.uvarint("expiry")}
-		ne := d.count("event count", 6) // the shortest event: six one-byte fields
-		e.events = make([]Event, 0, ne)
-		for range ne {
-			ev := d.event()
-			if ev.Seq == 0 {
-				d.fail("event seq")
-			}
-			if d.err != nil {
-				break
-			}
-			e.events = append(e.events, ev)
-		}
-		if d.err != nil {
-			break
-		}
-		entries = append(entries, e)
-	}
-	if err := d.finish(); err != nil {
-		return 0, nil, err
-	}
-	return seq, entries, nil
-}
+// walChunkBytes bounds one WAL record; a batch with more events is
+// stored in several records, in the same transaction. A store with small
+// memtables uses a smaller bound, half its value threshold, so that
+// records always live in the LSM tree.
+const walChunkBytes = 256 << 10
 
 // tailEvent is an event not yet folded into a snapshot.
 type tailEvent struct {
-	Event
+	persistence.Event
 	rec uint64 // WAL record holding it
 	// exp is when the event expires, in Unix seconds (0: never), capped
 	// to fit 32 bits (the year 2106).
@@ -226,12 +94,12 @@ func (x *walIndex) add(account string, te tailEvent) {
 
 // events returns account's events with Seq above after that have not
 // expired at second nowSec, as a new slice (nil if none).
-func (x *walIndex) events(account string, after, nowSec uint64) []Event {
+func (x *walIndex) events(account string, after, nowSec uint64) []persistence.Event {
 	t := x.tails[account]
 	if t == nil {
 		return nil
 	}
-	var out []Event
+	var out []persistence.Event
 	for it := t.iter(); it.next(); {
 		if te := &it.te; te.Seq > after && !expiredAt(te.expiresAt(), nowSec) {
 			out = append(out, te.Event)
@@ -342,7 +210,7 @@ type walAdd struct {
 
 type walRecord struct {
 	seq     uint64
-	entries []walEntry
+	entries []codec.WALEntry
 }
 
 // plan computes the update that writing accounts (a slice of a Batch) makes
@@ -351,7 +219,7 @@ type walRecord struct {
 // snapshot of the same batch covers is not stored at all.
 //
 // u is reused from write to write, to keep allocation off the hot path.
-func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
+func (x *walIndex) plan(accounts []persistence.AccountWrite, chunk int, u *walUpdate) {
 	u.reset(x.next)
 	for i := range accounts {
 		if sn := accounts[i].Snapshot; sn != nil {
@@ -375,7 +243,7 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 				}
 			}
 		}
-		exp := expiresAtSeconds(aw.ExpiresAt)
+		exp := aw.ExpirySecond()
 		var t *tail
 		if len(keep) > 0 {
 			t = x.tails[aw.Account]
@@ -383,15 +251,15 @@ func (x *walIndex) plan(accounts []AccountWrite, chunk int, u *walUpdate) {
 		// Store keep in the current record, opening new ones as each fills;
 		// a long run of events may span several records.
 		for len(keep) > 0 {
-			if cur == nil || size+walEntryLen(aw.Account, 1) > chunk {
+			if cur == nil || size+codec.WALEntryLen(aw.Account, 1) > chunk {
 				cur = u.newRecord()
 				size = 0
 			}
-			n := min(len(keep), max(1, (chunk-size-walEntryLen(aw.Account, 0))/walEventLen))
+			n := min(len(keep), max(1, (chunk-size-codec.WALEntryLen(aw.Account, 0))/codec.WALEventLen))
 			part := keep[:n:n]
 			keep = keep[n:]
-			cur.entries = append(cur.entries, walEntry{account: aw.Account, expiresAt: exp, events: part})
-			size += walEntryLen(aw.Account, n)
+			cur.entries = append(cur.entries, codec.WALEntry{Account: aw.Account, ExpiresAt: exp, Events: part})
+			size += codec.WALEntryLen(aw.Account, n)
 			for _, ev := range part {
 				u.adds = append(u.adds, walAdd{account: aw.Account, ev: tailEvent{Event: ev, rec: cur.seq, exp: tailExpiry(exp)}, t: t})
 			}

@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"errors"
@@ -11,10 +11,13 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/codec"
 )
 
 // walSeqs returns the seqs of the WAL records stored on disk.
-func walSeqs(t *testing.T, s *BadgerStore) []uint64 {
+func walSeqs(t *testing.T, s *Store) []uint64 {
 	t.Helper()
 	var seqs []uint64
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -35,7 +38,7 @@ func walSeqs(t *testing.T, s *BadgerStore) []uint64 {
 	return seqs
 }
 
-func journaled(t *testing.T, s Store) []string {
+func journaled(t *testing.T, s persistence.Store) []string {
 	t.Helper()
 	var got []string
 	if err := s.Journaled(func(a string) error {
@@ -48,12 +51,12 @@ func journaled(t *testing.T, s Store) []string {
 }
 
 // reopen closes s and opens its directory again, as after a restart.
-func reopen(t *testing.T, s *BadgerStore, dir string) *BadgerStore {
+func reopen(t *testing.T, s *Store, dir string) *Store {
 	t.Helper()
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	return openBadger(t, dir, testBadgerOptions())
+	return openStore(t, dir, testOptions())
 }
 
 // TestBadgerWALLifecycle follows records from write to deletion: one
@@ -62,14 +65,14 @@ func reopen(t *testing.T, s *BadgerStore, dir string) *BadgerStore {
 // write whose snapshot makes it spent.
 func TestBadgerWALLifecycle(t *testing.T) {
 	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
-		{Account: "a", Events: []Event{reserve(1, 1, t0), commit(2, 1, t1)}},
-		{Account: "b", Events: []Event{reserve(1, 7, t0)}},
-		{Account: "c", Events: []Event{reserve(1, 9, t0)}},
+	s := openStore(t, dir, testOptions())
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0), commit(2, 1, t1)}},
+		{Account: "b", Events: []persistence.Event{reserve(1, 7, t0)}},
+		{Account: "c", Events: []persistence.Event{reserve(1, 9, t0)}},
 	}})
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
-		{Account: "a", Events: []Event{reserve(3, 2, t2)}},
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{reserve(3, 2, t2)}},
 	}})
 	if got, want := walSeqs(t, s), []uint64{1, 2}; !slices.Equal(got, want) {
 		t.Fatalf("WAL records = %v, want %v (one per batch)", got, want)
@@ -80,8 +83,8 @@ func TestBadgerWALLifecycle(t *testing.T) {
 
 	// Snapshotting a covers its events in both records; record 1 stays for
 	// b and c, record 2 is spent and deleted in the same write.
-	snapA := &Snapshot{Seq: 3, NextID: 3, Committed: []int64{t1}, Pending: []Pending{{ID: 2, ReservedAt: t2, Deadline: t2 + 30_000}}}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Snapshot: snapA}}})
+	snapA := &persistence.Snapshot{Seq: 3, NextID: 3, Committed: []int64{t1}, Pending: []persistence.Pending{{ID: 2, ReservedAt: t2, Deadline: t2 + 30_000}}}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: snapA}}})
 	if got, want := walSeqs(t, s), []uint64{1}; !slices.Equal(got, want) {
 		t.Errorf("WAL records after a's snapshot = %v, want %v", got, want)
 	}
@@ -89,9 +92,9 @@ func TestBadgerWALLifecycle(t *testing.T) {
 	// A restart reads the log back: a's events are covered by its snapshot,
 	// b's and c's are still there.
 	s = reopen(t, s, dir)
-	checkLoaded(t, s, "a", Loaded{Snapshot: *snapA})
-	checkLoaded(t, s, "b", Loaded{Events: []Event{reserve(1, 7, t0)}})
-	checkLoaded(t, s, "c", Loaded{Events: []Event{reserve(1, 9, t0)}})
+	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: *snapA})
+	checkLoaded(t, s, "b", persistence.Loaded{Events: []persistence.Event{reserve(1, 7, t0)}})
+	checkLoaded(t, s, "c", persistence.Loaded{Events: []persistence.Event{reserve(1, 9, t0)}})
 	if got, want := journaled(t, s), []string{"b", "c"}; !slices.Equal(got, want) {
 		t.Errorf("Journaled after reopen = %q, want %q", got, want)
 	}
@@ -101,16 +104,16 @@ func TestBadgerWALLifecycle(t *testing.T) {
 
 	// New records are numbered after the last stored one (record 2 was
 	// deleted, so its number is free again).
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
-		{Account: "b", Snapshot: &Snapshot{Seq: 1, NextID: 8, Pending: []Pending{{ID: 7, ReservedAt: t0, Deadline: t0 + 30_000}}}},
-		{Account: "d", Events: []Event{reserve(1, 1, t3)}},
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "b", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 8, Pending: []persistence.Pending{{ID: 7, ReservedAt: t0, Deadline: t0 + 30_000}}}},
+		{Account: "d", Events: []persistence.Event{reserve(1, 1, t3)}},
 	}})
 	if got, want := walSeqs(t, s), []uint64{1, 2}; !slices.Equal(got, want) {
 		t.Errorf("WAL records = %v, want %v", got, want)
 	}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
-		{Account: "c", Snapshot: &Snapshot{Seq: 1, NextID: 10}},
-		{Account: "d", Snapshot: &Snapshot{Seq: 1, NextID: 2}},
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "c", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 10}},
+		{Account: "d", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}},
 	}})
 	if got := walSeqs(t, s); len(got) != 0 {
 		t.Errorf("WAL records after every account's snapshot = %v, want none", got)
@@ -124,12 +127,12 @@ func TestBadgerWALLifecycle(t *testing.T) {
 // and an account's events may span records; all read back in order.
 func TestBadgerWALChunks(t *testing.T) {
 	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
-	var b Batch
-	want := map[string][]Event{}
+	s := openStore(t, dir, testOptions())
+	var b persistence.Batch
+	want := map[string][]persistence.Event{}
 	for i := range 40 {
 		acct := fmt.Sprintf("account-%02d", i)
-		aw := AccountWrite{Account: acct}
+		aw := persistence.AccountWrite{Account: acct}
 		for seq := range uint64(100) {
 			aw.Events = append(aw.Events, reserve(seq+1, seq+1, t0+int64(seq)))
 		}
@@ -142,7 +145,7 @@ func TestBadgerWALChunks(t *testing.T) {
 	}
 	s = reopen(t, s, dir)
 	for acct, evs := range want {
-		checkLoaded(t, s, acct, Loaded{Events: evs})
+		checkLoaded(t, s, acct, persistence.Loaded{Events: evs})
 	}
 }
 
@@ -150,11 +153,11 @@ func TestBadgerWALChunks(t *testing.T) {
 // and at the next open their records are deleted as spent.
 func TestBadgerWALExpiry(t *testing.T) {
 	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
+	s := openStore(t, dir, testOptions())
 	past := time.Now().Add(-time.Hour).UnixMilli()
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "old", Events: []Event{reserve(1, 1, t0)}, ExpiresAt: past}}})
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "new", Events: []Event{reserve(1, 1, t0)}}}})
-	checkLoaded(t, s, "old", Loaded{})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "old", Events: []persistence.Event{reserve(1, 1, t0)}, ExpiresAt: past}}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "new", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	checkLoaded(t, s, "old", persistence.Loaded{})
 	if got, want := accounts(t, s), []string{"new"}; !slices.Equal(got, want) {
 		t.Errorf("Accounts = %q, want %q", got, want)
 	}
@@ -162,14 +165,14 @@ func TestBadgerWALExpiry(t *testing.T) {
 	if got, want := walSeqs(t, s), []uint64{2}; !slices.Equal(got, want) {
 		t.Errorf("WAL records after reopen = %v, want %v", got, want)
 	}
-	checkLoaded(t, s, "new", Loaded{Events: []Event{reserve(1, 1, t0)}})
+	checkLoaded(t, s, "new", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
 }
 
 // TestBadgerCorruptWAL: a WAL record cannot say which accounts it held
 // once it is unreadable, so the store refuses to open, naming the record,
 // rather than serve accounts that may miss events.
 func TestBadgerCorruptWAL(t *testing.T) {
-	good := appendWALRecord(nil, 9, []walEntry{{account: "a", events: []Event{reserve(1, 1, t0)}}})
+	good := codec.AppendWALRecord(nil, 9, []codec.WALEntry{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}})
 	tests := []struct {
 		name    string
 		key     []byte
@@ -184,21 +187,21 @@ func TestBadgerCorruptWAL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+			s, err := Open(dir, testOptions(), zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "b", Events: []Event{reserve(1, 1, t0)}}}})
+			mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "b", Events: []persistence.Event{reserve(1, 1, t0)}}}})
 			rawSet(t, s, tt.key, tt.value)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s, err = OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+			s, err = Open(dir, testOptions(), zerolog.Nop())
 			if err == nil {
 				s.Close()
 			}
-			if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
-				t.Errorf("OpenBadger = %v, want ErrCorrupt starting %q", err, tt.message)
+			if !errors.Is(err, persistence.ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
+				t.Errorf("Open = %v, want ErrCorrupt starting %q", err, tt.message)
 			}
 		})
 	}
@@ -208,21 +211,21 @@ func TestBadgerCorruptWAL(t *testing.T) {
 // events; it must always see either the events or the snapshot that
 // covers them, never neither.
 func TestBadgerLoadConsistentWithWrites(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	const acct = "busy"
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for seq := uint64(1); seq <= 400; seq++ {
-			aw := AccountWrite{Account: acct, Events: []Event{commit(seq, seq, t0+int64(seq))}}
+			aw := persistence.AccountWrite{Account: acct, Events: []persistence.Event{commit(seq, seq, t0+int64(seq))}}
 			if seq%3 == 0 {
 				committed := make([]int64, 0, seq)
 				for i := uint64(1); i <= seq; i++ {
 					committed = append(committed, t0+int64(i))
 				}
-				aw.Snapshot = &Snapshot{Seq: seq, NextID: seq + 1, Committed: committed}
+				aw.Snapshot = &persistence.Snapshot{Seq: seq, NextID: seq + 1, Committed: committed}
 			}
-			if err := s.Write(&Batch{Accounts: []AccountWrite{aw}}); err != nil {
+			if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{aw}}); err != nil {
 				t.Errorf("Write seq %d: %v", seq, err)
 				return
 			}
@@ -250,7 +253,7 @@ func TestBadgerLoadConsistentWithWrites(t *testing.T) {
 	}
 }
 
-func lastSeq(evs []Event) uint64 {
+func lastSeq(evs []persistence.Event) uint64 {
 	if len(evs) == 0 {
 		return 0
 	}
@@ -265,13 +268,13 @@ func lastSeq(evs []Event) uint64 {
 // first, then the ones a snapshot covers).
 func TestBadgerWALIndexModel(t *testing.T) {
 	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
+	s := openStore(t, dir, testOptions())
 	rng := rand.New(rand.NewPCG(7, 11))
 	names := []string{"a", "b", "c", "d", "e"}
 	type model struct {
 		seq  uint64 // last event's Seq
 		snap uint64 // newest snapshot's Seq (0: none)
-		evs  []Event
+		evs  []persistence.Event
 	}
 	m := map[string]*model{}
 	for _, n := range names {
@@ -280,9 +283,9 @@ func TestBadgerWALIndexModel(t *testing.T) {
 	check := func(step int) {
 		t.Helper()
 		for _, n := range names {
-			want := Loaded{Events: m[n].evs}
+			want := persistence.Loaded{Events: m[n].evs}
 			if m[n].snap > 0 {
-				want.Snapshot = Snapshot{Seq: m[n].snap, NextID: m[n].snap + 1}
+				want.Snapshot = persistence.Snapshot{Seq: m[n].snap, NextID: m[n].snap + 1}
 			}
 			l := mustLoad(t, s, n)
 			if l.Snapshot.Seq != want.Snapshot.Seq || !slices.Equal(l.Events, want.Events) {
@@ -292,11 +295,11 @@ func TestBadgerWALIndexModel(t *testing.T) {
 		}
 	}
 	for step := range 300 {
-		var b Batch
+		var b persistence.Batch
 		for range 1 + rng.IntN(6) {
 			n := names[rng.IntN(len(names))]
 			mo := m[n]
-			aw := AccountWrite{Account: n}
+			aw := persistence.AccountWrite{Account: n}
 			for range rng.IntN(3) {
 				mo.seq++
 				ev := reserve(mo.seq, mo.seq, t0+int64(mo.seq))
@@ -307,8 +310,8 @@ func TestBadgerWALIndexModel(t *testing.T) {
 				// A snapshot up to a Seq at or below the last event, some
 				// of this very write's events included.
 				mo.snap = mo.snap + 1 + uint64(rng.IntN(int(mo.seq-mo.snap)))
-				aw.Snapshot = &Snapshot{Seq: mo.snap, NextID: mo.snap + 1}
-				mo.evs = slices.DeleteFunc(mo.evs, func(e Event) bool { return e.Seq <= mo.snap })
+				aw.Snapshot = &persistence.Snapshot{Seq: mo.snap, NextID: mo.snap + 1}
+				mo.evs = slices.DeleteFunc(mo.evs, func(e persistence.Event) bool { return e.Seq <= mo.snap })
 			}
 			if len(mo.evs) == 0 {
 				mo.evs = nil
@@ -328,19 +331,19 @@ func TestBadgerWALIndexModel(t *testing.T) {
 // events piled up goes back once a snapshot covers most of them, and an
 // event takes far less than a decoded tailEvent.
 func TestBadgerWALTailShrinks(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	for seq := uint64(1); seq <= 40; seq++ {
 		ev := reserve(seq, seq, t0+int64(seq)*1000)
 		if seq%2 == 0 {
 			ev = commit(seq, seq-1, t0+int64(seq)*1000)
 		}
-		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{ev}}}})
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{ev}}}})
 	}
 	tl := s.wal.tails["a"]
 	if tl.n != 40 || len(tl.buf) > 40*16 {
 		t.Fatalf("tail holds %d events in %d bytes, want 40 in at most %d", tl.n, len(tl.buf), 40*16)
 	}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Snapshot: &Snapshot{Seq: 39, NextID: 40}}}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: &persistence.Snapshot{Seq: 39, NextID: 40}}}})
 	evs := s.wal.get("a")
 	if len(evs) != 1 || evs[0].Seq != 40 {
 		t.Fatalf("tail after the snapshot = %v, want event 40 alone", evs)
@@ -348,5 +351,5 @@ func TestBadgerWALTailShrinks(t *testing.T) {
 	if c := cap(s.wal.tails["a"].buf); c > 64 {
 		t.Errorf("tail buffer of capacity %d for 1 event after the snapshot, want at most 64", c)
 	}
-	checkLoaded(t, s, "a", Loaded{Snapshot: Snapshot{Seq: 39, NextID: 40}, Events: []Event{commit(40, 39, t0+40_000)}})
+	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 39, NextID: 40}, Events: []persistence.Event{commit(40, 39, t0+40_000)}})
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package persistence
+package badgerstore
 
 import "math"
 

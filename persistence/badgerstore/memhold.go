@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"sync"
@@ -32,10 +32,6 @@ type memtableHold struct {
 
 	refreshes atomic.Int64 // how many refreshes ran, for tests
 }
-
-// holdPrefix is a key prefix no stored key has (see codec.go), so that the
-// hold's iterator references no table file.
-var holdPrefix = []byte{0}
 
 // refresh releases the memtables the hold references and references those
 // that exist now. Releasing first means a memtable flushed since the last

@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"bufio"
@@ -20,18 +20,21 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/codec"
 )
 
-func newTestBadger(t *testing.T) *BadgerStore {
+func newTestBadger(t *testing.T) *Store {
 	t.Helper()
-	opts := testBadgerOptions()
+	opts := testOptions()
 	opts.InMemory = true
-	return openBadger(t, "", opts)
+	return openStore(t, "", opts)
 }
 
 // rawSet stores value under key directly in s's database, bypassing the
 // codec.
-func rawSet(t *testing.T, s *BadgerStore, key, value []byte) {
+func rawSet(t *testing.T, s *Store, key, value []byte) {
 	t.Helper()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -48,9 +51,9 @@ func rawSet(t *testing.T, s *BadgerStore, key, value []byte) {
 }
 
 func TestBadgerCorruptAccount(t *testing.T) {
-	good := &Batch{Accounts: []AccountWrite{
-		{Account: "123", Events: []Event{reserve(4, 1, t1), reserve(5, 2, t2)}, Snapshot: &Snapshot{Seq: 3, NextID: 1}},
-		{Account: "456", Events: []Event{reserve(1, 1, t1)}, Snapshot: &Snapshot{Seq: 0, NextID: 1}},
+	good := &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "123", Events: []persistence.Event{reserve(4, 1, t1), reserve(5, 2, t2)}, Snapshot: &persistence.Snapshot{Seq: 3, NextID: 1}},
+		{Account: "456", Events: []persistence.Event{reserve(1, 1, t1)}, Snapshot: &persistence.Snapshot{Seq: 0, NextID: 1}},
 	}}
 	tests := []struct {
 		name    string
@@ -60,22 +63,22 @@ func TestBadgerCorruptAccount(t *testing.T) {
 	}{
 		{"garbage snapshot", appendSnapshotKey(nil, "123"), []byte("garbage!"),
 			`persistence: account "123": snapshot: corrupt state`},
-		{"event as snapshot", appendSnapshotKey(nil, "123"), appendEvent(nil, reserve(1, 1, t0)),
+		{"event as snapshot", appendSnapshotKey(nil, "123"), codec.AppendEvent(nil, reserve(1, 1, t0)),
 			`persistence: account "123": snapshot: corrupt state: unknown format byte`},
 		{"empty value", appendSnapshotKey(nil, "123"), nil,
 			`persistence: account "123": snapshot: corrupt state: value too short`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestBadger(t)
+			s := newTestStore(t)
 			mustWrite(t, s, good)
 			rawSet(t, s, tt.key, tt.value)
 
 			_, err := s.Load("123")
-			if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
+			if !errors.Is(err, persistence.ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
 				t.Errorf("Load(123) = %v, want ErrCorrupt starting %q", err, tt.message)
 			}
-			checkLoaded(t, s, "456", Loaded{Snapshot: Snapshot{NextID: 1}, Events: []Event{reserve(1, 1, t1)}})
+			checkLoaded(t, s, "456", persistence.Loaded{Snapshot: persistence.Snapshot{NextID: 1}, Events: []persistence.Event{reserve(1, 1, t1)}})
 			if got := accounts(t, s); !slices.Equal(got, []string{"123", "456"}) {
 				t.Errorf("Accounts = %q, want [123 456]", got)
 			}
@@ -85,16 +88,16 @@ func TestBadgerCorruptAccount(t *testing.T) {
 
 func TestBadgerAccountsSkipsMalformedKeys(t *testing.T) {
 	var logs bytes.Buffer
-	opts := testBadgerOptions()
+	opts := testOptions()
 	opts.InMemory = true
-	s, err := OpenBadger("", opts, zerolog.New(&logs).Level(zerolog.WarnLevel))
+	s, err := Open("", opts, zerolog.New(&logs).Level(zerolog.WarnLevel))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{
-		{Account: "a", Events: []Event{reserve(1, 1, t0)}},
-		{Account: "c", Snapshot: &Snapshot{Seq: 1}},
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}},
+		{Account: "c", Snapshot: &persistence.Snapshot{Seq: 1}},
 	}})
 	for _, k := range []string{"s", "s\x00x"} {
 		rawSet(t, s, []byte(k), []byte("x"))
@@ -111,20 +114,20 @@ func TestBadgerAccountsSkipsMalformedKeys(t *testing.T) {
 // memtable and, after a reopen, from tables on disk.
 func TestBadgerManyAccounts(t *testing.T) {
 	dir := t.TempDir()
-	s := openBadger(t, dir, testBadgerOptions())
+	s := openStore(t, dir, testOptions())
 	const n, eventsEach = 3000, 4
 	var want []string
 	for start := 0; start < n; start += 300 {
-		var b Batch
+		var b persistence.Batch
 		for i := start; i < start+300; i++ {
 			a := fmt.Sprintf("%07d", i*7919%n)
 			want = append(want, a)
-			aw := AccountWrite{Account: a}
+			aw := persistence.AccountWrite{Account: a}
 			for seq := range uint64(eventsEach) {
 				aw.Events = append(aw.Events, reserve(seq+1, seq+1, t0))
 			}
 			if i%3 == 0 {
-				aw.Snapshot = &Snapshot{Seq: 2, NextID: 3}
+				aw.Snapshot = &persistence.Snapshot{Seq: 2, NextID: 3}
 			}
 			b.Accounts = append(b.Accounts, aw)
 		}
@@ -137,7 +140,7 @@ func TestBadgerManyAccounts(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = openBadger(t, dir, testBadgerOptions())
+	s = openStore(t, dir, testOptions())
 	if len(s.db.Tables()) == 0 {
 		t.Error("no tables on disk after reopen")
 	}
@@ -147,7 +150,7 @@ func TestBadgerManyAccounts(t *testing.T) {
 }
 
 func TestBadgerExpiresAt(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	now := time.Now().UnixMilli()
 	tests := []struct {
 		account   string
@@ -158,12 +161,12 @@ func TestBadgerExpiresAt(t *testing.T) {
 		{"whole-second", (now/1000 + 7200) * 1000, uint64(now/1000 + 7200)},
 		{"never", 0, 0},
 	}
-	var b Batch
+	var b persistence.Batch
 	b.HighWater = now
 	for _, tt := range tests {
-		b.Accounts = append(b.Accounts, AccountWrite{
-			Account: tt.account, Events: []Event{reserve(1, 1, t0), reserve(2, 2, t0)},
-			Snapshot: &Snapshot{Seq: 1, NextID: 2}, ExpiresAt: tt.expiresAt,
+		b.Accounts = append(b.Accounts, persistence.AccountWrite{
+			Account: tt.account, Events: []persistence.Event{reserve(1, 1, t0), reserve(2, 2, t0)},
+			Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}, ExpiresAt: tt.expiresAt,
 		})
 	}
 	mustWrite(t, s, &b)
@@ -262,14 +265,14 @@ func TestBadgerEncryptionAtRest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			opts := testBadgerOptions()
+			opts := testOptions()
 			opts.Durable, opts.EncryptionKey = true, tt.key
-			s, err := OpenBadger(dir, opts, zerolog.Nop())
+			s, err := Open(dir, opts, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Loaded{Snapshot: Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}, Events: []Event{reserve(2, 2, t1)}}
-			mustWrite(t, s, &Batch{Accounts: []AccountWrite{{
+			want := persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}, Events: []persistence.Event{reserve(2, 2, t1)}}
+			mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
 				Account: secret, Snapshot: &want.Snapshot, Events: want.Events,
 			}}})
 			if err := s.Close(); err != nil {
@@ -289,7 +292,7 @@ func TestBadgerEncryptionAtRest(t *testing.T) {
 					continue
 				}
 				opts.EncryptionKey = k
-				if s, err := OpenBadger(dir, opts, zerolog.Nop()); !errors.Is(err, ErrEncryptionKey) {
+				if s, err := Open(dir, opts, zerolog.Nop()); !errors.Is(err, ErrEncryptionKey) {
 					if err == nil {
 						s.Close()
 					}
@@ -299,7 +302,7 @@ func TestBadgerEncryptionAtRest(t *testing.T) {
 
 			// The right key still opens it: the failed opens released it.
 			opts.EncryptionKey = tt.key
-			s = openBadger(t, dir, opts)
+			s = openStore(t, dir, opts)
 			checkLoaded(t, s, secret, want)
 		})
 	}
@@ -307,28 +310,28 @@ func TestBadgerEncryptionAtRest(t *testing.T) {
 
 func TestBadgerDurableReopen(t *testing.T) {
 	dir := t.TempDir()
-	opts := testBadgerOptions()
+	opts := testOptions()
 	opts.Durable = true
-	s, err := OpenBadger(dir, opts, zerolog.Nop())
+	s, err := Open(dir, opts, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := &Snapshot{Seq: 2, NextID: 3, Committed: []int64{t0, t1}, Pending: []Pending{{ID: 2, ReservedAt: t1, Deadline: t2}},
-		Lapsed: []Lapsed{{ID: 1, Deadline: t1}}}
-	anchor := ClockAnchor{BootID: "boot-1", Uptime: 5_000, Engine: t2}
-	if a, err := s.Anchor(); err != nil || a != (ClockAnchor{}) {
+	snap := &persistence.Snapshot{Seq: 2, NextID: 3, Committed: []int64{t0, t1}, Pending: []persistence.Pending{{ID: 2, ReservedAt: t1, Deadline: t2}},
+		Lapsed: []persistence.Lapsed{{ID: 1, Deadline: t1}}}
+	anchor := persistence.ClockAnchor{BootID: "boot-1", Uptime: 5_000, Engine: t2}
+	if a, err := s.Anchor(); err != nil || a != (persistence.ClockAnchor{}) {
 		t.Fatalf("Anchor of a new store = %+v, %v; want none", a, err)
 	}
 	if err := s.SetAnchor(anchor); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, s, &Batch{HighWater: t2, Accounts: []AccountWrite{
-		{Account: "a", Events: []Event{reserve(1, 1, t0), commit(2, 1, t0), reserve(3, 3, t2)}, Snapshot: snap,
+	mustWrite(t, s, &persistence.Batch{HighWater: t2, Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0), commit(2, 1, t0), reserve(3, 3, t2)}, Snapshot: snap,
 			ExpiresAt: time.Now().Add(time.Hour).UnixMilli()},
-		{Account: "b", Events: []Event{reserve(1, 1, t1)}},
+		{Account: "b", Events: []persistence.Event{reserve(1, 1, t1)}},
 	}})
-	mustWrite(t, s, &Batch{HighWater: t1})
-	want := map[string]Loaded{
+	mustWrite(t, s, &persistence.Batch{HighWater: t1})
+	want := map[string]persistence.Loaded{
 		"a": mustLoad(t, s, "a"),
 		"b": mustLoad(t, s, "b"),
 	}
@@ -336,7 +339,7 @@ func TestBadgerDurableReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s = openBadger(t, dir, opts)
+	s = openStore(t, dir, opts)
 	for a, w := range want {
 		checkLoaded(t, s, a, w)
 	}
@@ -353,16 +356,18 @@ func TestBadgerDurableReopen(t *testing.T) {
 
 func TestBadgerCorruptHighWater(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+	s, err := Open(dir, testOptions(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rawSet(t, s, highWaterKey, []byte{formatHighWaterV1, 1, 2, 3, 4, 5})
+	bad := codec.AppendHighWater(nil, t0)
+	bad[len(bad)-1] ^= 1 // the checksum no longer matches
+	rawSet(t, s, highWaterKey, bad)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the failed open releases the directory
-		if _, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop()); !errors.Is(err, ErrCorrupt) {
+		if _, err := Open(dir, testOptions(), zerolog.Nop()); !errors.Is(err, persistence.ErrCorrupt) {
 			t.Fatalf("open with corrupt high water = %v, want ErrCorrupt", err)
 		}
 	}
@@ -372,15 +377,15 @@ func TestBadgerCorruptHighWater(t *testing.T) {
 // transaction is committed in several, at account boundaries, and that an
 // account write too large for any transaction fails whole.
 func TestBadgerTxnSplit(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	const n = 3000 // entries; testBadgerOptions allow about 1,600 per transaction
-	var b Batch
+	var b persistence.Batch
 	b.HighWater = t3
 	for i := range n {
-		aw := AccountWrite{Account: fmt.Sprintf("acct%05d", i), Events: []Event{reserve(1, 1, t0)}}
+		aw := persistence.AccountWrite{Account: fmt.Sprintf("acct%05d", i), Events: []persistence.Event{reserve(1, 1, t0)}}
 		if i%5 != 0 {
 			aw.Events = append(aw.Events, commit(2, 1, t1), reserve(3, 2, t2))
-			aw.Snapshot = &Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}
+			aw.Snapshot = &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}
 		}
 		b.Accounts = append(b.Accounts, aw)
 	}
@@ -398,9 +403,9 @@ func TestBadgerTxnSplit(t *testing.T) {
 	}
 	for i := range n {
 		a := fmt.Sprintf("acct%05d", i)
-		want := Loaded{Events: []Event{reserve(1, 1, t0)}}
+		want := persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}}
 		if i%5 != 0 {
-			want = Loaded{Snapshot: Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}, Events: []Event{reserve(3, 2, t2)}}
+			want = persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}, Events: []persistence.Event{reserve(3, 2, t2)}}
 		}
 		checkLoaded(t, s, a, want)
 	}
@@ -408,24 +413,24 @@ func TestBadgerTxnSplit(t *testing.T) {
 		t.Errorf("HighWater = %d, want %d", hw, t3)
 	}
 
-	huge := AccountWrite{Account: "huge"}
+	huge := persistence.AccountWrite{Account: "huge"}
 	for seq := range uint64(20000) {
 		huge.Events = append(huge.Events, reserve(seq+1, seq+1, t0))
 	}
 	tests := []struct {
 		name      string
-		batch     Batch
+		batch     persistence.Batch
 		message   string
 		committed []string
 	}{
-		{"alone", Batch{Accounts: []AccountWrite{huge}},
+		{"alone", persistence.Batch{Accounts: []persistence.AccountWrite{huge}},
 			`persistence: account "huge": write of 20000 events does not fit in one transaction`, nil},
-		{"after another", Batch{Accounts: []AccountWrite{{Account: "small", Events: []Event{reserve(1, 1, t0)}}, huge}},
+		{"after another", persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "small", Events: []persistence.Event{reserve(1, 1, t0)}}, huge}},
 			"persistence: write: batch split: 1 of 2 account writes committed, the rest not", []string{"small"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newTestBadger(t)
+			s := newTestStore(t)
 			err := s.Write(&tt.batch)
 			if err == nil || !strings.HasPrefix(err.Error(), tt.message) || !errors.Is(err, badger.ErrTxnTooBig) {
 				t.Errorf("Write = %v, want error starting %q", err, tt.message)
@@ -442,13 +447,13 @@ func TestBadgerTxnSplit(t *testing.T) {
 // failed one does not call it.
 func TestBadgerCallsDurable(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+	s, err := Open(dir, testOptions(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	durable := 0
-	snap := Snapshot{Seq: 1, NextID: 2}
-	b := Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(2, 2, t0)}, Snapshot: &snap}}, HighWater: t0}
+	snap := persistence.Snapshot{Seq: 1, NextID: 2}
+	b := persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(2, 2, t0)}, Snapshot: &snap}}, HighWater: t0}
 	b.Durable = func() {
 		durable++
 		// The transaction has committed: its snapshot reads back (a read
@@ -471,41 +476,41 @@ func TestBadgerCallsDurable(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(&b); !errors.Is(err, ErrClosed) {
+	if err := s.Write(&b); !errors.Is(err, persistence.ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
 	if durable != 1 {
 		t.Errorf("Durable called by a failed Write")
 	}
-	s, err = OpenBadger(dir, testBadgerOptions(), zerolog.Nop())
+	s, err = Open(dir, testOptions(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	checkLoaded(t, s, "a", Loaded{Snapshot: snap, Events: []Event{reserve(2, 2, t0)}})
+	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: snap, Events: []persistence.Event{reserve(2, 2, t0)}})
 }
 
 func TestOpenBadgerRejectsOptions(t *testing.T) {
 	tests := []struct {
 		name    string
 		dir     string
-		opts    BadgerOptions
+		opts    Options
 		message string
 	}{
-		{"key length", "x", BadgerOptions{InMemory: true, EncryptionKey: make([]byte, 20)}, "BadgerOptions.EncryptionKey is 20 bytes"},
-		{"negative memtable", "", BadgerOptions{InMemory: true, MemTableSize: -1}, "BadgerOptions.MemTableSize -1 is negative"},
-		{"tiny memtable", "", BadgerOptions{InMemory: true, MemTableSize: 4096}, "BadgerOptions.MemTableSize 4096 is below 1 MiB"},
-		{"negative block cache", "", BadgerOptions{InMemory: true, BlockCacheSize: -1}, "BadgerOptions.BlockCacheSize"},
-		{"negative index cache", "", BadgerOptions{InMemory: true, IndexCacheSize: -1}, "BadgerOptions.IndexCacheSize"},
-		{"no dir", "", BadgerOptions{}, "persistence: open badger: empty directory"},
+		{"key length", "x", Options{InMemory: true, EncryptionKey: make([]byte, 20)}, "Options.EncryptionKey is 20 bytes"},
+		{"negative memtable", "", Options{InMemory: true, MemTableSize: -1}, "Options.MemTableSize -1 is negative"},
+		{"tiny memtable", "", Options{InMemory: true, MemTableSize: 4096}, "Options.MemTableSize 4096 is below 1 MiB"},
+		{"negative block cache", "", Options{InMemory: true, BlockCacheSize: -1}, "Options.BlockCacheSize"},
+		{"negative index cache", "", Options{InMemory: true, IndexCacheSize: -1}, "Options.IndexCacheSize"},
+		{"no dir", "", Options{}, "persistence: open badger: empty directory"},
 	}
 	for _, tt := range tests {
-		s, err := OpenBadger(tt.dir, tt.opts, zerolog.Nop())
+		s, err := Open(tt.dir, tt.opts, zerolog.Nop())
 		if err == nil {
 			s.Close()
 		}
 		if err == nil || !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), "persistence: ") {
-			t.Errorf("%s: OpenBadger = %v, want error containing %q", tt.name, err, tt.message)
+			t.Errorf("%s: Open = %v, want error containing %q", tt.name, err, tt.message)
 		}
 	}
 }
@@ -520,15 +525,15 @@ func BenchmarkBadgerWrite(b *testing.B) {
 }
 
 func benchBadgerWrite(b *testing.B, perBatch int) {
-	s, err := OpenBadger(b.TempDir(), BadgerOptions{Durable: true}, zerolog.Nop())
+	s, err := Open(b.TempDir(), Options{Durable: true}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	batch := Batch{Accounts: make([]AccountWrite, perBatch)}
-	events := make([]Event, perBatch)
+	batch := persistence.Batch{Accounts: make([]persistence.AccountWrite, perBatch)}
+	events := make([]persistence.Event, perBatch)
 	for i := range batch.Accounts {
-		batch.Accounts[i] = AccountWrite{
+		batch.Accounts[i] = persistence.AccountWrite{
 			Account:   fmt.Sprintf("%018d", 100_000_000_000_000_000+i),
 			Events:    events[i : i+1 : i+1],
 			ExpiresAt: time.Now().Add(13 * time.Hour).UnixMilli(),
@@ -554,20 +559,20 @@ func benchBadgerWrite(b *testing.B, perBatch int) {
 // would die of SIGBUS on a full disk); reads go on, and writes resume once
 // space is back.
 func TestBadgerKeepsSpaceInReserve(t *testing.T) {
-	opts := testBadgerOptions()
+	opts := testOptions()
 	opts.MinFreeBytes = math.MaxInt64
-	s := openBadger(t, t.TempDir(), opts)
-	err := s.Write(&Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}})
-	if !errors.Is(err, ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
+	s := openStore(t, t.TempDir(), opts)
+	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	if !errors.Is(err, persistence.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Write on a full disk = %v, want ErrNoSpace", err)
 	}
-	checkLoaded(t, s, "a", Loaded{})
+	checkLoaded(t, s, "a", persistence.Loaded{})
 	s.minFree = 1 // space is back
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Events: []Event{reserve(1, 1, t0)}}}})
-	checkLoaded(t, s, "a", Loaded{Events: []Event{reserve(1, 1, t0)}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	checkLoaded(t, s, "a", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
 
 	// The default reserve is two memtables and a value-log file.
-	def := openBadger(t, t.TempDir(), testBadgerOptions())
+	def := openStore(t, t.TempDir(), testOptions())
 	if want := int64(2<<20 + valueLogFileSize); def.minFree != want {
 		t.Errorf("default reserve = %d bytes, want %d", def.minFree, want)
 	}
@@ -575,7 +580,7 @@ func TestBadgerKeepsSpaceInReserve(t *testing.T) {
 
 // snapshotVersions counts the versions of account's snapshot key that
 // Badger still holds, deleted and overwritten ones included.
-func snapshotVersions(t *testing.T, s *BadgerStore, account string) int {
+func snapshotVersions(t *testing.T, s *Store, account string) int {
 	t.Helper()
 	n := 0
 	err := s.db.View(func(txn *badger.Txn) error {
@@ -600,13 +605,13 @@ func snapshotVersions(t *testing.T, s *BadgerStore, account string) int {
 // written on; the new writes are newer than every stored version.
 func TestBadgerOpensUnmanagedStore(t *testing.T) {
 	dir := t.TempDir()
-	opts := testBadgerOptions()
+	opts := testOptions()
 	db, err := badger.Open(opts.badger(dir, zerolog.Nop()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 20; seq++ {
-		v := appendSnapshot(nil, &Snapshot{Seq: seq, NextID: seq + 1})
+		v := codec.AppendSnapshot(nil, &persistence.Snapshot{Seq: seq, NextID: seq + 1})
 		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(appendSnapshotKey(nil, "x"), v) }); err != nil {
 			t.Fatal(err)
 		}
@@ -614,11 +619,11 @@ func TestBadgerOpensUnmanagedStore(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s := openBadger(t, dir, testBadgerOptions())
+	s := openStore(t, dir, testOptions())
 	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 20 {
 		t.Fatalf("Load = snapshot %d, want the last one written, 20", l.Snapshot.Seq)
 	}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: 21, NextID: 22}}}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Snapshot: &persistence.Snapshot{Seq: 21, NextID: 22}}}})
 	if l := mustLoad(t, s, "x"); l.Snapshot.Seq != 21 {
 		t.Fatalf("after a write, Load = snapshot %d, want 21", l.Snapshot.Seq)
 	}
@@ -630,17 +635,17 @@ func TestBadgerOpensUnmanagedStore(t *testing.T) {
 
 // fillAndFlatten writes 40,000 snapshots of other accounts (named after
 // round), enough to fill several 1 MiB memtables, and compacts the tree.
-func fillAndFlatten(t *testing.T, s *BadgerStore, round int) {
+func fillAndFlatten(t *testing.T, s *Store, round int) {
 	t.Helper()
 	committed := make([]int64, 100)
 	for i := range committed {
 		committed[i] = t0 + int64(i)
 	}
 	for batch := range 400 {
-		var b Batch
+		var b persistence.Batch
 		for i := range 100 {
-			b.Accounts = append(b.Accounts, AccountWrite{Account: fmt.Sprintf("fill-%d-%d-%d", round, batch, i),
-				Snapshot: &Snapshot{Seq: 100, NextID: 101, Committed: committed}})
+			b.Accounts = append(b.Accounts, persistence.AccountWrite{Account: fmt.Sprintf("fill-%d-%d-%d", round, batch, i),
+				Snapshot: &persistence.Snapshot{Seq: 100, NextID: 101, Committed: committed}})
 		}
 		mustWrite(t, s, &b)
 	}
@@ -653,9 +658,9 @@ func fillAndFlatten(t *testing.T, s *BadgerStore, round int) {
 // a key, and tells Badger so: compaction drops the overwritten versions
 // instead of keeping them on disk for ever.
 func TestBadgerDropsOldVersions(t *testing.T) {
-	s := openBadger(t, t.TempDir(), testBadgerOptions())
+	s := openStore(t, t.TempDir(), testOptions())
 	for seq := uint64(1); seq <= 30; seq++ {
-		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: seq, NextID: seq + 1}}}})
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Snapshot: &persistence.Snapshot{Seq: seq, NextID: seq + 1}}}})
 	}
 	if n := snapshotVersions(t, s, "x"); n != 30 {
 		t.Fatalf("%d versions before compaction, want 30 (the count is wrong)", n)
@@ -686,17 +691,17 @@ func TestBadgerDropsOldVersions(t *testing.T) {
 // its documentation says: reads run at the version of the last committed
 // write, not at the newest version there is.
 func TestBadgerAccountsDoesNotSeeLaterWrites(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	stored := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	for _, a := range stored {
-		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: a, Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
 	}
 	var got []string
 	err := s.Accounts(func(a string) error {
 		got = append(got, a)
 		if a == "a" {
 			// Written after the scan started.
-			mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "z", Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+			mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "z", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
 		}
 		return nil
 	})
@@ -712,17 +717,17 @@ func TestBadgerAccountsDoesNotSeeLaterWrites(t *testing.T) {
 // account's events, its tail leaves the index and nothing else keeps it:
 // not the plan every Write reuses, whose adds point at tails.
 func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	const n = 200
-	var b Batch
+	var b persistence.Batch
 	for i := range n {
 		a := fmt.Sprintf("acct-%03d", i)
-		b.Accounts = append(b.Accounts, AccountWrite{Account: a, Events: []Event{reserve(1, 1, t0)}})
+		b.Accounts = append(b.Accounts, persistence.AccountWrite{Account: a, Events: []persistence.Event{reserve(1, 1, t0)}})
 	}
 	mustWrite(t, s, &b) // creates n tails, through apply's t == nil path
 	// A second event per account: these adds carry the tail pointer plan found.
 	for i := range b.Accounts {
-		b.Accounts[i].Events = []Event{commit(2, 1, t1)}
+		b.Accounts[i].Events = []persistence.Event{commit(2, 1, t1)}
 	}
 	mustWrite(t, s, &b)
 	weaks := make([]weak.Pointer[tail], 0, n)
@@ -730,16 +735,16 @@ func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
 		weaks = append(weaks, weak.Make(s.wal.tails[fmt.Sprintf("acct-%03d", i)]))
 	}
 	// Snapshots fold every event: the tails leave the index.
-	var snaps Batch
+	var snaps persistence.Batch
 	for i := range n {
-		snaps.Accounts = append(snaps.Accounts, AccountWrite{Account: fmt.Sprintf("acct-%03d", i),
-			Snapshot: &Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}})
+		snaps.Accounts = append(snaps.Accounts, persistence.AccountWrite{Account: fmt.Sprintf("acct-%03d", i),
+			Snapshot: &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}})
 	}
 	mustWrite(t, s, &snaps)
 	if len(s.wal.tails) != 0 {
 		t.Fatalf("%d tails left in the index, want 0", len(s.wal.tails))
 	}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "other", Events: []Event{reserve(1, 1, t2)}}}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "other", Events: []persistence.Event{reserve(1, 1, t2)}}}})
 	alive := func() int {
 		runtime.GC()
 		runtime.GC()
@@ -762,12 +767,12 @@ func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
 // writes and a compaction still sees the versions of its moment. Badger
 // may drop a superseded version only below the oldest read in progress.
 func TestBadgerLongReadKeepsItsVersions(t *testing.T) {
-	s := openBadger(t, t.TempDir(), testBadgerOptions())
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+	s := openStore(t, t.TempDir(), testOptions())
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
 	err := s.view(func(txn *badger.Txn) error {
 		// Overwrite x, then write and compact enough that the table
 		// holding the first version is rewritten.
-		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "x", Snapshot: &Snapshot{Seq: 2, NextID: 3}}}})
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Snapshot: &persistence.Snapshot{Seq: 2, NextID: 3}}}})
 		for round := range 3 {
 			fillAndFlatten(t, s, round)
 		}

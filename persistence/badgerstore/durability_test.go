@@ -1,9 +1,11 @@
-package persistence
+package badgerstore
 
 import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // TestStaleDeletesExpiredRecordOnDisk: events whose expiry has passed are
@@ -12,13 +14,13 @@ import (
 // passivate it again), and the record they kept alive is deleted from the
 // database, not only from the in-memory index that Records() reads.
 func TestStaleDeletesExpiredRecordOnDisk(t *testing.T) {
-	s, err := OpenBadger("", BadgerOptions{InMemory: true}, zerolog.Nop())
+	s, err := Open("", Options{InMemory: true}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Write(&Batch{Accounts: []AccountWrite{{Account: "gone",
-		Events: []Event{{Seq: 1, Kind: EventCommit, ID: 1, At: 1000}}, ExpiresAt: 2000}}}); err != nil {
+	if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "gone",
+		Events: []persistence.Event{{Seq: 1, Kind: persistence.EventCommit, ID: 1, At: 1000}}, ExpiresAt: 2000}}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := walSeqs(t, s); len(got) != 1 {
@@ -44,9 +46,9 @@ func TestStaleDeletesExpiredRecordOnDisk(t *testing.T) {
 // before fsync. Check the option that makes it durable directly.
 func TestDurableMeansSyncWrites(t *testing.T) {
 	for _, durable := range []bool{true, false} {
-		opts := testBadgerOptions()
+		opts := testOptions()
 		opts.Durable = durable
-		s := openBadger(t, t.TempDir(), opts)
+		s := openStore(t, t.TempDir(), opts)
 		if got := s.db.Opts().SyncWrites; got != durable {
 			t.Errorf("Durable=%v: Badger SyncWrites = %v", durable, got)
 		}

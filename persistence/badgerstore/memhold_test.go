@@ -1,4 +1,4 @@
-package persistence
+package badgerstore
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // memtableFiles returns the names of the memtable log files in dir, sorted.
@@ -31,18 +33,18 @@ func memtableFiles(t *testing.T, dir string) []string {
 // starts a memtable log file that is not in have, and returns the files
 // then present. Badger creates the file in the write that finds the
 // memtable full, so it is there when that Write returns.
-func writeUntilNewMemtable(t *testing.T, s *BadgerStore, dir string, have []string, next *int) []string {
+func writeUntilNewMemtable(t *testing.T, s *Store, dir string, have []string, next *int) []string {
 	t.Helper()
 	committed := make([]int64, 100)
 	for i := range committed {
 		committed[i] = t0 + int64(i)
 	}
 	for range 10_000 {
-		var b Batch
+		var b persistence.Batch
 		for range 20 {
 			*next++
-			b.Accounts = append(b.Accounts, AccountWrite{Account: fmt.Sprintf("fill-%d", *next),
-				Snapshot: &Snapshot{Seq: 100, NextID: 101, Committed: committed}})
+			b.Accounts = append(b.Accounts, persistence.AccountWrite{Account: fmt.Sprintf("fill-%d", *next),
+				Snapshot: &persistence.Snapshot{Seq: 100, NextID: 101, Committed: committed}})
 		}
 		mustWrite(t, s, &b)
 		now := memtableFiles(t, dir)
@@ -57,7 +59,7 @@ func writeUntilNewMemtable(t *testing.T, s *BadgerStore, dir string, have []stri
 }
 
 // level0Tables returns how many tables Badger has at level 0.
-func level0Tables(s *BadgerStore) int {
+func level0Tables(s *Store) int {
 	n := 0
 	for _, ti := range s.db.Tables() {
 		if ti.Level == 0 {
@@ -73,9 +75,9 @@ func level0Tables(s *BadgerStore) int {
 // refresh deletes it.
 func TestBadgerHoldDefersMemtableDeletion(t *testing.T) {
 	dir := t.TempDir()
-	opts := testBadgerOptions()
+	opts := testOptions()
 	opts.MinFreeBytes = -1
-	s := openBadger(t, dir, opts)
+	s := openStore(t, dir, opts)
 	s.writeMu.Lock()
 	s.holdEvery = math.MaxInt64 // only this test refreshes the hold
 	s.writeMu.Unlock()
@@ -119,9 +121,9 @@ func TestBadgerHoldDefersMemtableDeletion(t *testing.T) {
 // before it closes the database, then leaves nothing held.
 func TestBadgerWritesRefreshTheHold(t *testing.T) {
 	dir := t.TempDir()
-	opts := testBadgerOptions()
+	opts := testOptions()
 	opts.MinFreeBytes = -1
-	s, err := OpenBadger(dir, opts, zerolog.Nop())
+	s, err := Open(dir, opts, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +134,8 @@ func TestBadgerWritesRefreshTheHold(t *testing.T) {
 	s.holdEvery = 2 * entryOverhead
 	s.writeMu.Unlock()
 	for i := range 5 {
-		mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: fmt.Sprintf("a%d", i),
-			Events: []Event{{Seq: 1, Kind: EventReserve, ID: 1, Count: 1, At: t0, Deadline: t0 + 1}}}}})
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: fmt.Sprintf("a%d", i),
+			Events: []persistence.Event{{Seq: 1, Kind: persistence.EventReserve, ID: 1, Count: 1, At: t0, Deadline: t0 + 1}}}}})
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -149,7 +151,7 @@ func TestBadgerWritesRefreshTheHold(t *testing.T) {
 	if s.hold.it != nil || s.hold.txn != nil {
 		t.Error("the hold still references memtables after Close")
 	}
-	s2 := openBadger(t, dir, opts)
+	s2 := openStore(t, dir, opts)
 	if l := mustLoad(t, s2, "a3"); len(l.Events) != 1 {
 		t.Errorf("Load(a3) after reopening = %+v, want its event", l)
 	}
@@ -161,11 +163,11 @@ func TestBadgerWritesRefreshTheHold(t *testing.T) {
 // TestBadgerInMemoryHasNoHold: an in-memory store has no memtable files,
 // so no hold and no goroutine for it.
 func TestBadgerInMemoryHasNoHold(t *testing.T) {
-	s := newTestBadger(t)
+	s := newTestStore(t)
 	if s.hold != nil || s.holdWake != nil {
 		t.Fatal("in-memory store has a memtable hold")
 	}
-	mustWrite(t, s, &Batch{Accounts: []AccountWrite{{Account: "a", Snapshot: &Snapshot{Seq: 1, NextID: 2}}}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
