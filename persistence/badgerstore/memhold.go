@@ -57,3 +57,39 @@ func (h *memtableHold) release() {
 		txn.Discard()
 	}
 }
+
+// holdsPerMemtable is how often, at least, the memtable hold is refreshed
+// while one memtable fills: every MemTableSize/holdsPerMemtable bytes
+// written, each entry counted with entryOverhead bytes more than its key
+// and value, about what it takes in a memtable.
+const (
+	holdsPerMemtable = 8
+	entryOverhead    = 128
+)
+
+// runHold refreshes the memtable hold each time Write asks, until Close,
+// which closes holdWake only once no Write can run and waits for runHold
+// to return before it closes the database.
+func (s *Store) runHold() {
+	defer close(s.holdDone)
+	for range s.holdWake {
+		s.hold.refresh()
+	}
+}
+
+// wrote counts bytes written to Badger and, every holdEvery bytes, asks
+// runHold to refresh the memtable hold. It is called under writeMu.
+func (s *Store) wrote(entries, bytes int) {
+	if s.hold == nil {
+		return
+	}
+	s.sinceHold += int64(bytes + entries*entryOverhead)
+	if s.sinceHold < s.holdEvery {
+		return
+	}
+	s.sinceHold = 0
+	select {
+	case s.holdWake <- struct{}{}:
+	default:
+	}
+}

@@ -1,9 +1,12 @@
 package badgerstore
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/persistence"
@@ -125,4 +128,65 @@ func accounts(t *testing.T, s persistence.Store) []string {
 		t.Fatalf("Accounts: %v", err)
 	}
 	return got
+}
+
+// rawSet stores value under key directly in s's database, bypassing the
+// codec.
+func rawSet(t *testing.T, s *Store, key, value []byte) {
+	t.Helper()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	if err := txn.Set(key, value); err != nil {
+		t.Fatalf("raw set %q: %v", key, err)
+	}
+	ts := s.nextVersion()
+	if err := txn.CommitAt(ts, nil); err != nil {
+		t.Fatalf("raw set %q: %v", key, err)
+	}
+	s.committed(ts)
+}
+
+func journaled(t *testing.T, s persistence.Store) []string {
+	t.Helper()
+	var got []string
+	if err := s.Journaled(func(a string) error {
+		got = append(got, a)
+		return nil
+	}); err != nil {
+		t.Fatalf("Journaled: %v", err)
+	}
+	return got
+}
+
+// reopen closes s and opens its directory again, as after a restart.
+func reopen(t *testing.T, s *Store, dir string) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return openStore(t, dir, testOptions())
+}
+
+// walSeqs returns the seqs of the WAL records stored on disk.
+func walSeqs(t *testing.T, s *Store) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{walPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq, ok := walKeySeq(it.Item().Key())
+			if !ok {
+				return fmt.Errorf("malformed WAL key %x", it.Item().Key())
+			}
+			seqs = append(seqs, seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scan WAL: %v", err)
+	}
+	return seqs
 }

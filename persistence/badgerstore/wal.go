@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/codec"
@@ -156,6 +157,8 @@ func (x *walIndex) stale(keep int) []string {
 	return out
 }
 
+// expiredAt reports whether a key expiring at Unix second expiresAt (0:
+// never) has expired at second nowSec.
 func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expiresAt <= nowSec }
 
 // purge drops the events that expired at nowSec from x (Load hides them
@@ -373,3 +376,6 @@ func (x *walIndex) apply(u *walUpdate) {
 
 // walRecordName names a record in error messages.
 func walRecordName(seq uint64) string { return "WAL record " + strconv.FormatUint(seq, 10) }
+
+// wallSeconds is the wall-clock Unix second, the clock Badger's TTL uses.
+func wallSeconds() uint64 { return uint64(max(time.Now().Unix(), 0)) }

@@ -1,63 +1,16 @@
 package badgerstore
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
-	"github.com/rs/zerolog"
+	"weak"
 
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/codec"
 )
-
-// walSeqs returns the seqs of the WAL records stored on disk.
-func walSeqs(t *testing.T, s *Store) []uint64 {
-	t.Helper()
-	var seqs []uint64
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{walPrefix}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			seq, ok := walKeySeq(it.Item().Key())
-			if !ok {
-				return fmt.Errorf("malformed WAL key %x", it.Item().Key())
-			}
-			seqs = append(seqs, seq)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("scan WAL: %v", err)
-	}
-	return seqs
-}
-
-func journaled(t *testing.T, s persistence.Store) []string {
-	t.Helper()
-	var got []string
-	if err := s.Journaled(func(a string) error {
-		got = append(got, a)
-		return nil
-	}); err != nil {
-		t.Fatalf("Journaled: %v", err)
-	}
-	return got
-}
-
-// reopen closes s and opens its directory again, as after a restart.
-func reopen(t *testing.T, s *Store, dir string) *Store {
-	t.Helper()
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	return openStore(t, dir, testOptions())
-}
 
 // TestBadgerWALLifecycle follows records from write to deletion: one
 // record per batch, whatever its number of accounts; kept while any
@@ -168,98 +121,6 @@ func TestBadgerWALExpiry(t *testing.T) {
 	checkLoaded(t, s, "new", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
 }
 
-// TestBadgerCorruptWAL: a WAL record cannot say which accounts it held
-// once it is unreadable, so the store refuses to open, naming the record,
-// rather than serve accounts that may miss events.
-func TestBadgerCorruptWAL(t *testing.T) {
-	good := codec.AppendWALRecord(nil, 9, []codec.WALEntry{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}})
-	tests := []struct {
-		name    string
-		key     []byte
-		value   []byte
-		message string
-	}{
-		{"garbage", appendWALKey(nil, 9), []byte("garbage!"), "persistence: WAL record 9: corrupt state: unknown format byte"},
-		{"flipped bit", appendWALKey(nil, 9), append(slices.Clone(good[:len(good)-1]), good[len(good)-1]^1), "persistence: WAL record 9: corrupt state: checksum mismatch"},
-		{"under another seq", appendWALKey(nil, 8), good, "persistence: WAL record 8: corrupt state: holds record 9"},
-		{"malformed key", []byte("w123"), good, "persistence: WAL key 77313233: corrupt state: malformed key"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s, err := Open(dir, testOptions(), zerolog.Nop())
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "b", Events: []persistence.Event{reserve(1, 1, t0)}}}})
-			rawSet(t, s, tt.key, tt.value)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			s, err = Open(dir, testOptions(), zerolog.Nop())
-			if err == nil {
-				s.Close()
-			}
-			if !errors.Is(err, persistence.ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
-				t.Errorf("Open = %v, want ErrCorrupt starting %q", err, tt.message)
-			}
-		})
-	}
-}
-
-// TestBadgerLoadConsistentWithWrites: Load runs while snapshots replace
-// events; it must always see either the events or the snapshot that
-// covers them, never neither.
-func TestBadgerLoadConsistentWithWrites(t *testing.T) {
-	s := newTestStore(t)
-	const acct = "busy"
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for seq := uint64(1); seq <= 400; seq++ {
-			aw := persistence.AccountWrite{Account: acct, Events: []persistence.Event{commit(seq, seq, t0+int64(seq))}}
-			if seq%3 == 0 {
-				committed := make([]int64, 0, seq)
-				for i := uint64(1); i <= seq; i++ {
-					committed = append(committed, t0+int64(i))
-				}
-				aw.Snapshot = &persistence.Snapshot{Seq: seq, NextID: seq + 1, Committed: committed}
-			}
-			if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{aw}}); err != nil {
-				t.Errorf("Write seq %d: %v", seq, err)
-				return
-			}
-		}
-	}()
-	last := 0
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		default:
-		}
-		l := mustLoad(t, s, acct)
-		n := len(l.Snapshot.Committed) + len(l.Events)
-		if uint64(n) != max(l.Snapshot.Seq, lastSeq(l.Events)) {
-			t.Fatalf("Load saw %d pins for seq %d: snapshot %d + %d events", n, max(l.Snapshot.Seq, lastSeq(l.Events)), l.Snapshot.Seq, len(l.Events))
-		}
-		if n < last {
-			t.Fatalf("Load went back from %d to %d pins", last, n)
-		}
-		last = n
-	}
-	if last != 400 {
-		t.Errorf("last Load saw %d pins, want 400", last)
-	}
-}
-
-func lastSeq(evs []persistence.Event) uint64 {
-	if len(evs) == 0 {
-		return 0
-	}
-	return evs[len(evs)-1].Seq
-}
-
 // TestBadgerWALIndexModel writes random batches, in which one account may
 // appear several times, with events before and after a snapshot of the
 // same batch, and checks after every write, and after reopening, that each
@@ -352,4 +213,54 @@ func TestBadgerWALTailShrinks(t *testing.T) {
 		t.Errorf("tail buffer of capacity %d for 1 event after the snapshot, want at most 64", c)
 	}
 	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 39, NextID: 40}, Events: []persistence.Event{commit(40, 39, t0+40_000)}})
+}
+
+// TestBadgerSnapshottedTailsAreFreed: once a snapshot covers all of an
+// account's events, its tail leaves the index and nothing else keeps it:
+// not the plan every Write reuses, whose adds point at tails.
+func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
+	s := newTestStore(t)
+	const n = 200
+	var b persistence.Batch
+	for i := range n {
+		a := fmt.Sprintf("acct-%03d", i)
+		b.Accounts = append(b.Accounts, persistence.AccountWrite{Account: a, Events: []persistence.Event{reserve(1, 1, t0)}})
+	}
+	mustWrite(t, s, &b) // creates n tails, through apply's t == nil path
+	// A second event per account: these adds carry the tail pointer plan found.
+	for i := range b.Accounts {
+		b.Accounts[i].Events = []persistence.Event{commit(2, 1, t1)}
+	}
+	mustWrite(t, s, &b)
+	weaks := make([]weak.Pointer[tail], 0, n)
+	for i := range n {
+		weaks = append(weaks, weak.Make(s.wal.tails[fmt.Sprintf("acct-%03d", i)]))
+	}
+	// Snapshots fold every event: the tails leave the index.
+	var snaps persistence.Batch
+	for i := range n {
+		snaps.Accounts = append(snaps.Accounts, persistence.AccountWrite{Account: fmt.Sprintf("acct-%03d", i),
+			Snapshot: &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}})
+	}
+	mustWrite(t, s, &snaps)
+	if len(s.wal.tails) != 0 {
+		t.Fatalf("%d tails left in the index, want 0", len(s.wal.tails))
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "other", Events: []persistence.Event{reserve(1, 1, t2)}}}})
+	alive := func() int {
+		runtime.GC()
+		runtime.GC()
+		k := 0
+		for _, w := range weaks {
+			if w.Value() != nil {
+				k++
+			}
+		}
+		return k
+	}
+	if k := alive(); k != 0 {
+		// Diagnose: clearing the spare capacity of s.upd.adds frees them.
+		clear(s.upd.adds[:cap(s.upd.adds)])
+		t.Errorf("%d of %d tails removed from the index are still reachable; after clearing s.upd.adds, %d", k, n, alive())
+	}
 }

@@ -40,17 +40,3 @@ func TestStaleDeletesExpiredRecordOnDisk(t *testing.T) {
 		t.Errorf("WAL records in the database after Stale = %v, want none (deleted as spent)", got)
 	}
 }
-
-// TestDurableMeansSyncWrites: the crash tests kill with SIGKILL, which
-// keeps the page cache, so none of them can notice a Write that returns
-// before fsync. Check the option that makes it durable directly.
-func TestDurableMeansSyncWrites(t *testing.T) {
-	for _, durable := range []bool{true, false} {
-		opts := testOptions()
-		opts.Durable = durable
-		s := openStore(t, t.TempDir(), opts)
-		if got := s.db.Opts().SyncWrites; got != durable {
-			t.Errorf("Durable=%v: Badger SyncWrites = %v", durable, got)
-		}
-	}
-}
