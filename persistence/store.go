@@ -94,13 +94,6 @@ type Batch struct {
 	// HighWater, when larger than the stored value, replaces it: the newest
 	// engine time any stored state refers to.
 	HighWater int64
-	// Durable, when not nil, may be called by Write, at most once, as
-	// soon as the whole batch is durable, before Write has finished its
-	// own bookkeeping; Write then returns nil. It runs with the store's
-	// locks held: it must neither block nor call the store. A store may
-	// also not call it (a batch split into several transactions, a store
-	// that cannot tell), and Write's nil return then says the same.
-	Durable func()
 }
 
 // ClockAnchor ties the engine's time to the machine's boot-time clock, so
@@ -128,7 +121,9 @@ type Loaded struct {
 // implementations are safe for simultaneous use by multiple goroutines.
 type Store interface {
 	// Write applies b atomically. When it returns nil, b is durable (if the
-	// store was opened durable).
+	// store was opened durable) and every call that starts afterwards sees
+	// it. A store may return before it has finished bookkeeping of its own
+	// that nothing but its own reads depend on (see Settler).
 	Write(b *Batch) error
 	// Load returns the stored state of account. An account with nothing
 	// stored (or whose state expired) loads as the zero Loaded and nil.
@@ -229,6 +224,19 @@ func (w *AccountWrite) ExpirySecond() uint64 {
 		s++
 	}
 	return uint64(s)
+}
+
+// Settler is implemented by stores whose Write returns as soon as its
+// batch is durable, before the store has updated what it keeps in memory
+// about it, such as the Badger store's index of its write-ahead log. The
+// store does that update before any call that needs it; Settle does it
+// now. The journal calls Settle after it has answered a batch's writers,
+// so that they go on while the store finishes, and the next batch does
+// not wait for it.
+type Settler interface {
+	// Settle finishes the bookkeeping of the last Write, if any is left.
+	// It does nothing once the store is closed.
+	Settle()
 }
 
 // Checkpointer is implemented by stores whose journal is shared between

@@ -19,7 +19,7 @@ func (s *Store) Stale(keep int, fn func(account string) error) error {
 		// The records stay on disk; opening the store drops them.
 		s.log.Error().Err(err).Msg("deleting expired WAL records failed")
 	}
-	s.walMu.RLock()
+	s.rlockIndex()
 	list := s.wal.stale(keep)
 	s.walMu.RUnlock()
 	for _, a := range list {
@@ -36,6 +36,7 @@ func (s *Store) purgeExpired() error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.walMu.Lock()
+	s.settleLocked()
 	dead := s.wal.purge(wallSeconds())
 	s.walMu.Unlock()
 	return s.deleteRecords(dead, "expired")

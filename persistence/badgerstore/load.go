@@ -23,7 +23,7 @@ func (s *Store) Load(account string) (persistence.Loaded, error) {
 	}
 	defer s.life.Exit()
 
-	s.walMu.RLock()
+	s.rlockIndex()
 	defer s.walMu.RUnlock()
 	var l persistence.Loaded
 	err := s.view(func(txn *badger.Txn) error {

@@ -94,6 +94,9 @@ func (s *Store) SetAnchor(a persistence.ClockAnchor) error {
 	}
 	s.walMu.Lock()
 	defer s.walMu.Unlock()
+	// Reads move to this version at once: the last Write's must be
+	// settled first.
+	s.settleLocked()
 	ts := s.nextVersion()
 	if err := txn.CommitAt(ts, nil); err != nil {
 		return fmt.Errorf("persistence: write clock anchor: commit: %w", err)

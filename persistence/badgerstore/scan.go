@@ -18,7 +18,7 @@ func (s *Store) Accounts(fn func(account string) error) error {
 	}
 	defer s.life.Exit()
 
-	s.walMu.RLock()
+	s.rlockIndex()
 	tail := s.wal.accounts(wallSeconds())
 	s.walMu.RUnlock()
 	return s.view(func(txn *badger.Txn) error {
@@ -60,7 +60,7 @@ func (s *Store) Accounts(fn func(account string) error) error {
 
 // Records returns how many WAL records are live (not yet deleted).
 func (s *Store) Records() int {
-	s.walMu.RLock()
+	s.rlockIndex()
 	defer s.walMu.RUnlock()
 	return len(s.wal.live)
 }
@@ -73,7 +73,7 @@ func (s *Store) Journaled(fn func(account string) error) error {
 		return persistence.ErrClosed
 	}
 	defer s.life.Exit()
-	s.walMu.RLock()
+	s.rlockIndex()
 	list := s.wal.accounts(wallSeconds())
 	s.walMu.RUnlock()
 	for _, a := range list {

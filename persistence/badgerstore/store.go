@@ -25,7 +25,7 @@ import (
 //
 // The database is opened in Badger's managed mode: the store gives each
 // transaction its commit timestamp itself, from a counter kept under
-// writeMu, and reads at the last committed one (see view). Badger's own
+// writeMu, and reads at the last one made visible (see view). Badger's own
 // timestamp oracle makes every new write transaction wait until a
 // watermark goroutine has marked the previous commit done; on a loaded
 // machine that goroutine waits its turn behind every runnable caller, and
@@ -45,7 +45,7 @@ type Store struct {
 	version uint64
 
 	// readMu guards readTs and readers. Reads run at readTs, the version
-	// of the last transaction that committed, so a read sees every
+	// of the last transaction made visible, so a read sees every
 	// transaction whole or not at all, and nothing written after it
 	// began. readers counts the reads in progress per timestamp: Badger
 	// may drop versions up to the oldest of them only (see committed).
@@ -53,13 +53,18 @@ type Store struct {
 	readTs  uint64
 	readers map[uint64]int
 
-	// walMu guards wal. Write holds it exclusively from the commit of its
-	// transaction to the update of the index, and Load holds it shared
-	// while it reads both, so Load never pairs a snapshot with events of
-	// another moment.
+	// walMu guards wal and pending. A committed transaction becomes
+	// visible to reads (readTs moves to it) in the same critical section
+	// that puts its update in the index (see settle), and Load holds walMu
+	// shared while it reads both, so Load never pairs a snapshot with
+	// events of another moment.
 	walMu    sync.RWMutex
 	wal      walIndex
 	walChunk int // largest WAL record, in bytes
+	// pending, when not nil, is the index update of the last transaction
+	// Write committed, at version pendingTs, not yet applied.
+	pending   *walUpdate
+	pendingTs uint64
 
 	dir     string
 	minFree int64 // see Options.MinFreeBytes; < 0: no check
@@ -79,4 +84,7 @@ type Store struct {
 	sinceHold int64
 }
 
-var _ persistence.Store = (*Store)(nil)
+var (
+	_ persistence.Store   = (*Store)(nil)
+	_ persistence.Settler = (*Store)(nil)
+)

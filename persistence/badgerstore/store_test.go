@@ -41,7 +41,7 @@ func newTestStore(t *testing.T) *Store {
 // including those a snapshot hides from Load.
 func storedSeqs(s persistence.Store, account string) []uint64 {
 	bs := s.(*Store)
-	bs.walMu.RLock()
+	bs.rlockIndex()
 	defer bs.walMu.RUnlock()
 	var seqs []uint64
 	for _, te := range bs.wal.get(account) {
@@ -136,6 +136,9 @@ func rawSet(t *testing.T, s *Store, key, value []byte) {
 	t.Helper()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	s.settleLocked()
 	txn := s.db.NewTransactionAt(math.MaxUint64, true)
 	defer txn.Discard()
 	if err := txn.Set(key, value); err != nil {

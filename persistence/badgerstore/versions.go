@@ -12,11 +12,11 @@ func (s *Store) nextVersion() uint64 {
 	return s.version
 }
 
-// committed records that the transaction at ts committed: reads begun
-// from now on see it. It tells Badger that versions superseded at or
-// below the oldest read in progress (or at ts, when none is) may be
-// dropped by compaction, as an unmanaged database does: the store reads
-// nothing older.
+// committed makes the transaction at ts, which committed, visible: reads
+// begun from now on see it (Write's are made visible when they settle).
+// It tells Badger that versions superseded at or below the oldest read in
+// progress (or at ts, when none is) may be dropped by compaction, as an
+// unmanaged database does: the store reads nothing older.
 func (s *Store) committed(ts uint64) {
 	s.readMu.Lock()
 	s.readTs = max(s.readTs, ts)
@@ -29,7 +29,8 @@ func (s *Store) committed(ts uint64) {
 }
 
 // view runs fn in a read-only transaction at the version of the last
-// committed write.
+// visible write (see committed). Callers that read the index too settle
+// first (see rlockIndex).
 func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	s.readMu.Lock()
 	ts := s.readTs

@@ -91,6 +91,7 @@ func TestBadgerDropsOldVersions(t *testing.T) {
 func TestBadgerLongReadKeepsItsVersions(t *testing.T) {
 	s := openStore(t, t.TempDir(), testOptions())
 	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
+	s.Settle() // view reads at the settled version
 	err := s.view(func(txn *badger.Txn) error {
 		// Overwrite x, then write and compact enough that the table
 		// holding the first version is rewritten.

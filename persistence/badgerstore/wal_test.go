@@ -200,11 +200,13 @@ func TestBadgerWALTailShrinks(t *testing.T) {
 		}
 		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{ev}}}})
 	}
+	s.Settle() // the index is read directly below
 	tl := s.wal.tails["a"]
 	if tl.n != 40 || len(tl.buf) > 40*16 {
 		t.Fatalf("tail holds %d events in %d bytes, want 40 in at most %d", tl.n, len(tl.buf), 40*16)
 	}
 	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: &persistence.Snapshot{Seq: 39, NextID: 40}}}})
+	s.Settle()
 	evs := s.wal.get("a")
 	if len(evs) != 1 || evs[0].Seq != 40 {
 		t.Fatalf("tail after the snapshot = %v, want event 40 alone", evs)
@@ -232,6 +234,7 @@ func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
 		b.Accounts[i].Events = []persistence.Event{commit(2, 1, t1)}
 	}
 	mustWrite(t, s, &b)
+	s.Settle() // the index is read directly below
 	weaks := make([]weak.Pointer[tail], 0, n)
 	for i := range n {
 		weaks = append(weaks, weak.Make(s.wal.tails[fmt.Sprintf("acct-%03d", i)]))
@@ -243,6 +246,7 @@ func TestBadgerSnapshottedTailsAreFreed(t *testing.T) {
 			Snapshot: &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}})
 	}
 	mustWrite(t, s, &snaps)
+	s.Settle()
 	if len(s.wal.tails) != 0 {
 		t.Fatalf("%d tails left in the index, want 0", len(s.wal.tails))
 	}

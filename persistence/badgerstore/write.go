@@ -31,6 +31,11 @@ import (
 //
 // Write fails without writing anything if an account ID is invalid (the
 // error wraps ErrInvalidAccount) or an event has Seq 0.
+//
+// Write returns as soon as the batch has committed, durable if the store
+// is. The update of the write-ahead-log index that the batch makes is left
+// pending until Settle, or until the first call that reads the index or
+// writes again: the journal answers the batch's writers in the meantime.
 func (s *Store) Write(b *persistence.Batch) error {
 	if err := b.Validate(); err != nil {
 		return err
@@ -49,7 +54,7 @@ func (s *Store) Write(b *persistence.Batch) error {
 	if err := s.checkSpace(); err != nil {
 		return err
 	}
-	n, err := s.write(b.Accounts, writeHW, b.HighWater, b.Durable)
+	n, err := s.write(b.Accounts, writeHW, b.HighWater)
 	if err != nil && n > 0 {
 		return fmt.Errorf("persistence: write: batch split: %d of %d account writes committed, the rest not: %w",
 			n, len(b.Accounts), err)
@@ -58,11 +63,9 @@ func (s *Store) Write(b *persistence.Batch) error {
 }
 
 // write commits accounts, splitting them in halves while they do not fit
-// in one transaction, and returns how many of them were committed. durable
-// (may be nil) is Batch.Durable: called when accounts commit in one
-// transaction, never for the parts of a split.
-func (s *Store) write(accounts []persistence.AccountWrite, hw bool, highWater int64, durable func()) (int, error) {
-	err := s.commit(accounts, hw, highWater, durable)
+// in one transaction, and returns how many of them were committed.
+func (s *Store) write(accounts []persistence.AccountWrite, hw bool, highWater int64) (int, error) {
+	err := s.commit(accounts, hw, highWater)
 	switch {
 	case err == nil:
 		return len(accounts), nil
@@ -78,20 +81,26 @@ func (s *Store) write(accounts []persistence.AccountWrite, hw bool, highWater in
 			name, events, err)
 	}
 	half := len(accounts) / 2
-	n, err := s.write(accounts[:half], hw, highWater, nil)
+	n, err := s.write(accounts[:half], hw, highWater)
 	if err != nil {
 		return n, err
 	}
-	m, err := s.write(accounts[half:], false, highWater, nil)
+	m, err := s.write(accounts[half:], false, highWater)
 	return n + m, err
 }
 
 // commit writes accounts and, if hw is set, the high-water mark in one
-// transaction. Errors of Badger's that say the transaction is too big are
-// returned as they are, so that write can recognize them.
-func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater int64, durable func()) error {
-	// Only Write changes the index, and Writes are serialized, so planning
-	// may read it without walMu.
+// transaction, and leaves the update of the index pending (see settle).
+// Errors of Badger's that say the transaction is too big are returned as
+// they are, so that write can recognize them.
+func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater int64) error {
+	// The previous write's update goes in first: the plan starts from it,
+	// and the update is about to be reused.
+	s.walMu.Lock()
+	s.settleLocked()
+	s.walMu.Unlock()
+	// Writes are serialized, and with nothing pending only they change the
+	// index, so planning may read it without walMu.
 	u := &s.upd
 	s.wal.plan(accounts, s.walChunk, u)
 	// Badger keeps the keys and values until the commit: each is carved
@@ -146,23 +155,18 @@ func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater i
 	if hw {
 		entries++
 	}
-	s.walMu.Lock()
-	defer s.walMu.Unlock()
+	// Reads go on at the previous version while the transaction commits:
+	// they see it only once settle has put its events in the index too.
 	ts := s.nextVersion()
 	if err := txn.CommitAt(ts, nil); err != nil {
 		return fmt.Errorf("persistence: write: commit: %w", err)
 	}
-	s.committed(ts)
 	if hw {
 		s.highWater.Store(highWater)
 	}
-	if durable != nil {
-		// Before the index is updated: nothing that reads it can run
-		// until walMu is released, and the writers' callers go on
-		// meanwhile.
-		durable()
-	}
-	s.wal.apply(u)
+	s.walMu.Lock()
+	s.pending, s.pendingTs = u, ts
+	s.walMu.Unlock()
 	s.wrote(entries+snapshots, bytes+snapshotBytes)
 	return nil
 }

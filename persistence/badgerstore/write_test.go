@@ -19,7 +19,7 @@ import (
 // account write too large for any transaction fails whole.
 func TestBadgerTxnSplit(t *testing.T) {
 	s := newTestStore(t)
-	const n = 3000 // entries; testBadgerOptions allow about 1,600 per transaction
+	const n = 3000 // entries; testOptions allow about 1,600 per transaction
 	var b persistence.Batch
 	b.HighWater = t3
 	for i := range n {
@@ -30,17 +30,10 @@ func TestBadgerTxnSplit(t *testing.T) {
 		}
 		b.Accounts = append(b.Accounts, aw)
 	}
-	durable := 0
-	b.Durable = func() { durable++ }
 	before := s.db.MaxVersion()
 	mustWrite(t, s, &b)
 	if commits := s.db.MaxVersion() - before; commits < 2 {
 		t.Errorf("batch of %d entries committed in %d transaction(s), want a split", n, commits)
-	}
-	if durable != 0 {
-		// Called after the first part, it would have told the writers of
-		// the later parts that their writes were durable.
-		t.Errorf("Durable called %d times for a split batch, want 0", durable)
 	}
 	for i := range n {
 		a := fmt.Sprintf("acct%05d", i)
@@ -121,54 +114,6 @@ func TestSplitPartialCommitIndex(t *testing.T) {
 		}
 		s = reopen(t, s, dir)
 	}
-}
-
-// TestBadgerCallsDurable checks that a batch committed in one transaction
-// calls Batch.Durable once, with the batch already durable, and that a
-// failed one does not call it.
-func TestBadgerCallsDurable(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir, testOptions(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	durable := 0
-	snap := persistence.Snapshot{Seq: 1, NextID: 2}
-	b := persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(2, 2, t0)}, Snapshot: &snap}}, HighWater: t0}
-	b.Durable = func() {
-		durable++
-		// The transaction has committed: its snapshot reads back (a read
-		// takes none of the locks Write holds here).
-		err := s.view(func(txn *badger.Txn) error {
-			got, found, err := s.readSnapshot(txn, "a")
-			if err == nil && (!found || got.Seq != snap.Seq) {
-				err = fmt.Errorf("snapshot found %v, seq %d", found, got.Seq)
-			}
-			return err
-		})
-		if err != nil {
-			t.Errorf("Durable called before the batch committed: %v", err)
-		}
-	}
-	mustWrite(t, s, &b)
-	if durable != 1 {
-		t.Errorf("Durable called %d times, want 1", durable)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(&b); !errors.Is(err, persistence.ErrClosed) {
-		t.Errorf("Write after Close = %v, want ErrClosed", err)
-	}
-	if durable != 1 {
-		t.Errorf("Durable called by a failed Write")
-	}
-	s, err = Open(dir, testOptions(), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: snap, Events: []persistence.Event{reserve(2, 2, t0)}})
 }
 
 // BenchmarkBadgerWrite: durable Writes of batches of one-event account

@@ -23,7 +23,10 @@ type FaultStore struct {
 	counts     FaultCounts
 }
 
-var _ persistence.Store = (*FaultStore)(nil)
+var (
+	_ persistence.Store   = (*FaultStore)(nil)
+	_ persistence.Settler = (*FaultStore)(nil)
+)
 
 // FaultCounts counts the calls a FaultStore saw.
 type FaultCounts struct {
@@ -97,13 +100,6 @@ func (f *FaultStore) Write(b *persistence.Batch) error {
 	if before != nil {
 		return before
 	}
-	if after != nil && b.Durable != nil {
-		// The failure it reports must be the only outcome the writer
-		// learns: the inner store must not say durable first.
-		nb := *b
-		nb.Durable = nil
-		b = &nb
-	}
 	if err := f.inner.Write(b); err != nil {
 		return err
 	}
@@ -114,6 +110,15 @@ func (f *FaultStore) Write(b *persistence.Batch) error {
 		return after
 	}
 	return nil
+}
+
+// Settle passes the call to the inner store if it is a
+// persistence.Settler, so that a FaultStore around a store that settles
+// keeps the timing the journal gives it.
+func (f *FaultStore) Settle() {
+	if s, ok := f.inner.(persistence.Settler); ok {
+		s.Settle()
+	}
 }
 
 // Load passes the call to the inner store unless a fault is set for

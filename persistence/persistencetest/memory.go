@@ -78,9 +78,6 @@ func (m *MemStore) Write(b *persistence.Batch) error {
 		m.apply(&b.Accounts[i], now)
 	}
 	m.highWater = max(m.highWater, b.HighWater)
-	if b.Durable != nil {
-		b.Durable()
-	}
 	return nil
 }
 
