@@ -156,9 +156,8 @@ func (j *Journal) run() {
 			// writes then join it instead of waiting a whole sync more, and
 			// they are not stranded behind a processor held by the sync
 			// (the Go scheduler hands a processor in a system call to
-			// others only after a while). Batches grew from about 70 to
-			// about 200 events, and durable grants got faster
-			// (docs/benchmarks.md).
+			// others only after a while). docs/benchmarks.md has what it
+			// does to batch sizes and durable throughput.
 			runtime.Gosched()
 			clear(take)
 			spare = take[:0]

@@ -13,16 +13,16 @@ import (
 //
 // Badger drops its last reference on a flushed memtable while holding the
 // database lock, and the last reference deletes the memtable's log file:
-// unmapping, truncating and removing twice MemTableSize bytes, which took
-// 5 to 25 ms on the reference machine. Every write waits for that lock
+// unmapping, truncating and removing twice MemTableSize bytes, which takes
+// milliseconds (docs/benchmarks.md). Every write waits for that lock
 // before it can commit, so each flush stalled every grant that long. A
 // Badger iterator references every memtable that exists when it is made
 // (and nothing else Badger waits on: its prefix matches no table). The hold
 // swaps such an iterator for a fresh one every holdEvery bytes written,
 // from a goroutine of its own: the swap releases the memtables flushed
 // since the previous one, and so deletes their files, without Badger's
-// lock. A memtable flushed before any swap saw it is deleted by Badger, as
-// before; nothing else changes.
+// lock. A memtable flushed before any swap saw it is deleted by Badger;
+// nothing else changes.
 type memtableHold struct {
 	db *badger.DB
 

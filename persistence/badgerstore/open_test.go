@@ -97,8 +97,8 @@ func TestBadgerOpensUnmanagedStore(t *testing.T) {
 
 // TestOpenAfterInterruptedOpen: a process killed while Badger created its
 // new value log at open leaves an empty .vlog file, which Badger itself
-// then refuses to open; OpenBadger removes it and opens, with every write
-// still there. Found by the soak: a kill 13 ms after start.
+// then refuses to open; Open removes it and opens, with every write still
+// there. The soak found it: a kill just after start.
 func TestOpenAfterInterruptedOpen(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, testOptions())

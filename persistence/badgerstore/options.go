@@ -24,11 +24,10 @@ const (
 	// Smaller memtables are flushed more often, each flush shorter: a
 	// flush builds a table file from the memtable and syncs it, and while
 	// it does, the commits' own syncs wait behind it and its CPU work
-	// competes with the engine's. With 16 MiB rather than 64 MiB, the p99
-	// of a durable grant at half load fell from 141-166 ms to 18-102 ms
-	// (18-22 ms with the memtable hold, see memtableHold) and steady-state
-	// durable throughput rose by about 6% (docs/benchmarks.md); 4 and
-	// 8 MiB did worse again.
+	// competes with the engine's. 16 MiB gave durable grants a shorter
+	// tail latency at half load and more steady-state throughput than
+	// 64 MiB, and 4 or 8 MiB did worse again (docs/benchmarks.md,
+	// "Latency at half load", has the measurements).
 	DefaultMemTableSize = 16 << 20
 	// DefaultBlockCacheSize is the size of the cache of decoded (and
 	// decrypted) table blocks, in bytes.
@@ -63,8 +62,9 @@ type Options struct {
 	// Durable makes Write fsync: a Write that returns nil has reached the
 	// disk and survives a crash of the machine (Badger's SyncWrites). Without
 	// it, a Write survives a crash of the process but the last writes before
-	// a power loss may be lost. Each fsync costs roughly 0.2 ms or more, so
-	// durable stores need batching to be fast.
+	// a power loss may be lost. Each fsync waits for the disk
+	// (docs/benchmarks.md gives the reference machine's), so durable
+	// stores need batching to be fast.
 	Durable bool
 	// EncryptionKey, when not empty, encrypts every file of the store at
 	// rest with AES-128, AES-192 or AES-256 (16, 24 or 32 bytes). A store

@@ -12,9 +12,10 @@ import (
 // has no tail in the index.
 //
 // An active account holds up to Config.SnapshotEvery events here, so they
-// are kept encoded, each as differences from the one before it (about 12
-// bytes instead of the 56 of a tailEvent): Seq, record, expiry, ID and
-// time change little from one event of an account to the next.
+// are kept encoded, each as differences from the one before it (a few
+// bytes a field instead of the 56 bytes of a tailEvent): Seq, record,
+// expiry, ID and time change little from one event of an account to the
+// next.
 //
 // A tail is not safe for simultaneous use; the index's locks order its
 // readers and writers.
@@ -94,9 +95,9 @@ func (t *tail) append(te *tailEvent) {
 }
 
 // tailIter decodes a tail's events in order. It allocates nothing: a
-// callback taking a pointer to each decoded event made every event escape
-// to the heap, about 56 bytes per event each time a write planned, applied
-// or purged.
+// callback taking a pointer to each decoded event would make every event
+// escape to the heap, a tailEvent per event each time a write plans,
+// applies or purges.
 type tailIter struct {
 	b    []byte
 	left int

@@ -14,8 +14,8 @@ import (
 // The write-ahead log of a Store.
 //
 // Journal events are not stored one key per event: a Badger key costs a
-// skiplist insertion, a value-log entry and later compaction work, several
-// microseconds each, which capped the engine far below what fsync allows.
+// skiplist insertion, a value-log entry and later compaction work, which
+// capped the engine far below what fsync allows (docs/benchmarks.md).
 // Instead each Write stores all the events of its batch in one WAL record
 // (or a few, see walChunkBytes), under the key
 //
