@@ -90,7 +90,7 @@ func (s *Store) write(accounts []persistence.AccountWrite, hw bool, highWater in
 }
 
 // commit writes accounts and, if hw is set, the high-water mark in one
-// transaction, and leaves the update of the index pending (see settle).
+// transaction, and leaves the update of the index pending (see Settle).
 // Errors of Badger's that say the transaction is too big are returned as
 // they are, so that write can recognize them.
 func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater int64) error {
