@@ -16,6 +16,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -29,9 +30,9 @@ const (
 
 func benchAccount(i int) string { return "acct-" + fmt.Sprint(i) }
 
-func openBenchEngine(b *testing.B, durable bool) (*Engine, *persistence.BadgerStore) {
+func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 	b.Helper()
-	opts := persistence.BadgerOptions{Durable: durable}
+	opts := badgerstore.Options{Durable: durable}
 	if v := os.Getenv("PINBOT_BENCH_MEMTABLE_MB"); v != "" {
 		var mb int64
 		if _, err := fmt.Sscan(v, &mb); err != nil || mb < 1 {
@@ -39,7 +40,7 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *persistence.BadgerSt
 		}
 		opts.MemTableSize = mb << 20
 	}
-	store, err := persistence.OpenBadger(b.TempDir(), opts, zerolog.Nop())
+	store, err := badgerstore.Open(b.TempDir(), opts, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -396,7 +397,7 @@ func BenchmarkRestart(b *testing.B) {
 	}
 	dir := b.TempDir()
 	now := time.Now().UnixMilli()
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+	store, err := badgerstore.Open(dir, badgerstore.Options{}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func BenchmarkRestart(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		base := heapInUse()
 		t0 := time.Now()
-		store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, zerolog.Nop())
+		store, err := badgerstore.Open(dir, badgerstore.Options{}, zerolog.Nop())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
@@ -18,7 +19,7 @@ import (
 // first one's work.
 func TestCloseHonoursCtxWhileRecovering(t *testing.T) {
 	clock := NewManualClock(monday)
-	mem := persistence.NewMemStore(clock.Now)
+	mem := persistencetest.NewMemStore(clock.Now)
 	// Leave "slow" with journal events and no snapshot, as a crash does.
 	if err := mem.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{
 		Account:   "slow",
@@ -52,7 +53,7 @@ func TestCloseHonoursCtxWhileRecovering(t *testing.T) {
 // wait for the journal's writer.
 func TestCloseHonoursCtxOnStuckJournal(t *testing.T) {
 	clock := NewManualClock(monday)
-	mem := persistence.NewMemStore(clock.Now)
+	mem := persistencetest.NewMemStore(clock.Now)
 	gs := &gateStore{Store: mem}
 	eng, err := New(testConfig(clock), gs, zerolog.Nop())
 	if err != nil {

@@ -39,7 +39,7 @@ type Config struct {
 	// boot (tests); it is unused when Clock is set.
 	Uptime Uptime
 	// Wall, when not nil, replaces the wall clock (Unix ms) that the
-	// store's TTL follows (tests, with persistence.NewMemStore's clock).
+	// store's TTL follows (tests, with persistencetest.NewMemStore's clock).
 	Wall func() int64
 	// Recover, when true, makes New start the background replay of the
 	// accounts left with journal events (see Engine.Recover).

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -98,7 +98,7 @@ func TestCrashChild(t *testing.T) {
 		os.Exit(3)
 	}
 	accounts := crashAccounts(cycle)
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
+	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "open: %v\n", err)
 		os.Exit(3)
@@ -324,7 +324,7 @@ func runCrashChild(t *testing.T, exe, dir string, cycle, killAfter int, step tim
 // limit.
 func checkCrashState(t *testing.T, dir string, cycle int, total *crashLedger) {
 	t.Helper()
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
+	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true, MemTableSize: 8 << 20}, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("cycle %d: reopen after SIGKILL: %v", cycle, err)
 	}

@@ -13,14 +13,16 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
 type engineFixture struct {
 	t     *testing.T
 	clock *ManualClock
-	mem   *persistence.MemStore
-	store *persistence.FaultStore
+	mem   *persistencetest.MemStore
+	store *persistencetest.FaultStore
 	eng   *Engine
 	ctx   context.Context
 	stops chan string
@@ -38,8 +40,8 @@ func testConfig(clock Clock) Config {
 func newFixture(t *testing.T, mutate ...func(*Config)) *engineFixture {
 	t.Helper()
 	f := &engineFixture{t: t, clock: NewManualClock(monday), ctx: context.Background()}
-	f.mem = persistence.NewMemStore(f.clock.Now)
-	f.store = persistence.NewFaultStore(f.mem)
+	f.mem = persistencetest.NewMemStore(f.clock.Now)
+	f.store = persistencetest.NewFaultStore(f.mem)
 	f.start(mutate...)
 	return f
 }
@@ -641,7 +643,7 @@ func TestEngineHold(t *testing.T) {
 // snapshots them so the store deletes the old records, and nothing counted
 // is lost.
 func TestEngineCheckpointBoundsJournal(t *testing.T) {
-	store, err := persistence.OpenBadger("", persistence.BadgerOptions{InMemory: true}, zerolog.Nop())
+	store, err := badgerstore.Open("", badgerstore.Options{InMemory: true}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
@@ -90,7 +91,7 @@ func userMessages(t *testing.T, e *Engine, pid *actor.PID) int {
 // Commit of the pin made with it would fail, leaving the pin uncounted).
 func TestRollbackStaysWithItsIncarnation(t *testing.T) {
 	clock := NewManualClock(monday)
-	mem := persistence.NewMemStore(clock.Now)
+	mem := persistencetest.NewMemStore(clock.Now)
 	gs := &gateStore{Store: mem}
 	sig := &signalWriter{needle: []byte("account actor failed"), hit: make(chan struct{})}
 	cfg := testConfig(clock)
@@ -188,7 +189,7 @@ func TestTTLFollowsTheWallClockAheadOfTheEngine(t *testing.T) {
 	var wallMu sync.Mutex
 	wall := monday.UnixMilli()
 	setWall := func(t time.Time) { wallMu.Lock(); wall = t.UnixMilli(); wallMu.Unlock() }
-	mem := persistence.NewMemStore(func() int64 { wallMu.Lock(); defer wallMu.Unlock(); return wall })
+	mem := persistencetest.NewMemStore(func() int64 { wallMu.Lock(); defer wallMu.Unlock(); return wall })
 	ctx := context.Background()
 
 	// First run: one pin, then a clean shutdown.
@@ -275,7 +276,7 @@ func (s *slowLoadStore) Load(account string) (persistence.Loaded, error) {
 // all accounts that share the shard.
 func TestSlowLoadLeavesItsShardOpen(t *testing.T) {
 	clock := NewManualClock(monday)
-	st := &slowLoadStore{Store: persistence.NewMemStore(clock.Now), account: "slow",
+	st := &slowLoadStore{Store: persistencetest.NewMemStore(clock.Now), account: "slow",
 		entered: make(chan struct{}), release: make(chan struct{})}
 	eng, err := New(testConfig(clock), st, zerolog.Nop())
 	if err != nil {
@@ -405,7 +406,7 @@ func TestSeqsNeverRepeatAfterExpiry(t *testing.T) {
 func gatedEngine(t *testing.T) (*Engine, *gateStore, chan string) {
 	t.Helper()
 	clock := NewManualClock(monday)
-	gs := &gateStore{Store: persistence.NewMemStore(clock.Now)}
+	gs := &gateStore{Store: persistencetest.NewMemStore(clock.Now)}
 	eng, err := New(testConfig(clock), gs, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)

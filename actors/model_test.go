@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
@@ -43,14 +45,14 @@ func (v *crashView) kill() {
 func runEngineModel(t *testing.T, seed uint64, snapEvery int, badgerDir string) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	clock := NewManualClock(monday)
-	var inner persistence.Store = persistence.NewMemStore(clock.Now)
-	var bs *persistence.BadgerStore
+	var inner persistence.Store = persistencetest.NewMemStore(clock.Now)
+	var bs *badgerstore.Store
 	reopen := func() {}
 	if badgerDir != "" {
 		clock = NewManualClock(time.Now())
 		open := func() {
 			var err error
-			bs, err = persistence.OpenBadger(badgerDir, persistence.BadgerOptions{MemTableSize: 8 << 20}, zerolog.Nop())
+			bs, err = badgerstore.Open(badgerDir, badgerstore.Options{MemTableSize: 8 << 20}, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +67,7 @@ func runEngineModel(t *testing.T, seed uint64, snapEvery int, badgerDir string) 
 		}
 		defer func() { bs.Close() }()
 	}
-	fault := persistence.NewFaultStore(inner)
+	fault := persistencetest.NewFaultStore(inner)
 	ctx := context.Background()
 	var view *crashView
 	var eng *Engine
@@ -78,7 +80,7 @@ func runEngineModel(t *testing.T, seed uint64, snapEvery int, badgerDir string) 
 	}
 	start := func() {
 		if bs != nil {
-			fault = persistence.NewFaultStore(bs)
+			fault = persistencetest.NewFaultStore(bs)
 		}
 		view = &crashView{Store: fault}
 		e, err := New(cfgOf(), view, zerolog.Nop())
@@ -247,8 +249,8 @@ func TestEngineModelConcurrent(t *testing.T) {
 
 func runEngineModelConcurrent(t *testing.T, seed uint64) {
 	clock := NewManualClock(monday)
-	mem := persistence.NewMemStore(clock.Now)
-	fault := persistence.NewFaultStore(mem)
+	mem := persistencetest.NewMemStore(clock.Now)
+	fault := persistencetest.NewFaultStore(mem)
 	cfg := testConfig(clock)
 	cfg.Limit = 15
 	cfg.IdleTimeout = time.Millisecond

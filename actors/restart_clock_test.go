@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
@@ -51,7 +52,7 @@ type restartWorld struct {
 	real  time.Time // the true time, which nothing in the engine reads
 	wall  time.Time // what the wall clock says
 	up    *fakeUptime
-	store *persistence.MemStore
+	store *persistencetest.MemStore
 	eng   *Engine
 	logs  lockedBuffer
 }
@@ -82,7 +83,7 @@ func (l *lockedBuffer) Reset() {
 
 func newRestartWorld(t *testing.T) *restartWorld {
 	w := &restartWorld{t: t, real: monday, wall: monday, up: &fakeUptime{id: "boot-1", ms: time.Hour.Milliseconds()}}
-	w.store = persistence.NewMemStore(func() int64 { return w.wall.UnixMilli() })
+	w.store = persistencetest.NewMemStore(func() int64 { return w.wall.UnixMilli() })
 	t.Cleanup(func() { w.stop() })
 	return w
 }
@@ -253,7 +254,7 @@ func TestEngineClockAnchorWriteFails(t *testing.T) {
 	w := newRestartWorld(t)
 	w.start()
 	w.stop()
-	fault := persistence.NewFaultStore(w.store)
+	fault := persistencetest.NewFaultStore(w.store)
 	fault.FailWrites(persistence.ErrNoSpace)
 	w.pass(time.Hour)
 	w.wall = w.real.Add(5 * time.Hour)

@@ -24,6 +24,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
 
 var debugLogs = flag.Bool("bot.debug", false, "write the bot's debug logs to the test log")
@@ -96,7 +97,7 @@ type world struct {
 	ps     *pinteresttest.Server
 	pclock *pinteresttest.Clock
 	eclock *actors.ManualClock
-	faults *persistence.FaultStore
+	faults *persistencetest.FaultStore
 	engine *actors.Engine
 	links  *links.Store
 	pc     *pinterest.Client
@@ -142,9 +143,9 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	t.Cleanup(w.ps.Close)
 
 	w.eclock = actors.NewManualClock(t0)
-	var store persistence.Store = persistence.NewMemStore(w.eclock.Now)
+	var store persistence.Store = persistencetest.NewMemStore(w.eclock.Now)
 	if o.faults {
-		w.faults = persistence.NewFaultStore(store)
+		w.faults = persistencetest.NewFaultStore(store)
 		store = w.faults
 	}
 	ecfg := actors.DefaultConfig()

@@ -14,6 +14,7 @@ import (
 // all. It is safe for simultaneous use.
 type Journal struct {
 	store    Store
+	settler  Settler // store, when it is one; nil otherwise
 	maxBatch int
 	log      zerolog.Logger
 
@@ -25,13 +26,6 @@ type Journal struct {
 
 	batch  Batch   // reused by the writer goroutine only
 	events []Event // backing array of the inline events of batch
-
-	// The writer goroutine's view of the batch being written, for
-	// notifyDurable: cur are its writes, notified records that their done
-	// functions were called. durable is notifyDurable, made once.
-	cur      []pendingWrite
-	notified bool
-	durable  func()
 }
 
 type pendingWrite struct {
@@ -60,7 +54,7 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 	}
-	j.durable = j.notifyDurable
+	j.settler, _ = store.(Settler)
 	go j.run()
 	return j
 }
@@ -68,9 +62,9 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
 // Append queues w. highWater is the engine time of the write (see
 // Batch.HighWater). done, if not nil, is called once the batch holding w was
 // written: with nil when w is durable, else with the error. done runs on the
-// journal's goroutine, possibly inside the store's Write (see
-// Batch.Durable): it must neither block nor call the store. After Close,
-// done is called at once with ErrClosed.
+// journal's goroutine, after the store's Write returned and before the
+// next batch is written: it must not block, nor wait for the journal.
+// After Close, done is called at once with ErrClosed.
 func (j *Journal) Append(w AccountWrite, highWater int64, done func(error)) {
 	j.append(pendingWrite{w: w, hw: highWater, done: done})
 }
@@ -162,9 +156,8 @@ func (j *Journal) run() {
 			// writes then join it instead of waiting a whole sync more, and
 			// they are not stranded behind a processor held by the sync
 			// (the Go scheduler hands a processor in a system call to
-			// others only after a while). Batches grew from about 70 to
-			// about 200 events, and durable grants got faster
-			// (docs/benchmarks.md).
+			// others only after a while). docs/benchmarks.md has what it
+			// does to batch sizes and durable throughput.
 			runtime.Gosched()
 			clear(take)
 			spare = take[:0]
@@ -197,26 +190,20 @@ func (j *Journal) write(take []pendingWrite) {
 		b.HighWater = max(b.HighWater, p.hw)
 	}
 	var err error
-	j.notified = false
-	if len(b.Accounts) > 0 || b.HighWater > 0 {
-		j.cur = take
-		b.Durable = j.durable
+	wrote := len(b.Accounts) > 0 || b.HighWater > 0
+	if wrote {
 		err = j.store.Write(b)
-		b.Durable, j.cur = nil, nil
 		if err != nil {
 			j.log.Error().Err(err).Int("writes", len(b.Accounts)).Msg("journal write failed")
 		}
 	}
 	clear(b.Accounts)
-	if j.notified {
-		if err != nil {
-			// A store that said the batch was durable and then failed
-			// broke Batch.Durable's contract; the callers were answered.
-			j.log.Error().Err(err).Msg("journal write failed after the store reported it durable")
-		}
-		return
-	}
+	// The writers go on as soon as the batch is durable; the store's own
+	// bookkeeping of it runs after, while they do.
 	answer(take, err)
+	if wrote && j.settler != nil {
+		j.settler.Settle()
+	}
 }
 
 // answer calls the done function of each write in ws with err.
@@ -226,13 +213,4 @@ func answer(ws []pendingWrite, err error) {
 			ws[i].done(err)
 		}
 	}
-}
-
-// notifyDurable is the Batch.Durable of every batch: it tells the writes
-// of the batch being written that they are durable, as soon as the store
-// knows, so that their callers go on while the store finishes its own
-// bookkeeping.
-func (j *Journal) notifyDurable() {
-	j.notified = true
-	answer(j.cur, nil)
 }

@@ -60,47 +60,72 @@ func (o *outcomes) get(i int) []error {
 	return o.calls[i]
 }
 
-// TestJournalAnswersWhenDurable checks that the writers of a batch learn
-// it is durable as soon as the store calls Batch.Durable, while the
-// store's Write is still finishing.
-func TestJournalAnswersWhenDurable(t *testing.T) {
+// settleStore is a scriptStore that is also a Settler: Settle runs a
+// function of the test's.
+type settleStore struct {
+	scriptStore
+	settle func()
+}
+
+func (s *settleStore) Settle() { s.settle() }
+
+// TestJournalAnswersBeforeSettle checks that the writers of a batch are
+// answered as soon as the store's Write returns, before the store's
+// Settle, which the journal calls after every Write, has finished.
+func TestJournalAnswersBeforeSettle(t *testing.T) {
 	release := make(chan struct{})
-	returned := make(chan struct{})
-	st := &scriptStore{write: func(b *Batch) error {
-		defer close(returned)
-		b.Durable()
-		<-release // the store's own bookkeeping, held up by the test
-		return nil
-	}}
+	settled := make(chan struct{}, 100)
+	var mu sync.Mutex
+	writes := 0
+	st := &settleStore{
+		scriptStore: scriptStore{write: func(*Batch) error {
+			mu.Lock()
+			writes++
+			mu.Unlock()
+			return nil
+		}},
+		settle: func() {
+			<-release // the store's own bookkeeping, held up by the test
+			settled <- struct{}{}
+		},
+	}
 	j := NewJournal(st, 0, zerolog.Nop())
 	o := newOutcomes()
 	j.AppendEvent("a", reserve(1, 1, t0), 0, t0, o.done(0))
 	o.wait(t, 1)
 	select {
-	case <-returned:
-		t.Fatal("Write returned before the test let it")
+	case <-settled:
+		t.Fatal("Settle returned before the test let it")
 	default:
 	}
 	close(release)
-	<-returned
-	// A batch with nothing to write (a flush marker) after one the store
-	// called durable still gets its answer.
+	<-settled
+	// A batch with nothing to write (a flush marker) gets its answer
+	// without a Write, so without a Settle either.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := j.Flush(ctx); err != nil {
-		t.Fatalf("Flush after a durable batch: %v", err)
+		t.Fatalf("Flush: %v", err)
 	}
+	j.AppendEvent("b", reserve(1, 1, t0), 0, t0, o.done(1))
+	o.wait(t, 1)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := o.get(0); len(got) != 1 || got[0] != nil {
-		t.Errorf("done calls = %v, want one, with nil", got)
+	for i := range 2 {
+		if got := o.get(i); len(got) != 1 || got[0] != nil {
+			t.Errorf("write %d: done calls = %v, want one, with nil", i, got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := len(settled) + 1; n != writes {
+		t.Errorf("Settle called %d times for %d Writes, want one per Write", n, writes)
 	}
 }
 
 // TestJournalOutcomes checks that every write's done is called exactly
-// once with the batch's outcome, whether or not the store calls
-// Batch.Durable.
+// once with the batch's outcome.
 func TestJournalOutcomes(t *testing.T) {
 	errDisk := errors.New("disk error")
 	tests := []struct {
@@ -108,11 +133,8 @@ func TestJournalOutcomes(t *testing.T) {
 		write func(b *Batch) error
 		want  error
 	}{
-		{"durable", func(b *Batch) error { b.Durable(); return nil }, nil},
-		{"nil without Durable", func(*Batch) error { return nil }, nil},
+		{"durable", func(*Batch) error { return nil }, nil},
 		{"failed", func(*Batch) error { return errDisk }, errDisk},
-		// A store that breaks the contract cannot take the answer back.
-		{"failed after Durable", func(b *Batch) error { b.Durable(); return errDisk }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -88,19 +88,12 @@ type AccountWrite struct {
 // Batch is one durable write. Each AccountWrite in it is atomic: all of it
 // lands, or none of it. The batch as a whole is atomic too unless it is too
 // large for one store transaction; then it is split between AccountWrites
-// (see BadgerStore.Write), which the journal's batch cap makes rare.
+// (see badgerstore.Store.Write), which the journal's batch cap makes rare.
 type Batch struct {
 	Accounts []AccountWrite
 	// HighWater, when larger than the stored value, replaces it: the newest
 	// engine time any stored state refers to.
 	HighWater int64
-	// Durable, when not nil, may be called by Write, at most once, as
-	// soon as the whole batch is durable, before Write has finished its
-	// own bookkeeping; Write then returns nil. It runs with the store's
-	// locks held: it must neither block nor call the store. A store may
-	// also not call it (a batch split into several transactions, a store
-	// that cannot tell), and Write's nil return then says the same.
-	Durable func()
 }
 
 // ClockAnchor ties the engine's time to the machine's boot-time clock, so
@@ -128,7 +121,9 @@ type Loaded struct {
 // implementations are safe for simultaneous use by multiple goroutines.
 type Store interface {
 	// Write applies b atomically. When it returns nil, b is durable (if the
-	// store was opened durable).
+	// store was opened durable) and every call that starts afterwards sees
+	// it. A store may return before it has finished bookkeeping of its own
+	// that nothing but its own reads depend on (see Settler).
 	Write(b *Batch) error
 	// Load returns the stored state of account. An account with nothing
 	// stored (or whose state expired) loads as the zero Loaded and nil.
@@ -164,7 +159,7 @@ var (
 	ErrInvalidAccount = errors.New("persistence: invalid account id")
 	// ErrNoSpace is wrapped by the error of a Write refused because the
 	// disk is (nearly) full; errors.Is(err, syscall.ENOSPC) holds too. It
-	// is also a ready-made fault for FaultStore.
+	// is also a ready-made fault for persistencetest.FaultStore.
 	ErrNoSpace = fmt.Errorf("persistence: no space left: %w", syscall.ENOSPC)
 )
 
@@ -172,7 +167,7 @@ var (
 const MaxAccountLen = 128
 
 // ValidAccount reports whether account can be stored.
-func ValidAccount(account string) bool {
+func ValidAccount[T ~string | ~[]byte](account T) bool {
 	if len(account) == 0 || len(account) > MaxAccountLen {
 		return false
 	}
@@ -184,8 +179,68 @@ func ValidAccount(account string) bool {
 	return true
 }
 
+// CheckAccount returns nil if account can be stored, else an error
+// wrapping ErrInvalidAccount that quotes at most a little more than
+// MaxAccountLen bytes of it.
+func CheckAccount(account string) error {
+	if ValidAccount(account) {
+		return nil
+	}
+	return fmt.Errorf("%w %.*q (%d bytes)", ErrInvalidAccount, MaxAccountLen+1, account, len(account))
+}
+
+// Validate checks the parts of b that would corrupt a store's key space:
+// b is not nil, every account ID is valid (the error wraps
+// ErrInvalidAccount) and no event has Seq 0. Stores call it before
+// writing anything of b.
+func (b *Batch) Validate() error {
+	if b == nil {
+		return errors.New("persistence: write: nil batch")
+	}
+	for i := range b.Accounts {
+		aw := &b.Accounts[i]
+		if err := CheckAccount(aw.Account); err != nil {
+			return err
+		}
+		for j := range aw.Events {
+			if aw.Events[j].Seq == 0 {
+				return fmt.Errorf("persistence: account %q: write: event %d has seq 0", aw.Account, j)
+			}
+		}
+	}
+	return nil
+}
+
+// ExpirySecond returns the Unix second at which the keys w writes expire:
+// ExpiresAt rounded up, so that state never expires before the instant the
+// engine asked for; 0 (never) when ExpiresAt is 0 or less.
+func (w *AccountWrite) ExpirySecond() uint64 {
+	ms := w.ExpiresAt
+	if ms <= 0 {
+		return 0
+	}
+	s := ms / 1000
+	if ms%1000 != 0 {
+		s++
+	}
+	return uint64(s)
+}
+
+// Settler is implemented by stores whose Write returns as soon as its
+// batch is durable, before the store has updated what it keeps in memory
+// about it, such as the Badger store's index of its write-ahead log. The
+// store does that update before any call that needs it; Settle does it
+// now. The journal calls Settle after it has answered a batch's writers,
+// so that they go on while the store finishes, and the next batch does
+// not wait for it.
+type Settler interface {
+	// Settle finishes the bookkeeping of the last Write, if any is left.
+	// It does nothing once the store is closed.
+	Settle()
+}
+
 // Checkpointer is implemented by stores whose journal is shared between
-// accounts, such as BadgerStore's write-ahead log, where one account's
+// accounts, such as the Badger store's write-ahead log, where one account's
 // events that no snapshot covers keep a whole record alive.
 type Checkpointer interface {
 	// Stale calls fn for each account holding events in the oldest records

@@ -12,7 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/internal/badgerutil"
 )
 
 // Badger settings. The database is tiny (a few hundred bytes per user and
@@ -102,7 +102,7 @@ func open(dir string, opts Options, log zerolog.Logger, plain bool) (*Store, err
 	bopts := badger.DefaultOptions(dir).
 		WithInMemory(opts.InMemory).
 		WithSyncWrites(true).
-		WithLogger(persistence.NewBadgerLogger(log.With().Str("source", "badger").Logger())).
+		WithLogger(badgerutil.NewLogger(log.With().Str("source", "badger").Logger())).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(memTableSize).
 		WithNumMemtables(numMemtables).
@@ -114,7 +114,7 @@ func open(dir string, opts Options, log zerolog.Logger, plain bool) (*Store, err
 		WithEncryptionKey(opts.EncryptionKey)
 	if opts.InMemory {
 		bopts = bopts.WithDir("").WithValueDir("")
-	} else if err := persistence.RemoveEmptyValueLogs(dir, log); err != nil {
+	} else if err := badgerutil.RemoveEmptyValueLogs(dir, log); err != nil {
 		return nil, fmt.Errorf("links: open %q: %w", dir, err)
 	}
 	db, err := badger.Open(bopts)
@@ -214,8 +214,8 @@ func (s *Store) update(ctx context.Context, op string, fn func(txn *badger.Txn) 
 	}
 }
 
-// life is the store's persistence.Lifecycle with this package's ErrClosed.
-type life struct{ persistence.Lifecycle }
+// life is the store's badgerutil.Lifecycle with this package's ErrClosed.
+type life struct{ badgerutil.Lifecycle }
 
 func (l *life) enter() error {
 	if !l.Enter() {

@@ -16,6 +16,8 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/cmd/pinbench/internal/child"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
@@ -30,7 +32,7 @@ const tmpfsSize = 128 << 20
 // diskFullStoreOptions opens the store of the disk-full run: durable, with
 // a small memtable, so that Badger and its free-space reserve (two
 // memtables and a value-log file) fit in the tmpfs.
-var diskFullStoreOptions = persistence.BadgerOptions{Durable: true, MemTableSize: 1 << 20}
+var diskFullStoreOptions = badgerstore.Options{Durable: true, MemTableSize: 1 << 20}
 
 // Accounts of the disk-full run: some granted before the disk fills, and
 // one never loaded before, whose Status must be read from the full store.
@@ -48,11 +50,11 @@ type diskFiller interface {
 }
 
 // faultFiller makes every store write fail with ENOSPC.
-type faultFiller struct{ fs *persistence.FaultStore }
+type faultFiller struct{ fs *persistencetest.FaultStore }
 
 func (f faultFiller) fill() (string, error) {
 	f.fs.FailWrites(persistence.ErrNoSpace)
-	return "every store write now fails with ENOSPC (persistence.FaultStore)", nil
+	return "every store write now fails with ENOSPC (persistencetest.FaultStore)", nil
 }
 
 func (f faultFiller) free() (string, error) {
@@ -338,11 +340,11 @@ func diskFullFaultRun(ctx context.Context, emit func(dfStep), log zerolog.Logger
 		return false, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := persistence.OpenBadger(dir, diskFullStoreOptions, log)
+	store, err := badgerstore.Open(dir, diskFullStoreOptions, log)
 	if err != nil {
 		return false, err
 	}
-	fs := persistence.NewFaultStore(store)
+	fs := persistencetest.NewFaultStore(store)
 	eng, err := actors.New(engineConfig(actors.DefaultLimit, actors.DefaultWindow), fs, log)
 	if err != nil {
 		return false, errors.Join(err, store.Close())
@@ -470,7 +472,7 @@ func afterChildFailure(ctx context.Context, db, filler string, acked map[string]
 		emit(dfStep{What: "space returns after the failure", Detail: err.Error()})
 		return
 	}
-	store, err := persistence.OpenBadger(db, diskFullStoreOptions, log)
+	store, err := badgerstore.Open(db, diskFullStoreOptions, log)
 	if err != nil {
 		emit(dfStep{What: "the store opens after the failure", Detail: err.Error()})
 		return
@@ -515,7 +517,7 @@ func diskFullChild(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef(diskFullChildCommand, "--data-dir and --filler are required")
 	}
 	log := quietExpected(newLogger(stderr, *logLevel).With().Str("process", "disk-full-child").Logger())
-	store, err := persistence.OpenBadger(*dataDir, diskFullStoreOptions, log)
+	store, err := badgerstore.Open(*dataDir, diskFullStoreOptions, log)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/cmd/pinbench/internal/workload"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -20,7 +21,7 @@ import (
 // benchmark.
 type benchEngine struct {
 	eng     *actors.Engine
-	store   *persistence.BadgerStore
+	store   *badgerstore.Store
 	dir     string
 	cleanup bool // remove dir on close
 }
@@ -28,7 +29,7 @@ type benchEngine struct {
 // openEngine opens the store in dir (durable: fsync before each grant is
 // acknowledged) and starts an engine over it.
 func openEngine(dir string, durable bool, cfg actors.Config, log zerolog.Logger) (*benchEngine, error) {
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: durable}, log)
+	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: durable}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ const restartPins = 3
 // nothing when dir already holds a store with accounts; it reports how
 // many accounts it wrote.
 func populate(dir string, n int, window time.Duration, log zerolog.Logger) (int, error) {
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{}, log)
+	store, err := badgerstore.Open(dir, badgerstore.Options{}, log)
 	if err != nil {
 		return 0, err
 	}

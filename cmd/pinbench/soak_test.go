@@ -17,6 +17,8 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
@@ -110,7 +112,7 @@ func (brokenFiller) free() (string, error) { return "nothing freed", nil }
 
 func TestDiskFullScenarioDetectsGrantsOnFullDisk(t *testing.T) {
 	t.Parallel()
-	store := persistence.NewMemStore(nil)
+	store := persistencetest.NewMemStore(nil)
 	eng, err := actors.New(engineConfig(100, time.Hour), store, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +227,7 @@ func TestCheckStoreFindsLostGrants(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := soakEngineConfig(10, time.Hour, time.Minute, time.Minute, 16)
-	store, err := persistence.OpenBadger(dir, soakStoreOptions, zerolog.Nop())
+	store, err := badgerstore.Open(dir, soakStoreOptions, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +268,7 @@ func TestCheckStoreFindsLostGrants(t *testing.T) {
 // Opening the store changes the files of dir.
 func journaled(t *testing.T, dir string) []string {
 	t.Helper()
-	store, err := persistence.OpenBadger(dir, soakStoreOptions, zerolog.Nop())
+	store, err := badgerstore.Open(dir, soakStoreOptions, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

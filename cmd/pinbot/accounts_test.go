@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -189,7 +189,7 @@ func TestAccountsOnLockedDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pinSome(t, dir)
-	store, err := persistence.OpenBadger(filepath.Join(dir, engineSubdir), persistence.BadgerOptions{}, zerolog.Nop())
+	store, err := badgerstore.Open(filepath.Join(dir, engineSubdir), badgerstore.Options{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

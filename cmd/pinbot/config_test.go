@@ -19,7 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // A token shaped like Discord's (base64 application id, then two parts),
@@ -347,7 +347,7 @@ func TestBotStoresInUse(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		env := botEnv(t, dir)
-		store, err := persistence.OpenBadger(filepath.Join(env["PINBOT_DATA_DIR"], engineSubdir), persistence.BadgerOptions{}, zerolog.Nop())
+		store, err := badgerstore.Open(filepath.Join(env["PINBOT_DATA_DIR"], engineSubdir), badgerstore.Options{}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -174,7 +175,7 @@ func TestDemoLongLineIgnored(t *testing.T) {
 func TestDemoOnLockedDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store, err := persistence.OpenBadger(filepath.Join(dir, engineSubdir), persistence.BadgerOptions{}, zerolog.Nop())
+	store, err := badgerstore.Open(filepath.Join(dir, engineSubdir), badgerstore.Options{}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -23,7 +24,7 @@ var errDataDirInUse = errors.New("data directory is in use by another pinbot pro
 // openStore opens (creating if needed) the durable Badger store in dir.
 // When another process holds the directory, the error wraps
 // errDataDirInUse.
-func openStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
+func openStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
 	store, err := app.OpenStore(dir, log)
 	if errors.Is(err, app.ErrDataDirInUse) {
 		return nil, fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir)

@@ -34,7 +34,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // Errors of Build. Match them with errors.Is.
@@ -277,12 +277,12 @@ func (a *App) purgeStates(ctx context.Context, every time.Duration, done chan<- 
 // OpenStore opens (creating if needed) the durable engine store in dir.
 // When another process holds the directory, the error wraps
 // ErrDataDirInUse.
-func OpenStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
+func OpenStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
 	return openStore(dir, log)
 }
 
-func openStore(dir string, log zerolog.Logger) (*persistence.BadgerStore, error) {
-	store, err := persistence.OpenBadger(dir, persistence.BadgerOptions{Durable: true}, log)
+func openStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
+	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
 	if err == nil {
 		return store, nil
 	}

@@ -1,0 +1,195 @@
+package badgerstore
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
+)
+
+// testOptions are small enough that many stores can be open in one test
+// binary, and make a transaction overflow after about 1,600 entries.
+func testOptions() Options {
+	return Options{MemTableSize: 1 << 20, BlockCacheSize: 1 << 20}
+}
+
+func openStore(t *testing.T, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(dir, opts, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("Open(%q): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// newTestStore opens an in-memory store with testOptions.
+func newTestStore(t *testing.T) *Store {
+	t.Helper()
+	opts := testOptions()
+	opts.InMemory = true
+	return openStore(t, "", opts)
+}
+
+// storedSeqs returns the journal seqs the WAL index keeps for account,
+// including those a snapshot hides from Load.
+func storedSeqs(s persistence.Store, account string) []uint64 {
+	bs := s.(*Store)
+	bs.rlockIndex()
+	defer bs.walMu.RUnlock()
+	var seqs []uint64
+	for _, te := range bs.wal.get(account) {
+		seqs = append(seqs, te.Seq)
+	}
+	return seqs
+}
+
+// TestStoreConformance runs persistencetest's suite against the store in
+// memory and on disk.
+func TestStoreConformance(t *testing.T) {
+	t.Run("InMemory", func(t *testing.T) {
+		persistencetest.TestStore(t, func(t *testing.T) persistence.Store { return newTestStore(t) }, storedSeqs)
+	})
+	t.Run("OnDisk", func(t *testing.T) {
+		persistencetest.TestStore(t, func(t *testing.T) persistence.Store {
+			opts := testOptions()
+			opts.Durable = true
+			return openStore(t, t.TempDir(), opts)
+		}, storedSeqs)
+	})
+}
+
+// Fixed engine instants (Unix ms) used as event times.
+const (
+	t0 = int64(1_700_000_000_000)
+	t1 = t0 + 60_000
+	t2 = t0 + 120_000
+	t3 = t0 + 180_000
+)
+
+func reserve(seq, id uint64, at int64) persistence.Event {
+	return persistence.Event{Seq: seq, Kind: persistence.EventReserve, ID: id, Count: 1, At: at, Deadline: at + 30_000}
+}
+
+func commit(seq, id uint64, at int64) persistence.Event {
+	return persistence.Event{Seq: seq, Kind: persistence.EventCommit, ID: id, At: at}
+}
+
+func release(seq, id uint64) persistence.Event {
+	return persistence.Event{Seq: seq, Kind: persistence.EventRelease, ID: id}
+}
+
+func mustWrite(t *testing.T, s persistence.Store, b *persistence.Batch) {
+	t.Helper()
+	if err := s.Write(b); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+}
+
+func mustLoad(t *testing.T, s persistence.Store, account string) persistence.Loaded {
+	t.Helper()
+	l, err := s.Load(account)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", account, err)
+	}
+	return l
+}
+
+func checkLoaded(t *testing.T, s persistence.Store, account string, want persistence.Loaded) {
+	t.Helper()
+	got := mustLoad(t, s, account)
+	if !equalLoaded(got, want) {
+		t.Errorf("Load(%q) =\n  %+v\nwant\n  %+v", account, got, want)
+	}
+}
+
+func equalSnapshot(a, b persistence.Snapshot) bool {
+	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
+		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
+}
+
+func equalLoaded(a, b persistence.Loaded) bool {
+	return equalSnapshot(a.Snapshot, b.Snapshot) && slices.Equal(a.Events, b.Events)
+}
+
+func accounts(t *testing.T, s persistence.Store) []string {
+	t.Helper()
+	var got []string
+	if err := s.Accounts(func(a string) error {
+		got = append(got, a)
+		return nil
+	}); err != nil {
+		t.Fatalf("Accounts: %v", err)
+	}
+	return got
+}
+
+// rawSet stores value under key directly in s's database, bypassing the
+// codec.
+func rawSet(t *testing.T, s *Store, key, value []byte) {
+	t.Helper()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	s.settleLocked()
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	if err := txn.Set(key, value); err != nil {
+		t.Fatalf("raw set %q: %v", key, err)
+	}
+	ts := s.nextVersion()
+	if err := txn.CommitAt(ts, nil); err != nil {
+		t.Fatalf("raw set %q: %v", key, err)
+	}
+	s.committed(ts)
+}
+
+func journaled(t *testing.T, s persistence.Store) []string {
+	t.Helper()
+	var got []string
+	if err := s.Journaled(func(a string) error {
+		got = append(got, a)
+		return nil
+	}); err != nil {
+		t.Fatalf("Journaled: %v", err)
+	}
+	return got
+}
+
+// reopen closes s and opens its directory again, as after a restart.
+func reopen(t *testing.T, s *Store, dir string) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return openStore(t, dir, testOptions())
+}
+
+// walSeqs returns the seqs of the WAL records stored on disk.
+func walSeqs(t *testing.T, s *Store) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{walPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq, ok := walKeySeq(it.Item().Key())
+			if !ok {
+				return fmt.Errorf("malformed WAL key %x", it.Item().Key())
+			}
+			seqs = append(seqs, seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scan WAL: %v", err)
+	}
+	return seqs
+}

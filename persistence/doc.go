@@ -1,0 +1,10 @@
+// Package persistence defines where the rate-limit engine's state lives:
+// the Store interface, the events, snapshots and batches it stores, the
+// errors every store shares, and the Journal, which group-commits the
+// engine's writes to a Store.
+//
+// The stores are elsewhere: persistence/badgerstore keeps the state in a
+// Badger database, persistence/codec is the byte encoding of what it
+// stores, and persistence/persistencetest has the in-memory and
+// fault-injecting stores tests use.
+package persistence

@@ -1,0 +1,505 @@
+package persistencetest
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// storeFactory opens an empty store for one test; the store is closed by
+// the test's cleanup unless the test closed it.
+type storeFactory func(t *testing.T) persistence.Store
+
+// TestStore runs the behavioural suite every persistence.Store must pass,
+// as subtests of t: writes and loads round-trip, snapshots supersede
+// events, the high-water mark only grows, scans are ordered and may call
+// the store, invalid input is refused, expiry follows the wall clock,
+// Close waits for the calls in progress, and concurrent use is safe.
+//
+// open returns an empty store for one subtest and arranges for it to be
+// closed when the subtest ends (a subtest may close it first). stored
+// returns the journal seqs a store physically keeps for account, those a
+// snapshot hides from Load included, so that the suite can check that a
+// snapshot frees what it supersedes; nil skips those checks.
+func TestStore(t *testing.T, open func(t *testing.T) persistence.Store, stored func(s persistence.Store, account string) []uint64) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, open storeFactory)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"MissingAccount", testMissingAccount},
+		{"SnapshotDropsJournal", func(t *testing.T, open storeFactory) { testSnapshotDropsJournal(t, open, stored) }},
+		{"SnapshotInSameWrite", func(t *testing.T, open storeFactory) { testSnapshotInSameWrite(t, open, stored) }},
+		{"WideDropRange", func(t *testing.T, open storeFactory) { testWideDropRange(t, open, stored) }},
+		{"HighWaterOnlyGrows", testHighWaterOnlyGrows},
+		{"AccountsOrder", testAccountsOrder},
+		{"AccountsStops", testAccountsStops},
+		{"AccountsCallbackLoads", testAccountsCallbackLoads},
+		{"InvalidAccount", testInvalidAccount},
+		{"ZeroSeqRejected", testZeroSeqRejected},
+		{"Closed", testClosed},
+		{"Expiry", testExpiry},
+		{"CallerSlicesCopied", testCallerSlicesCopied},
+		{"Concurrent", testConcurrent},
+		{"CloseWaitsForCalls", testCloseWaitsForCalls},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, open) })
+	}
+}
+
+// storedFunc is TestStore's stored argument.
+type storedFunc func(s persistence.Store, account string) []uint64
+
+// checkStored checks that s keeps exactly the journal seqs want for
+// account, when stored can tell.
+func checkStored(t *testing.T, stored storedFunc, s persistence.Store, account string, want []uint64, when string) {
+	t.Helper()
+	if stored == nil {
+		return
+	}
+	if got := stored(s, account); !slices.Equal(got, want) {
+		t.Errorf("stored seqs %s = %v, want %v", when, got, want)
+	}
+}
+
+// Fixed engine instants (Unix ms) used as event times.
+const (
+	t0 = int64(1_700_000_000_000)
+	t1 = t0 + 60_000
+	t2 = t0 + 120_000
+	t3 = t0 + 180_000
+)
+
+func reserve(seq, id uint64, at int64) persistence.Event {
+	return persistence.Event{Seq: seq, Kind: persistence.EventReserve, ID: id, Count: 1, At: at, Deadline: at + 30_000}
+}
+
+func commit(seq, id uint64, at int64) persistence.Event {
+	return persistence.Event{Seq: seq, Kind: persistence.EventCommit, ID: id, At: at}
+}
+
+func release(seq, id uint64) persistence.Event {
+	return persistence.Event{Seq: seq, Kind: persistence.EventRelease, ID: id}
+}
+
+func mustWrite(t *testing.T, s persistence.Store, b *persistence.Batch) {
+	t.Helper()
+	if err := s.Write(b); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+}
+
+func mustLoad(t *testing.T, s persistence.Store, account string) persistence.Loaded {
+	t.Helper()
+	l, err := s.Load(account)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", account, err)
+	}
+	return l
+}
+
+func checkLoaded(t *testing.T, s persistence.Store, account string, want persistence.Loaded) {
+	t.Helper()
+	got := mustLoad(t, s, account)
+	if !equalLoaded(got, want) {
+		t.Errorf("Load(%q) =\n  %+v\nwant\n  %+v", account, got, want)
+	}
+}
+
+func equalSnapshot(a, b persistence.Snapshot) bool {
+	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
+		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
+}
+
+func equalLoaded(a, b persistence.Loaded) bool {
+	return equalSnapshot(a.Snapshot, b.Snapshot) && slices.Equal(a.Events, b.Events)
+}
+
+func accounts(t *testing.T, s persistence.Store) []string {
+	t.Helper()
+	var got []string
+	if err := s.Accounts(func(a string) error {
+		got = append(got, a)
+		return nil
+	}); err != nil {
+		t.Fatalf("Accounts: %v", err)
+	}
+	return got
+}
+
+func testRoundTrip(t *testing.T, open storeFactory) {
+	s := open(t)
+	events := []persistence.Event{
+		{Seq: 1, Kind: persistence.EventReserve, ID: 1, Count: 3, At: t0, Deadline: t0 + 30_000},
+		commit(2, 1, t1),
+		release(3, 2),
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "123456789012345678", Events: events[:1]},
+		{Account: "other", Events: []persistence.Event{reserve(1, 1, t0)}},
+	}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "123456789012345678", Events: events[1:]},
+	}})
+	checkLoaded(t, s, "123456789012345678", persistence.Loaded{Events: events})
+	checkLoaded(t, s, "other", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
+}
+
+func testMissingAccount(t *testing.T, open storeFactory) {
+	s := open(t)
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "ab", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	for _, a := range []string{"a", "abc", "b"} {
+		checkLoaded(t, s, a, persistence.Loaded{})
+	}
+}
+
+func testSnapshotDropsJournal(t *testing.T, open storeFactory, stored storedFunc) {
+	s := open(t)
+	const acct = "acct"
+	evs := []persistence.Event{reserve(1, 1, t0), commit(2, 1, t1), reserve(3, 2, t1), commit(4, 2, t2), reserve(5, 3, t2)}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Events: evs}}})
+
+	snap := &persistence.Snapshot{Seq: 3, NextID: 3, Committed: []int64{t1}, Pending: []persistence.Pending{{ID: 2, ReservedAt: t1, Deadline: t1 + 30_000}}}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+		Account: acct, Events: []persistence.Event{commit(6, 3, t3)}, Snapshot: snap,
+	}}})
+	want := persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{evs[3], evs[4], commit(6, 3, t3)}}
+	checkLoaded(t, s, acct, want)
+	checkStored(t, stored, s, acct, []uint64{4, 5, 6}, "after snapshot")
+
+	// A later snapshot supersedes every older event.
+	snap2 := &persistence.Snapshot{Seq: 6, NextID: 4, Committed: []int64{t1, t2, t3}}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: snap2}}})
+	checkLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap2})
+	checkStored(t, stored, s, acct, nil, "after second snapshot")
+}
+
+func testSnapshotInSameWrite(t *testing.T, open storeFactory, stored storedFunc) {
+	s := open(t)
+	const acct = "same"
+	snap := &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+		Account:  acct,
+		Events:   []persistence.Event{reserve(1, 1, t0), commit(2, 1, t1), reserve(3, 2, t2)},
+		Snapshot: snap,
+	}}})
+	checkLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(3, 2, t2)}})
+	checkStored(t, stored, s, acct, []uint64{3}, "after the write")
+}
+
+func testWideDropRange(t *testing.T, open storeFactory, stored storedFunc) {
+	s := open(t)
+	const acct = "wide"
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: acct, Events: []persistence.Event{reserve(1, 1, t0), reserve(500_000, 2, t1), reserve(2_000_000, 3, t2)}},
+		{Account: acct + "x", Events: []persistence.Event{reserve(7, 1, t0)}},
+	}})
+	snap := &persistence.Snapshot{Seq: 1_999_999, NextID: 3}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: snap}}})
+	checkLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(2_000_000, 3, t2)}})
+	checkStored(t, stored, s, acct, []uint64{2_000_000}, "after the snapshot")
+	checkLoaded(t, s, acct+"x", persistence.Loaded{Events: []persistence.Event{reserve(7, 1, t0)}})
+}
+
+func testHighWaterOnlyGrows(t *testing.T, open storeFactory) {
+	s := open(t)
+	steps := []struct {
+		write, want int64
+	}{
+		{0, 0},
+		{t1, t1},
+		{t0, t1},
+		{t2, t2},
+		{0, t2},
+		{-5, t2},
+	}
+	for i, st := range steps {
+		mustWrite(t, s, &persistence.Batch{HighWater: st.write})
+		got, err := s.HighWater()
+		if err != nil || got != st.want {
+			t.Errorf("step %d: write %d: HighWater() = %d, %v want %d", i, st.write, got, err, st.want)
+		}
+	}
+}
+
+func testAccountsOrder(t *testing.T, open storeFactory) {
+	s := open(t)
+	snap := &persistence.Snapshot{Seq: 1, NextID: 2}
+	// Journal-only, snapshot-only and both; IDs that are prefixes of each
+	// other, so that seeking past one account's journal must not skip the
+	// next account.
+	writes := []persistence.AccountWrite{
+		{Account: "b", Snapshot: snap},
+		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0), reserve(2, 2, t0), reserve(3, 3, t0)}},
+		{Account: "a\x01", Events: []persistence.Event{reserve(1, 1, t0)}},
+		{Account: "ab", Events: []persistence.Event{reserve(2, 2, t0)}, Snapshot: snap},
+		{Account: "abc", Snapshot: snap},
+		{Account: "c", Events: []persistence.Event{reserve(1, 1, t0), reserve(2, 2, t0)}},
+		{Account: "\xff", Events: []persistence.Event{reserve(1, 1, t0)}},
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: writes})
+	want := []string{"a", "a\x01", "ab", "abc", "b", "c", "\xff"}
+	if got := accounts(t, s); !slices.Equal(got, want) {
+		t.Errorf("Accounts = %q, want %q", got, want)
+	}
+}
+
+func testAccountsStops(t *testing.T, open storeFactory) {
+	s := open(t)
+	for _, a := range []string{"a", "b", "c"} {
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	}
+	stop := errors.New("stop")
+	var seen []string
+	err := s.Accounts(func(a string) error {
+		seen = append(seen, a)
+		if a == "b" {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || !slices.Equal(seen, []string{"a", "b"}) {
+		t.Errorf("Accounts = %v after %q, want %v after [a b]", err, seen, stop)
+	}
+}
+
+func testAccountsCallbackLoads(t *testing.T, open storeFactory) {
+	s := open(t)
+	for i := range 20 {
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+			Account: fmt.Sprintf("acct%02d", i), Events: []persistence.Event{reserve(1, uint64(i), t0)},
+		}}})
+	}
+	n := 0
+	err := s.Accounts(func(a string) error {
+		l, err := s.Load(a)
+		if err != nil {
+			return err
+		}
+		if len(l.Events) != 1 {
+			return fmt.Errorf("%s: %d events", a, len(l.Events))
+		}
+		n++
+		// Writing during a scan is allowed too.
+		return s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{commit(2, 0, t1)}}}})
+	})
+	if err != nil || n != 20 {
+		t.Errorf("Accounts with Load in callback: %v after %d accounts, want nil after 20", err, n)
+	}
+}
+
+func testInvalidAccount(t *testing.T, open storeFactory) {
+	s := open(t)
+	longest := strings.Repeat("x", persistence.MaxAccountLen)
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: longest, Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	checkLoaded(t, s, longest, persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
+
+	for _, bad := range []string{"", longest + "x", "a\x00b", "\x00"} {
+		if _, err := s.Load(bad); !errors.Is(err, persistence.ErrInvalidAccount) {
+			t.Errorf("Load(%q) = %v, want ErrInvalidAccount", bad, err)
+		}
+		b := &persistence.Batch{HighWater: t3, Accounts: []persistence.AccountWrite{
+			{Account: "good", Events: []persistence.Event{reserve(1, 1, t0)}},
+			{Account: bad, Events: []persistence.Event{reserve(1, 1, t0)}},
+		}}
+		if err := s.Write(b); !errors.Is(err, persistence.ErrInvalidAccount) {
+			t.Errorf("Write(%q) = %v, want ErrInvalidAccount", bad, err)
+		}
+	}
+	// The failed batches wrote nothing, not even their valid parts.
+	checkLoaded(t, s, "good", persistence.Loaded{})
+	if hw, _ := s.HighWater(); hw != 0 {
+		t.Errorf("HighWater after rejected batches = %d, want 0", hw)
+	}
+	if got := accounts(t, s); !slices.Equal(got, []string{longest}) {
+		t.Errorf("Accounts = %q, want only the longest valid ID", got)
+	}
+}
+
+func testZeroSeqRejected(t *testing.T, open storeFactory) {
+	s := open(t)
+	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(0, 1, t0)}}}})
+	if err == nil || !strings.HasPrefix(err.Error(), "persistence: ") {
+		t.Errorf("Write with seq 0 = %v, want a persistence error", err)
+	}
+	if err := s.Write(nil); err == nil {
+		t.Error("Write(nil) = nil, want error")
+	}
+	checkLoaded(t, s, "a", persistence.Loaded{})
+}
+
+func testClosed(t *testing.T, open storeFactory) {
+	s := open(t)
+	mustWrite(t, s, &persistence.Batch{HighWater: t0, Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Write", func() error { return s.Write(&persistence.Batch{HighWater: t1}) }},
+		{"Load", func() error { _, err := s.Load("a"); return err }},
+		{"Accounts", func() error { return s.Accounts(func(string) error { return nil }) }},
+		{"HighWater", func() error { _, err := s.HighWater(); return err }},
+		{"Close", s.Close},
+	}
+	for _, c := range calls {
+		if err := c.call(); !errors.Is(err, persistence.ErrClosed) {
+			t.Errorf("%s after Close = %v, want ErrClosed", c.name, err)
+		}
+	}
+}
+
+// testExpiry uses the wall clock, which Badger's TTLs follow: state
+// that expired an hour ago is gone, state expiring in an hour is there.
+func testExpiry(t *testing.T, open storeFactory) {
+	s := open(t)
+	now := time.Now().UnixMilli()
+	snap := &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}
+	tests := []struct {
+		account   string
+		expiresAt int64
+		present   bool
+	}{
+		{"expired", now - time.Hour.Milliseconds(), false},
+		{"expired-journal-only", now - time.Hour.Milliseconds(), false},
+		{"live", now + time.Hour.Milliseconds(), true},
+		{"forever", 0, true},
+		{"negative", -1, true},
+	}
+	var b persistence.Batch
+	for _, tt := range tests {
+		aw := persistence.AccountWrite{Account: tt.account, Events: []persistence.Event{reserve(2, 2, t1)}, ExpiresAt: tt.expiresAt}
+		if !strings.HasSuffix(tt.account, "journal-only") {
+			aw.Snapshot = snap
+		}
+		b.Accounts = append(b.Accounts, aw)
+	}
+	mustWrite(t, s, &b)
+
+	var want []string
+	for _, tt := range tests {
+		var w persistence.Loaded
+		if tt.present {
+			w = persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(2, 2, t1)}}
+			want = append(want, tt.account)
+		}
+		checkLoaded(t, s, tt.account, w)
+	}
+	slices.Sort(want)
+	if got := accounts(t, s); !slices.Equal(got, want) {
+		t.Errorf("Accounts = %q, want %q", got, want)
+	}
+}
+
+func testCallerSlicesCopied(t *testing.T, open storeFactory) {
+	s := open(t)
+	snap := &persistence.Snapshot{Seq: 1, NextID: 5, Committed: []int64{t0, t1}, Pending: []persistence.Pending{{ID: 4, ReservedAt: t2, Deadline: t3}}}
+	events := []persistence.Event{reserve(2, 5, t2)}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: events, Snapshot: snap}}})
+	want := persistence.Loaded{
+		Snapshot: persistence.Snapshot{Seq: 1, NextID: 5, Committed: []int64{t0, t1}, Pending: []persistence.Pending{{ID: 4, ReservedAt: t2, Deadline: t3}}},
+		Events:   []persistence.Event{reserve(2, 5, t2)},
+	}
+	snap.Committed[0], snap.Pending[0].ID, events[0].At = 0, 0, 0
+	checkLoaded(t, s, "a", want)
+
+	// Nor does changing what Load returned.
+	l := mustLoad(t, s, "a")
+	l.Snapshot.Committed[1], l.Events[0].ID = 0, 0
+	checkLoaded(t, s, "a", want)
+}
+
+func testConcurrent(t *testing.T, open storeFactory) {
+	s := open(t)
+	const writers, perWriter = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*2)
+	for w := range writers {
+		wg.Go(func() {
+			acct := fmt.Sprintf("w%d", w)
+			for i := range perWriter {
+				seq := uint64(i + 1)
+				b := &persistence.Batch{HighWater: t0 + int64(i), Accounts: []persistence.AccountWrite{{Account: acct, Events: []persistence.Event{reserve(seq, seq, t0)}}}}
+				if err := s.Write(b); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.Load(acct); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for range perWriter {
+				if err := s.Accounts(func(a string) error { _, err := s.Load(a); return err }); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for w := range writers {
+		if l := mustLoad(t, s, fmt.Sprintf("w%d", w)); len(l.Events) != perWriter {
+			t.Errorf("w%d: %d events, want %d", w, len(l.Events), perWriter)
+		}
+	}
+	if hw, _ := s.HighWater(); hw != t0+perWriter-1 {
+		t.Errorf("HighWater = %d, want %d", hw, t0+perWriter-1)
+	}
+}
+
+// testCloseWaitsForCalls checks that Close lets a running scan finish
+// and that calls made while Close waits fail with ErrClosed instead of
+// blocking.
+func testCloseWaitsForCalls(t *testing.T, open storeFactory) {
+	s := open(t)
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}},
+		{Account: "b", Events: []persistence.Event{reserve(1, 1, t0)}},
+	}})
+	closed := make(chan error, 1)
+	var seen []string
+	err := s.Accounts(func(a string) error {
+		seen = append(seen, a)
+		if a == "a" {
+			go func() { closed <- s.Close() }()
+			// Wait until Close has marked the store closed.
+			for {
+				if _, err := s.HighWater(); errors.Is(err, persistence.ErrClosed) {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		_, err := s.Load(a)
+		if a == "a" && !errors.Is(err, persistence.ErrClosed) {
+			return fmt.Errorf("Load during Close = %v, want ErrClosed", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []string{"a", "b"}) {
+		t.Errorf("scan saw %q, want [a b]", seen)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close = %v", err)
+	}
+}
