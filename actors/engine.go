@@ -257,7 +257,10 @@ func startClock(cfg Config, store persistence.Store, wall func() int64, log zero
 	}
 	anchor, err := store.Anchor()
 	if err != nil {
-		return nil, fmt.Errorf("actors: reading the stored clock anchor: %w", err)
+		// Without the anchor the start falls back to the wall clock, as
+		// after a reboot; a new anchor replaces the unreadable one.
+		log.Warn().Err(err).Msg("the stored clock anchor cannot be read; starting from the wall clock")
+		anchor = persistence.ClockAnchor{}
 	}
 	boot, upNow, w := up.BootID(), up.Now(), wall()
 	start := w

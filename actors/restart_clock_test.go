@@ -278,3 +278,32 @@ func TestEngineClockAnchorWriteFails(t *testing.T) {
 		t.Errorf("after a failed anchor write, engine time %v, want %v", got, w.real)
 	}
 }
+
+// unreadableAnchor is a store whose clock anchor cannot be read.
+type unreadableAnchor struct{ *persistencetest.MemStore }
+
+func (unreadableAnchor) Anchor() (persistence.ClockAnchor, error) {
+	return persistence.ClockAnchor{}, persistence.ErrCorrupt
+}
+
+// TestEngineClockAnchorUnreadable: an anchor that cannot be read does not
+// stop the engine; it starts from the wall clock, as after a reboot, and
+// says so.
+func TestEngineClockAnchorUnreadable(t *testing.T) {
+	w := newRestartWorld(t)
+	w.wall = w.real.Add(time.Hour)
+	cfg := DefaultConfig()
+	cfg.Recover, cfg.CheckpointEvery = false, 0
+	cfg.Uptime, cfg.Wall = w.up, func() int64 { return w.wall.UnixMilli() }
+	eng, err := New(cfg, unreadableAnchor{w.store}, zerolog.New(&w.logs))
+	if err != nil {
+		t.Fatalf("New over an unreadable anchor: %v", err)
+	}
+	defer eng.Close(context.Background())
+	if got := eng.Now(); !got.Equal(w.wall) {
+		t.Errorf("engine time %v, want the wall clock %v", got, w.wall)
+	}
+	if !strings.Contains(w.logs.String(), "the stored clock anchor cannot be read") {
+		t.Errorf("the unreadable anchor was not logged:\n%s", w.logs.String())
+	}
+}

@@ -56,17 +56,16 @@
 //
 // High-water body (format 0x31): the mark as a zigzag varint.
 //
-// Clock anchor body (format 0x41): len(BootID) uvarint, BootID bytes,
-// Uptime varint, Engine varint.
-//
-// WAL record body (format 0x41, the same byte as the clock anchor's; the
-// two live under different keys):
+// WAL record body (format 0x41):
 //
 //	record seq uvarint, account count uvarint, then per account:
 //	  len(account) uvarint, account bytes, ExpiresAt seconds uvarint,
 //	  event count uvarint, then per event:
 //	    Seq uvarint, Kind byte, ID uvarint, Count uvarint,
 //	    At varint, Deadline-At varint
+//
+// Clock anchor body (format 0x51): len(BootID) uvarint, BootID bytes,
+// Uptime varint, Engine varint.
 //
 // Differences of int64 values are computed with wrapping arithmetic, which
 // the decoder undoes with the same wrapping, so extreme values round-trip.

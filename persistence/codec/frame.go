@@ -15,8 +15,8 @@ const (
 	formatSnapshotV2  byte = 0x22 // V1 plus HoldUntil; used only when it is not zero
 	formatSnapshotV3  byte = 0x23 // V1, HoldUntil and Lapsed; used only when Lapsed is not empty
 	formatHighWaterV1 byte = 0x31
-	formatAnchorV1    byte = 0x41
 	formatWALV1       byte = 0x41
+	formatAnchorV1    byte = 0x51
 
 	crcLen = 4
 )
