@@ -6,11 +6,10 @@
 // types unmarshal themselves in layers (the gateway envelope, then the
 // event, then the interaction, then its data), each layer calling Unmarshal
 // again on part of the input. encoding/json validates the whole input on
-// every call, so a payload is scanned once per layer; go-json does not.
-// Decoding the INTERACTION_CREATE of a context-menu command takes 27 µs
-// instead of 164 µs (BenchmarkDecodeInteraction). A shard's events are
-// decoded one at a time, so that time bounds how fast a burst of commands
-// is acknowledged (docs/benchmarks.md).
+// every call, so a payload is scanned once per layer; go-json does not
+// (BenchmarkDecodeInteraction; the figures are in docs/benchmarks.md). A
+// shard's events are decoded one at a time, so that time bounds how fast a
+// burst of commands is acknowledged.
 //
 // Unmarshal also turns a panic inside a type's UnmarshalJSON into an
 // error. disgo has such panics on some malformed input (an action row
