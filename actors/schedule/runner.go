@@ -46,7 +46,8 @@ func (t systemTimer) Stop() bool          { return t.t.Stop() }
 
 // Runner drives a Scheduler with a Clock: one goroutine (Run) sleeps on
 // one timer until the scheduler's next instant and hands the jobs due then
-// to a handler. It is safe for simultaneous use.
+// to a handler; it also wakes when idle groups expire, to drop them from
+// memory. It is safe for simultaneous use.
 type Runner[T any] struct {
 	clock  Clock
 	handle func(Job[T])
@@ -104,6 +105,13 @@ func (r *Runner[T]) Len() int {
 	return r.s.Len()
 }
 
+// Groups returns the number of groups in memory; see Scheduler.Groups.
+func (r *Runner[T]) Groups() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.s.Groups()
+}
+
 // Run hands jobs out as they come due until ctx is done, and then returns
 // ctx.Err(); waiting jobs stay queued. It returns ErrRunning when another
 // Run is under way.
@@ -125,7 +133,11 @@ func (r *Runner[T]) Run(ctx context.Context) error {
 	for {
 		r.mu.Lock()
 		jobs = r.s.Due(r.clock.Now(), jobs[:0])
+		// Wake for the next job, or to drop idle groups from memory.
 		next, ok := r.s.Next()
+		if exp, idle := r.s.NextExpiry(); idle && (!ok || exp.Before(next)) {
+			next, ok = exp, true
+		}
 		r.armed = math.MaxInt64
 		if ok {
 			r.armed = unixNano(next)

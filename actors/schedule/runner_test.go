@@ -146,6 +146,45 @@ func TestRunnerRunsOnce(t *testing.T) {
 	}
 }
 
+// TestRunnerDropsIdleGroups: with nothing submitted, the runner wakes
+// when a group's calls stop counting and drops it from memory.
+func TestRunnerDropsIdleGroups(t *testing.T) {
+	clock := scheduletest.NewClock(sec(1))
+	r, out := startRunner(t, clock)
+	short := schedule.Rule{Kind: schedule.KindFixedWindow, Calls: 1, Per: 5 * time.Second}
+	long := schedule.Rule{Kind: schedule.KindSlidingLog, Calls: 1, Per: 10 * time.Second}
+	r.Submit("short", short, 1, "")
+	r.Submit("long", long, 2, "")
+	receive(t, out, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitArmed := func() {
+		t.Helper()
+		if err := clock.WaitTimers(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitArmed() // for 5 s, when "short" expires
+	if r.Groups() != 2 {
+		t.Fatalf("Groups() = %d want 2", r.Groups())
+	}
+	clock.Set(sec(5))
+	waitArmed() // for 11 s, when "long" expires
+	if r.Groups() != 1 {
+		t.Errorf("at 5 s: Groups() = %d want 1", r.Groups())
+	}
+	clock.Set(sec(11))
+	if err := clock.WaitTimers(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing left to wait for: a job submitted now still goes out at once.
+	r.Submit("short", short, 3, "")
+	receive(t, out, 1)
+	if r.Groups() != 1 {
+		t.Errorf("at 11 s: Groups() = %d want 1 (the new group)", r.Groups())
+	}
+}
+
 // TestRunnerSystemClock runs a few jobs a millisecond apart on the real
 // clock: each goes out no earlier than predicted.
 func TestRunnerSystemClock(t *testing.T) {

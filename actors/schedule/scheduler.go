@@ -15,7 +15,7 @@ type Job[T any] struct {
 	ID    JobID
 	Group string
 	// At is the instant it was handed out and recorded as a call in its
-	// group: the now passed to Due.
+	// group: the now passed to Due (or a later one passed before).
 	At    time.Time
 	Value T
 }
@@ -35,7 +35,7 @@ type Job[T any] struct {
 // waiting jobs, not with timers. A group with nothing waiting is kept only
 // while its recorded calls still constrain later ones (until its policy's
 // expiry), in a second heap, and dropped at the first Submit or Due from
-// then on.
+// then on (NextExpiry says when).
 //
 // A Scheduler is not safe for simultaneous use. The zero value is not
 // usable; call New.
@@ -194,6 +194,16 @@ func (s *Scheduler[T]) Next() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return fromUnixNano(s.due[0].at), true
+}
+
+// NextExpiry returns the earliest instant from which a group with nothing
+// waiting no longer constrains anything; the first Submit or Due from then
+// on drops it from memory. It returns false when no such group is kept.
+func (s *Scheduler[T]) NextExpiry() (time.Time, bool) {
+	if len(s.idle) == 0 {
+		return time.Time{}, false
+	}
+	return fromUnixNano(s.idle[0].at), true
 }
 
 // Len returns the number of waiting jobs.

@@ -74,9 +74,16 @@ func TestSchedulerFixedWindow(t *testing.T) {
 	if s.Len() != 0 || s.Groups() != 1 {
 		t.Errorf("after the last job: Len %d Groups %d want 0 and 1 (its window runs to 15 s)", s.Len(), s.Groups())
 	}
+	if exp, ok := s.NextExpiry(); !ok || !exp.Equal(sec(15)) {
+		t.Errorf("NextExpiry() = %v, %v want 15 s", exp.Format(time.TimeOnly), ok)
+	}
+	s.Due(sec(15).Add(-time.Nanosecond), nil)
+	if s.Groups() != 1 {
+		t.Errorf("just before 15 s: Groups %d want 1", s.Groups())
+	}
 	s.Due(sec(15), nil)
-	if s.Groups() != 0 {
-		t.Errorf("at 15 s: Groups %d want 0", s.Groups())
+	if _, ok := s.NextExpiry(); s.Groups() != 0 || ok {
+		t.Errorf("at 15 s: Groups %d, NextExpiry %v want 0, false", s.Groups(), ok)
 	}
 }
 

@@ -3,6 +3,8 @@
 package scheduletest
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -15,9 +17,10 @@ var _ schedule.Clock = (*Clock)(nil)
 // when Set or Advance reaches their instant. It is safe for simultaneous
 // use.
 type Clock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers map[*timer]struct{} // pending
+	mu      sync.Mutex
+	now     time.Time
+	timers  map[*timer]struct{} // pending
+	changed chan struct{}       // closed and replaced when timers change
 }
 
 type timer struct {
@@ -28,7 +31,32 @@ type timer struct {
 
 // NewClock returns a clock reading t.
 func NewClock(t time.Time) *Clock {
-	return &Clock{now: t, timers: make(map[*timer]struct{})}
+	return &Clock{now: t, timers: make(map[*timer]struct{}), changed: make(chan struct{})}
+}
+
+// notify wakes WaitTimers; c.mu is held.
+func (c *Clock) notify() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// WaitTimers blocks until exactly n timers are pending, and returns ctx.Err() if
+// ctx is done first. A test calls it to know that the code under test has
+// armed its timer, that is, finished what it does before sleeping.
+func (c *Clock) WaitTimers(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		pending, changed := len(c.timers), c.changed
+		c.mu.Unlock()
+		if pending == n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("scheduletest: %d timers pending, waiting for %d: %w", pending, n, ctx.Err())
+		}
+	}
 }
 
 // Now returns the clock's time.
@@ -49,6 +77,7 @@ func (c *Clock) Timer(at time.Time) schedule.Timer {
 		return t
 	}
 	c.timers[t] = struct{}{}
+	c.notify()
 	return t
 }
 
@@ -63,6 +92,7 @@ func (c *Clock) Set(t time.Time) {
 			tm.ch <- t
 		}
 	}
+	c.notify()
 }
 
 // Advance moves the clock forward by d; see Set.
@@ -82,6 +112,9 @@ func (t *timer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
 	_, pending := t.c.timers[t]
-	delete(t.c.timers, t)
+	if pending {
+		delete(t.c.timers, t)
+		t.c.notify()
+	}
 	return pending
 }
