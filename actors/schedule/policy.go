@@ -9,7 +9,8 @@ import (
 // Policy is the rate-limit state of one group: the calls it has made and,
 // from them, the instant each waiting job may start. A policy never reads
 // a clock: every method takes the time. A Policy is not safe for
-// simultaneous use; the Scheduler that owns it serializes every call.
+// simultaneous use. Rule.NewPolicy makes one; a Scheduler makes its own
+// from the Rule of each group.
 type Policy interface {
 	// Ready returns the earliest instant, not before now, at which a job
 	// may start when waiting jobs are queued ahead of it, each of them

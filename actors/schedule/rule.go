@@ -29,7 +29,7 @@ func (k Kind) String() string {
 
 // Rule is the limit of one group: at most Calls calls per Per, counted as
 // Kind says. Rules are comparable values; a group keeps the Rule it was
-// created with.
+// created with. The zero Rule is not valid.
 type Rule struct {
 	Kind  Kind
 	Calls int           // calls allowed per Per, at least 1
