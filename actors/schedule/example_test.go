@@ -1,0 +1,54 @@
+package schedule_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pinbot/pinbot/actors/schedule"
+)
+
+// Seven messages to one Discord channel at 12:00:02, two having gone out
+// earlier in the window [12:00:00, 12:00:05): three go now, five per
+// window after that.
+func Example() {
+	s := schedule.New[string]()
+	rule := schedule.DiscordChannel()
+	start := time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
+	for i, at := range []time.Time{start.Add(500 * time.Millisecond), start.Add(time.Second)} {
+		s.Submit(at, "channel:42", rule, schedule.JobID(100+i), "earlier")
+		s.Due(at, nil)
+	}
+	now := start.Add(2 * time.Second)
+	for i := range 7 {
+		at, err := s.Submit(now, "channel:42", rule, schedule.JobID(i), fmt.Sprintf("message %d", i))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(i, at.Format(time.TimeOnly))
+	}
+	for {
+		next, ok := s.Next()
+		if !ok {
+			break
+		}
+		for _, j := range s.Due(next, nil) {
+			fmt.Println(j.At.Format(time.TimeOnly), j.Value)
+		}
+	}
+	// Output:
+	// 0 12:00:02
+	// 1 12:00:02
+	// 2 12:00:02
+	// 3 12:00:05
+	// 4 12:00:05
+	// 5 12:00:05
+	// 6 12:00:05
+	// 12:00:02 message 0
+	// 12:00:02 message 1
+	// 12:00:02 message 2
+	// 12:00:05 message 3
+	// 12:00:05 message 4
+	// 12:00:05 message 5
+	// 12:00:05 message 6
+}
