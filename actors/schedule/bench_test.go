@@ -16,7 +16,7 @@ var benchRules = []struct {
 	name string
 	rule Rule
 }{
-	{"fixed", DiscordChannel()},
+	{"fixed", Rule{Kind: KindFixedWindow, Calls: DiscordChannelMessages, Per: DiscordChannelWindow}},
 	{"sliding", Rule{KindSlidingLog, 100, 12 * time.Hour}},
 }
 

@@ -20,7 +20,7 @@ func seedReady(now time.Time, waiting, reservoir int, window time.Duration) time
 // 3 messages left in the current window, is compared with the same starts.
 func TestBurstFixedWindow(t *testing.T) {
 	const jobs = 1000
-	rule := DiscordChannel()
+	rule := Rule{Kind: KindFixedWindow, Calls: DiscordChannelMessages, Per: DiscordChannelWindow}
 	reservoir, window := rule.Calls, rule.Per
 	s := New[int]()
 	// Two messages already sent in [0 s, 5 s).

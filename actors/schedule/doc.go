@@ -4,7 +4,7 @@
 //
 // A group is anything with a limit of its own: a Pinterest account (100
 // pins in any rolling 12 hours, a sliding log), a Discord channel (5
-// messages per 5 seconds, a fixed window: see DiscordChannel). Every group
+// messages in any 5 seconds, a sliding log: see DiscordChannel). Every group
 // of the process shares one min-heap of groups keyed by the instant their
 // next job is due, and one timer sleeps until the earliest: there is no
 // goroutine or timer per job or per group, and a group with nothing

@@ -8,8 +8,8 @@ import (
 )
 
 // Seven messages to one Discord channel at 12:00:02, two having gone out
-// earlier in the window [12:00:00, 12:00:05): three go now, five per
-// window after that.
+// at 12:00:00.5 and 12:00:01: three go now, and each of the others as soon
+// as the channel has sent fewer than five in the last five seconds.
 func Example() {
 	s := schedule.New[string]()
 	rule := schedule.DiscordChannel()
@@ -25,7 +25,7 @@ func Example() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(i, at.Format(time.TimeOnly))
+		fmt.Println(i, at.Format("15:04:05.0"))
 	}
 	for {
 		next, ok := s.Next()
@@ -33,22 +33,22 @@ func Example() {
 			break
 		}
 		for _, j := range s.Due(next, nil) {
-			fmt.Println(j.At.Format(time.TimeOnly), j.Value)
+			fmt.Println(j.At.Format("15:04:05.0"), j.Value)
 		}
 	}
 	// Output:
-	// 0 12:00:02
-	// 1 12:00:02
-	// 2 12:00:02
-	// 3 12:00:05
-	// 4 12:00:05
-	// 5 12:00:05
-	// 6 12:00:05
-	// 12:00:02 message 0
-	// 12:00:02 message 1
-	// 12:00:02 message 2
-	// 12:00:05 message 3
-	// 12:00:05 message 4
-	// 12:00:05 message 5
-	// 12:00:05 message 6
+	// 0 12:00:02.0
+	// 1 12:00:02.0
+	// 2 12:00:02.0
+	// 3 12:00:05.5
+	// 4 12:00:06.0
+	// 5 12:00:07.0
+	// 6 12:00:07.0
+	// 12:00:02.0 message 0
+	// 12:00:02.0 message 1
+	// 12:00:02.0 message 2
+	// 12:00:05.5 message 3
+	// 12:00:06.0 message 4
+	// 12:00:07.0 message 5
+	// 12:00:07.0 message 6
 }

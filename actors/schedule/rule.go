@@ -47,16 +47,14 @@ const (
 )
 
 // DiscordChannel returns the default rule for messages sent to one Discord
-// channel: a fixed window of DiscordChannelMessages per
-// DiscordChannelWindow.
-//
-// Epoch-aligned windows can let 2·Calls calls through within one Per
+// channel: at most DiscordChannelMessages in any span of
+// DiscordChannelWindow, a sliding log. A fixed window with the same numbers
+// (the seed's reservoir) would let 2·Calls calls through within one Per
 // across a window boundary (Calls at the end of a window, Calls at the
-// start of the next); when the server's own window is not aligned to ours
-// that can meet a 429. A Rule of KindSlidingLog with the same numbers never
-// makes more than Calls calls in any span of Per, whatever the alignment.
+// start of the next), which meets a 429 whenever Discord's own window is
+// not aligned to ours; the sliding log never does, whatever the alignment.
 func DiscordChannel() Rule {
-	return Rule{Kind: KindFixedWindow, Calls: DiscordChannelMessages, Per: DiscordChannelWindow}
+	return Rule{Kind: KindSlidingLog, Calls: DiscordChannelMessages, Per: DiscordChannelWindow}
 }
 
 // Validate reports what is wrong with r, naming the field, or nil.

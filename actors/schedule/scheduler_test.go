@@ -172,7 +172,7 @@ func TestSchedulerCancel(t *testing.T) {
 
 func TestSchedulerErrors(t *testing.T) {
 	s := New[int]()
-	r := DiscordChannel()
+	r := Rule{Kind: KindFixedWindow, Calls: DiscordChannelMessages, Per: DiscordChannelWindow}
 	mustSubmit(t, s, sec(0), "c", r, 1, 0)
 	if _, err := s.Submit(sec(0), "c", r, 1, 0); !errors.Is(err, ErrDuplicateID) {
 		t.Errorf("duplicate ID: %v want ErrDuplicateID", err)
