@@ -3,7 +3,6 @@ package badgerstore
 import (
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -65,73 +64,27 @@ func TestStoreConformance(t *testing.T) {
 	})
 }
 
-// Fixed engine instants (Unix ms) used as event times.
+// The shared helpers of the store tests (persistencetest), under the short
+// names these tests use.
 const (
-	t0 = int64(1_700_000_000_000)
-	t1 = t0 + 60_000
-	t2 = t0 + 120_000
-	t3 = t0 + 180_000
+	t0 = persistencetest.T0
+	t1 = persistencetest.T1
+	t2 = persistencetest.T2
+	t3 = persistencetest.T3
 )
 
-func reserve(seq, id uint64, at int64) persistence.Event {
-	return persistence.Event{Seq: seq, Kind: persistence.EventReserve, ID: id, Count: 1, At: at, Deadline: at + 30_000}
-}
+var (
+	reserve       = persistencetest.Reserve
+	commit        = persistencetest.Commit
+	release       = persistencetest.Release
+	mustWrite     = persistencetest.MustWrite
+	mustLoad      = persistencetest.MustLoad
+	checkLoaded   = persistencetest.CheckLoaded
+	equalSnapshot = persistencetest.EqualSnapshot
+	equalLoaded   = persistencetest.EqualLoaded
+	accounts      = persistencetest.Accounts
+)
 
-func commit(seq, id uint64, at int64) persistence.Event {
-	return persistence.Event{Seq: seq, Kind: persistence.EventCommit, ID: id, At: at}
-}
-
-func release(seq, id uint64) persistence.Event {
-	return persistence.Event{Seq: seq, Kind: persistence.EventRelease, ID: id}
-}
-
-func mustWrite(t *testing.T, s persistence.Store, b *persistence.Batch) {
-	t.Helper()
-	if err := s.Write(b); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-}
-
-func mustLoad(t *testing.T, s persistence.Store, account string) persistence.Loaded {
-	t.Helper()
-	l, err := s.Load(account)
-	if err != nil {
-		t.Fatalf("Load(%q): %v", account, err)
-	}
-	return l
-}
-
-func checkLoaded(t *testing.T, s persistence.Store, account string, want persistence.Loaded) {
-	t.Helper()
-	got := mustLoad(t, s, account)
-	if !equalLoaded(got, want) {
-		t.Errorf("Load(%q) =\n  %+v\nwant\n  %+v", account, got, want)
-	}
-}
-
-func equalSnapshot(a, b persistence.Snapshot) bool {
-	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
-		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
-}
-
-func equalLoaded(a, b persistence.Loaded) bool {
-	return equalSnapshot(a.Snapshot, b.Snapshot) && slices.Equal(a.Events, b.Events)
-}
-
-func accounts(t *testing.T, s persistence.Store) []string {
-	t.Helper()
-	var got []string
-	if err := s.Accounts(func(a string) error {
-		got = append(got, a)
-		return nil
-	}); err != nil {
-		t.Fatalf("Accounts: %v", err)
-	}
-	return got
-}
-
-// rawSet stores value under key directly in s's database, bypassing the
-// codec.
 func rawSet(t *testing.T, s *Store, key, value []byte) {
 	t.Helper()
 	s.writeMu.Lock()

@@ -70,143 +70,78 @@ func checkStored(t *testing.T, stored storedFunc, s persistence.Store, account s
 	}
 }
 
-// Fixed engine instants (Unix ms) used as event times.
-const (
-	t0 = int64(1_700_000_000_000)
-	t1 = t0 + 60_000
-	t2 = t0 + 120_000
-	t3 = t0 + 180_000
-)
-
-func reserve(seq, id uint64, at int64) persistence.Event {
-	return persistence.Event{Seq: seq, Kind: persistence.EventReserve, ID: id, Count: 1, At: at, Deadline: at + 30_000}
-}
-
-func commit(seq, id uint64, at int64) persistence.Event {
-	return persistence.Event{Seq: seq, Kind: persistence.EventCommit, ID: id, At: at}
-}
-
-func release(seq, id uint64) persistence.Event {
-	return persistence.Event{Seq: seq, Kind: persistence.EventRelease, ID: id}
-}
-
-func mustWrite(t *testing.T, s persistence.Store, b *persistence.Batch) {
-	t.Helper()
-	if err := s.Write(b); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-}
-
-func mustLoad(t *testing.T, s persistence.Store, account string) persistence.Loaded {
-	t.Helper()
-	l, err := s.Load(account)
-	if err != nil {
-		t.Fatalf("Load(%q): %v", account, err)
-	}
-	return l
-}
-
-func checkLoaded(t *testing.T, s persistence.Store, account string, want persistence.Loaded) {
-	t.Helper()
-	got := mustLoad(t, s, account)
-	if !equalLoaded(got, want) {
-		t.Errorf("Load(%q) =\n  %+v\nwant\n  %+v", account, got, want)
-	}
-}
-
-func equalSnapshot(a, b persistence.Snapshot) bool {
-	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
-		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
-}
-
-func equalLoaded(a, b persistence.Loaded) bool {
-	return equalSnapshot(a.Snapshot, b.Snapshot) && slices.Equal(a.Events, b.Events)
-}
-
-func accounts(t *testing.T, s persistence.Store) []string {
-	t.Helper()
-	var got []string
-	if err := s.Accounts(func(a string) error {
-		got = append(got, a)
-		return nil
-	}); err != nil {
-		t.Fatalf("Accounts: %v", err)
-	}
-	return got
-}
-
 func testRoundTrip(t *testing.T, open storeFactory) {
 	s := open(t)
 	events := []persistence.Event{
-		{Seq: 1, Kind: persistence.EventReserve, ID: 1, Count: 3, At: t0, Deadline: t0 + 30_000},
-		commit(2, 1, t1),
-		release(3, 2),
+		{Seq: 1, Kind: persistence.EventReserve, ID: 1, Count: 3, At: T0, Deadline: T0 + 30_000},
+		Commit(2, 1, T1),
+		Release(3, 2),
 	}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
 		{Account: "123456789012345678", Events: events[:1]},
-		{Account: "other", Events: []persistence.Event{reserve(1, 1, t0)}},
+		{Account: "other", Events: []persistence.Event{Reserve(1, 1, T0)}},
 	}})
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
 		{Account: "123456789012345678", Events: events[1:]},
 	}})
-	checkLoaded(t, s, "123456789012345678", persistence.Loaded{Events: events})
-	checkLoaded(t, s, "other", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
+	CheckLoaded(t, s, "123456789012345678", persistence.Loaded{Events: events})
+	CheckLoaded(t, s, "other", persistence.Loaded{Events: []persistence.Event{Reserve(1, 1, T0)}})
 }
 
 func testMissingAccount(t *testing.T, open storeFactory) {
 	s := open(t)
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "ab", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "ab", Events: []persistence.Event{Reserve(1, 1, T0)}}}})
 	for _, a := range []string{"a", "abc", "b"} {
-		checkLoaded(t, s, a, persistence.Loaded{})
+		CheckLoaded(t, s, a, persistence.Loaded{})
 	}
 }
 
 func testSnapshotDropsJournal(t *testing.T, open storeFactory, stored storedFunc) {
 	s := open(t)
 	const acct = "acct"
-	evs := []persistence.Event{reserve(1, 1, t0), commit(2, 1, t1), reserve(3, 2, t1), commit(4, 2, t2), reserve(5, 3, t2)}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Events: evs}}})
+	evs := []persistence.Event{Reserve(1, 1, T0), Commit(2, 1, T1), Reserve(3, 2, T1), Commit(4, 2, T2), Reserve(5, 3, T2)}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Events: evs}}})
 
-	snap := &persistence.Snapshot{Seq: 3, NextID: 3, Committed: []int64{t1}, Pending: []persistence.Pending{{ID: 2, ReservedAt: t1, Deadline: t1 + 30_000}}}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
-		Account: acct, Events: []persistence.Event{commit(6, 3, t3)}, Snapshot: snap,
+	snap := &persistence.Snapshot{Seq: 3, NextID: 3, Committed: []int64{T1}, Pending: []persistence.Pending{{ID: 2, ReservedAt: T1, Deadline: T1 + 30_000}}}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+		Account: acct, Events: []persistence.Event{Commit(6, 3, T3)}, Snapshot: snap,
 	}}})
-	want := persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{evs[3], evs[4], commit(6, 3, t3)}}
-	checkLoaded(t, s, acct, want)
+	want := persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{evs[3], evs[4], Commit(6, 3, T3)}}
+	CheckLoaded(t, s, acct, want)
 	checkStored(t, stored, s, acct, []uint64{4, 5, 6}, "after snapshot")
 
 	// A later snapshot supersedes every older event.
-	snap2 := &persistence.Snapshot{Seq: 6, NextID: 4, Committed: []int64{t1, t2, t3}}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: snap2}}})
-	checkLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap2})
+	snap2 := &persistence.Snapshot{Seq: 6, NextID: 4, Committed: []int64{T1, T2, T3}}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: snap2}}})
+	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap2})
 	checkStored(t, stored, s, acct, nil, "after second snapshot")
 }
 
 func testSnapshotInSameWrite(t *testing.T, open storeFactory, stored storedFunc) {
 	s := open(t)
 	const acct = "same"
-	snap := &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{t1}}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+	snap := &persistence.Snapshot{Seq: 2, NextID: 2, Committed: []int64{T1}}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
 		Account:  acct,
-		Events:   []persistence.Event{reserve(1, 1, t0), commit(2, 1, t1), reserve(3, 2, t2)},
+		Events:   []persistence.Event{Reserve(1, 1, T0), Commit(2, 1, T1), Reserve(3, 2, T2)},
 		Snapshot: snap,
 	}}})
-	checkLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(3, 2, t2)}})
+	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{Reserve(3, 2, T2)}})
 	checkStored(t, stored, s, acct, []uint64{3}, "after the write")
 }
 
 func testWideDropRange(t *testing.T, open storeFactory, stored storedFunc) {
 	s := open(t)
 	const acct = "wide"
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
-		{Account: acct, Events: []persistence.Event{reserve(1, 1, t0), reserve(500_000, 2, t1), reserve(2_000_000, 3, t2)}},
-		{Account: acct + "x", Events: []persistence.Event{reserve(7, 1, t0)}},
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: acct, Events: []persistence.Event{Reserve(1, 1, T0), Reserve(500_000, 2, T1), Reserve(2_000_000, 3, T2)}},
+		{Account: acct + "x", Events: []persistence.Event{Reserve(7, 1, T0)}},
 	}})
 	snap := &persistence.Snapshot{Seq: 1_999_999, NextID: 3}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: snap}}})
-	checkLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(2_000_000, 3, t2)}})
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: snap}}})
+	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{Reserve(2_000_000, 3, T2)}})
 	checkStored(t, stored, s, acct, []uint64{2_000_000}, "after the snapshot")
-	checkLoaded(t, s, acct+"x", persistence.Loaded{Events: []persistence.Event{reserve(7, 1, t0)}})
+	CheckLoaded(t, s, acct+"x", persistence.Loaded{Events: []persistence.Event{Reserve(7, 1, T0)}})
 }
 
 func testHighWaterOnlyGrows(t *testing.T, open storeFactory) {
@@ -215,14 +150,14 @@ func testHighWaterOnlyGrows(t *testing.T, open storeFactory) {
 		write, want int64
 	}{
 		{0, 0},
-		{t1, t1},
-		{t0, t1},
-		{t2, t2},
-		{0, t2},
-		{-5, t2},
+		{T1, T1},
+		{T0, T1},
+		{T2, T2},
+		{0, T2},
+		{-5, T2},
 	}
 	for i, st := range steps {
-		mustWrite(t, s, &persistence.Batch{HighWater: st.write})
+		MustWrite(t, s, &persistence.Batch{HighWater: st.write})
 		got, err := s.HighWater()
 		if err != nil || got != st.want {
 			t.Errorf("step %d: write %d: HighWater() = %d, %v want %d", i, st.write, got, err, st.want)
@@ -238,16 +173,16 @@ func testAccountsOrder(t *testing.T, open storeFactory) {
 	// next account.
 	writes := []persistence.AccountWrite{
 		{Account: "b", Snapshot: snap},
-		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0), reserve(2, 2, t0), reserve(3, 3, t0)}},
-		{Account: "a\x01", Events: []persistence.Event{reserve(1, 1, t0)}},
-		{Account: "ab", Events: []persistence.Event{reserve(2, 2, t0)}, Snapshot: snap},
+		{Account: "a", Events: []persistence.Event{Reserve(1, 1, T0), Reserve(2, 2, T0), Reserve(3, 3, T0)}},
+		{Account: "a\x01", Events: []persistence.Event{Reserve(1, 1, T0)}},
+		{Account: "ab", Events: []persistence.Event{Reserve(2, 2, T0)}, Snapshot: snap},
 		{Account: "abc", Snapshot: snap},
-		{Account: "c", Events: []persistence.Event{reserve(1, 1, t0), reserve(2, 2, t0)}},
-		{Account: "\xff", Events: []persistence.Event{reserve(1, 1, t0)}},
+		{Account: "c", Events: []persistence.Event{Reserve(1, 1, T0), Reserve(2, 2, T0)}},
+		{Account: "\xff", Events: []persistence.Event{Reserve(1, 1, T0)}},
 	}
-	mustWrite(t, s, &persistence.Batch{Accounts: writes})
+	MustWrite(t, s, &persistence.Batch{Accounts: writes})
 	want := []string{"a", "a\x01", "ab", "abc", "b", "c", "\xff"}
-	if got := accounts(t, s); !slices.Equal(got, want) {
+	if got := Accounts(t, s); !slices.Equal(got, want) {
 		t.Errorf("Accounts = %q, want %q", got, want)
 	}
 }
@@ -255,7 +190,7 @@ func testAccountsOrder(t *testing.T, open storeFactory) {
 func testAccountsStops(t *testing.T, open storeFactory) {
 	s := open(t)
 	for _, a := range []string{"a", "b", "c"} {
-		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{reserve(1, 1, t0)}}}})
+		MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{Reserve(1, 1, T0)}}}})
 	}
 	stop := errors.New("stop")
 	var seen []string
@@ -274,8 +209,8 @@ func testAccountsStops(t *testing.T, open storeFactory) {
 func testAccountsCallbackLoads(t *testing.T, open storeFactory) {
 	s := open(t)
 	for i := range 20 {
-		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
-			Account: fmt.Sprintf("acct%02d", i), Events: []persistence.Event{reserve(1, uint64(i), t0)},
+		MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+			Account: fmt.Sprintf("acct%02d", i), Events: []persistence.Event{Reserve(1, uint64(i), T0)},
 		}}})
 	}
 	n := 0
@@ -289,7 +224,7 @@ func testAccountsCallbackLoads(t *testing.T, open storeFactory) {
 		}
 		n++
 		// Writing during a scan is allowed too.
-		return s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{commit(2, 0, t1)}}}})
+		return s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{Commit(2, 0, T1)}}}})
 	})
 	if err != nil || n != 20 {
 		t.Errorf("Accounts with Load in callback: %v after %d accounts, want nil after 20", err, n)
@@ -299,46 +234,46 @@ func testAccountsCallbackLoads(t *testing.T, open storeFactory) {
 func testInvalidAccount(t *testing.T, open storeFactory) {
 	s := open(t)
 	longest := strings.Repeat("x", persistence.MaxAccountLen)
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: longest, Events: []persistence.Event{reserve(1, 1, t0)}}}})
-	checkLoaded(t, s, longest, persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: longest, Events: []persistence.Event{Reserve(1, 1, T0)}}}})
+	CheckLoaded(t, s, longest, persistence.Loaded{Events: []persistence.Event{Reserve(1, 1, T0)}})
 
 	for _, bad := range []string{"", longest + "x", "a\x00b", "\x00"} {
 		if _, err := s.Load(bad); !errors.Is(err, persistence.ErrInvalidAccount) {
 			t.Errorf("Load(%q) = %v, want ErrInvalidAccount", bad, err)
 		}
-		b := &persistence.Batch{HighWater: t3, Accounts: []persistence.AccountWrite{
-			{Account: "good", Events: []persistence.Event{reserve(1, 1, t0)}},
-			{Account: bad, Events: []persistence.Event{reserve(1, 1, t0)}},
+		b := &persistence.Batch{HighWater: T3, Accounts: []persistence.AccountWrite{
+			{Account: "good", Events: []persistence.Event{Reserve(1, 1, T0)}},
+			{Account: bad, Events: []persistence.Event{Reserve(1, 1, T0)}},
 		}}
 		if err := s.Write(b); !errors.Is(err, persistence.ErrInvalidAccount) {
 			t.Errorf("Write(%q) = %v, want ErrInvalidAccount", bad, err)
 		}
 	}
 	// The failed batches wrote nothing, not even their valid parts.
-	checkLoaded(t, s, "good", persistence.Loaded{})
+	CheckLoaded(t, s, "good", persistence.Loaded{})
 	if hw, _ := s.HighWater(); hw != 0 {
 		t.Errorf("HighWater after rejected batches = %d, want 0", hw)
 	}
-	if got := accounts(t, s); !slices.Equal(got, []string{longest}) {
+	if got := Accounts(t, s); !slices.Equal(got, []string{longest}) {
 		t.Errorf("Accounts = %q, want only the longest valid ID", got)
 	}
 }
 
 func testZeroSeqRejected(t *testing.T, open storeFactory) {
 	s := open(t)
-	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(0, 1, t0)}}}})
+	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(0, 1, T0)}}}})
 	if err == nil || !strings.HasPrefix(err.Error(), "persistence: ") {
 		t.Errorf("Write with seq 0 = %v, want a persistence error", err)
 	}
 	if err := s.Write(nil); err == nil {
 		t.Error("Write(nil) = nil, want error")
 	}
-	checkLoaded(t, s, "a", persistence.Loaded{})
+	CheckLoaded(t, s, "a", persistence.Loaded{})
 }
 
 func testClosed(t *testing.T, open storeFactory) {
 	s := open(t)
-	mustWrite(t, s, &persistence.Batch{HighWater: t0, Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	MustWrite(t, s, &persistence.Batch{HighWater: T0, Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(1, 1, T0)}}}})
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -346,7 +281,7 @@ func testClosed(t *testing.T, open storeFactory) {
 		name string
 		call func() error
 	}{
-		{"Write", func() error { return s.Write(&persistence.Batch{HighWater: t1}) }},
+		{"Write", func() error { return s.Write(&persistence.Batch{HighWater: T1}) }},
 		{"Load", func() error { _, err := s.Load("a"); return err }},
 		{"Accounts", func() error { return s.Accounts(func(string) error { return nil }) }},
 		{"HighWater", func() error { _, err := s.HighWater(); return err }},
@@ -364,7 +299,7 @@ func testClosed(t *testing.T, open storeFactory) {
 func testExpiry(t *testing.T, open storeFactory) {
 	s := open(t)
 	now := time.Now().UnixMilli()
-	snap := &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}
+	snap := &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{T0}}
 	tests := []struct {
 		account   string
 		expiresAt int64
@@ -378,45 +313,45 @@ func testExpiry(t *testing.T, open storeFactory) {
 	}
 	var b persistence.Batch
 	for _, tt := range tests {
-		aw := persistence.AccountWrite{Account: tt.account, Events: []persistence.Event{reserve(2, 2, t1)}, ExpiresAt: tt.expiresAt}
+		aw := persistence.AccountWrite{Account: tt.account, Events: []persistence.Event{Reserve(2, 2, T1)}, ExpiresAt: tt.expiresAt}
 		if !strings.HasSuffix(tt.account, "journal-only") {
 			aw.Snapshot = snap
 		}
 		b.Accounts = append(b.Accounts, aw)
 	}
-	mustWrite(t, s, &b)
+	MustWrite(t, s, &b)
 
 	var want []string
 	for _, tt := range tests {
 		var w persistence.Loaded
 		if tt.present {
-			w = persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(2, 2, t1)}}
+			w = persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{Reserve(2, 2, T1)}}
 			want = append(want, tt.account)
 		}
-		checkLoaded(t, s, tt.account, w)
+		CheckLoaded(t, s, tt.account, w)
 	}
 	slices.Sort(want)
-	if got := accounts(t, s); !slices.Equal(got, want) {
+	if got := Accounts(t, s); !slices.Equal(got, want) {
 		t.Errorf("Accounts = %q, want %q", got, want)
 	}
 }
 
 func testCallerSlicesCopied(t *testing.T, open storeFactory) {
 	s := open(t)
-	snap := &persistence.Snapshot{Seq: 1, NextID: 5, Committed: []int64{t0, t1}, Pending: []persistence.Pending{{ID: 4, ReservedAt: t2, Deadline: t3}}}
-	events := []persistence.Event{reserve(2, 5, t2)}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: events, Snapshot: snap}}})
+	snap := &persistence.Snapshot{Seq: 1, NextID: 5, Committed: []int64{T0, T1}, Pending: []persistence.Pending{{ID: 4, ReservedAt: T2, Deadline: T3}}}
+	events := []persistence.Event{Reserve(2, 5, T2)}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: events, Snapshot: snap}}})
 	want := persistence.Loaded{
-		Snapshot: persistence.Snapshot{Seq: 1, NextID: 5, Committed: []int64{t0, t1}, Pending: []persistence.Pending{{ID: 4, ReservedAt: t2, Deadline: t3}}},
-		Events:   []persistence.Event{reserve(2, 5, t2)},
+		Snapshot: persistence.Snapshot{Seq: 1, NextID: 5, Committed: []int64{T0, T1}, Pending: []persistence.Pending{{ID: 4, ReservedAt: T2, Deadline: T3}}},
+		Events:   []persistence.Event{Reserve(2, 5, T2)},
 	}
 	snap.Committed[0], snap.Pending[0].ID, events[0].At = 0, 0, 0
-	checkLoaded(t, s, "a", want)
+	CheckLoaded(t, s, "a", want)
 
 	// Nor does changing what Load returned.
-	l := mustLoad(t, s, "a")
+	l := MustLoad(t, s, "a")
 	l.Snapshot.Committed[1], l.Events[0].ID = 0, 0
-	checkLoaded(t, s, "a", want)
+	CheckLoaded(t, s, "a", want)
 }
 
 func testConcurrent(t *testing.T, open storeFactory) {
@@ -429,7 +364,7 @@ func testConcurrent(t *testing.T, open storeFactory) {
 			acct := fmt.Sprintf("w%d", w)
 			for i := range perWriter {
 				seq := uint64(i + 1)
-				b := &persistence.Batch{HighWater: t0 + int64(i), Accounts: []persistence.AccountWrite{{Account: acct, Events: []persistence.Event{reserve(seq, seq, t0)}}}}
+				b := &persistence.Batch{HighWater: T0 + int64(i), Accounts: []persistence.AccountWrite{{Account: acct, Events: []persistence.Event{Reserve(seq, seq, T0)}}}}
 				if err := s.Write(b); err != nil {
 					errs <- err
 					return
@@ -455,12 +390,12 @@ func testConcurrent(t *testing.T, open storeFactory) {
 		t.Error(err)
 	}
 	for w := range writers {
-		if l := mustLoad(t, s, fmt.Sprintf("w%d", w)); len(l.Events) != perWriter {
+		if l := MustLoad(t, s, fmt.Sprintf("w%d", w)); len(l.Events) != perWriter {
 			t.Errorf("w%d: %d events, want %d", w, len(l.Events), perWriter)
 		}
 	}
-	if hw, _ := s.HighWater(); hw != t0+perWriter-1 {
-		t.Errorf("HighWater = %d, want %d", hw, t0+perWriter-1)
+	if hw, _ := s.HighWater(); hw != T0+perWriter-1 {
+		t.Errorf("HighWater = %d, want %d", hw, T0+perWriter-1)
 	}
 }
 
@@ -469,9 +404,9 @@ func testConcurrent(t *testing.T, open storeFactory) {
 // blocking.
 func testCloseWaitsForCalls(t *testing.T, open storeFactory) {
 	s := open(t)
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
-		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}},
-		{Account: "b", Events: []persistence.Event{reserve(1, 1, t0)}},
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{Reserve(1, 1, T0)}},
+		{Account: "b", Events: []persistence.Event{Reserve(1, 1, T0)}},
 	}})
 	closed := make(chan error, 1)
 	var seen []string

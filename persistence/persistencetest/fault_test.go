@@ -32,7 +32,7 @@ func TestFaultStore(t *testing.T) {
 		st.fault()
 		seq := uint64(i + 1)
 		err := f.Write(&persistence.Batch{
-			Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(seq, seq, t0)}}},
+			Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(seq, seq, T0)}}},
 		})
 		if !errors.Is(err, st.writeErr) || (err == nil) != (st.writeErr == nil) {
 			t.Errorf("step %d (%s): Write = %v, want %v", i, st.name, err, st.writeErr)

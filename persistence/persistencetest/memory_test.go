@@ -35,19 +35,19 @@ func memStoredSeqs(s persistence.Store, account string) []uint64 {
 // TestMemStoreExpiry steps a fixed clock across expiry instants: state is
 // kept until the Unix second that ExpiresAt rounds up to, as in Badger.
 func TestMemStoreExpiry(t *testing.T) {
-	now := t0
+	now := T0
 	s := NewMemStore(func() int64 { return now })
 	defer s.Close()
 
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
-		{Account: "whole", Events: []persistence.Event{reserve(1, 1, t0)}, ExpiresAt: t0 + 10_000},
-		{Account: "ragged", Events: []persistence.Event{reserve(1, 1, t0)}, ExpiresAt: t0 + 10_001},
-		{Account: "never", Events: []persistence.Event{reserve(1, 1, t0)}},
-		{Account: "split", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}, ExpiresAt: t0 + 5_000},
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "whole", Events: []persistence.Event{Reserve(1, 1, T0)}, ExpiresAt: T0 + 10_000},
+		{Account: "ragged", Events: []persistence.Event{Reserve(1, 1, T0)}, ExpiresAt: T0 + 10_001},
+		{Account: "never", Events: []persistence.Event{Reserve(1, 1, T0)}},
+		{Account: "split", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}, ExpiresAt: T0 + 5_000},
 	}})
 	// A later write extends only the keys it writes.
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
-		{Account: "split", Events: []persistence.Event{reserve(2, 2, t0)}, ExpiresAt: t0 + 20_000},
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "split", Events: []persistence.Event{Reserve(2, 2, T0)}, ExpiresAt: T0 + 20_000},
 	}})
 
 	steps := []struct {
@@ -56,24 +56,24 @@ func TestMemStoreExpiry(t *testing.T) {
 		// split is what Load("split") returns
 		split persistence.Loaded
 	}{
-		{t0, []string{"never", "ragged", "split", "whole"},
-			persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}, Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 4_999, []string{"never", "ragged", "split", "whole"},
-			persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}, Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 5_000, []string{"never", "ragged", "split", "whole"}, persistence.Loaded{Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 9_999, []string{"never", "ragged", "split", "whole"}, persistence.Loaded{Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 10_000, []string{"never", "ragged", "split"}, persistence.Loaded{Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 10_999, []string{"never", "ragged", "split"}, persistence.Loaded{Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 11_000, []string{"never", "split"}, persistence.Loaded{Events: []persistence.Event{reserve(2, 2, t0)}}},
-		{t0 + 20_000, []string{"never"}, persistence.Loaded{}},
+		{T0, []string{"never", "ragged", "split", "whole"},
+			persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}, Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 4_999, []string{"never", "ragged", "split", "whole"},
+			persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}, Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 5_000, []string{"never", "ragged", "split", "whole"}, persistence.Loaded{Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 9_999, []string{"never", "ragged", "split", "whole"}, persistence.Loaded{Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 10_000, []string{"never", "ragged", "split"}, persistence.Loaded{Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 10_999, []string{"never", "ragged", "split"}, persistence.Loaded{Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 11_000, []string{"never", "split"}, persistence.Loaded{Events: []persistence.Event{Reserve(2, 2, T0)}}},
+		{T0 + 20_000, []string{"never"}, persistence.Loaded{}},
 	}
 	for i, st := range steps {
 		now = st.at
-		if got := accounts(t, s); !slices.Equal(got, st.want) {
-			t.Errorf("step %d: at t0%+d ms: Accounts = %q, want %q", i, st.at-t0, got, st.want)
+		if got := Accounts(t, s); !slices.Equal(got, st.want) {
+			t.Errorf("step %d: at T0%+d ms: Accounts = %q, want %q", i, st.at-T0, got, st.want)
 		}
-		if got := mustLoad(t, s, "split"); !equalLoaded(got, st.split) {
-			t.Errorf("step %d: at t0%+d ms: Load(split) = %+v, want %+v", i, st.at-t0, got, st.split)
+		if got := MustLoad(t, s, "split"); !EqualLoaded(got, st.split) {
+			t.Errorf("step %d: at T0%+d ms: Load(split) = %+v, want %+v", i, st.at-T0, got, st.split)
 		}
 	}
 }
