@@ -92,7 +92,7 @@ func buildError(cfg botSettings, dir layout, err error) error {
 	case errors.Is(err, app.ErrBotConfig):
 		return &usageError{err: fmt.Errorf("invalid %s: %w", cfg.tokenName, err)}
 	case errors.Is(err, app.ErrDataDirInUse):
-		return fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir.dir)
+		return fmt.Errorf("%w (%s); stop it, then try again", app.ErrDataDirInUse, dir.dir)
 	case errors.Is(err, links.ErrEncryptionKey):
 		return &keyError{fmt.Errorf("the token store in %s was written with another key than the one given: "+
 			"use the key file it was created with (a data directory the sandbox made uses %s)", dir.links(), sandboxKeyName)}

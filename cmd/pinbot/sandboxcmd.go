@@ -84,7 +84,7 @@ func runSandbox(ctx context.Context, cfg sandboxConfig) (err error) {
 func sandboxStartError(dir layout, err error) error {
 	switch {
 	case errors.Is(err, app.ErrDataDirInUse):
-		return fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir.dir)
+		return fmt.Errorf("%w (%s); stop it, then try again", app.ErrDataDirInUse, dir.dir)
 	case errors.Is(err, links.ErrEncryptionKey):
 		return fmt.Errorf("the token store in %s was not written with the sandbox's key %s (the bot may have made it with its own key); "+
 			"run the sandbox on another --data-dir: %w", dir.links(), dir.sandboxKey(), err)

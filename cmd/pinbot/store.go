@@ -17,19 +17,11 @@ import (
 // every account actor writes its snapshot.
 const shutdownTimeout = 15 * time.Second
 
-// errDataDirInUse is returned when another process holds the store's
-// directory lock.
-var errDataDirInUse = errors.New("data directory is in use by another pinbot process")
-
-// openStore opens (creating if needed) the durable Badger store in dir.
-// When another process holds the directory, the error wraps
-// errDataDirInUse.
+// openStore opens (creating if needed) the durable Badger store in dir;
+// when another process holds it, the error wraps app.ErrDataDirInUse and
+// names dir.
 func openStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
-	store, err := app.OpenStore(dir, log)
-	if errors.Is(err, app.ErrDataDirInUse) {
-		return nil, fmt.Errorf("%w (%s); stop it, then try again", errDataDirInUse, dir)
-	}
-	return store, err
+	return app.OpenStore(dir, log)
 }
 
 // shutdown closes eng, waiting at most shutdownTimeout, and then store,

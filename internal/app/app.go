@@ -139,7 +139,7 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil
 	})
 
-	store, err := openStore(cfg.EngineDir, cfg.Log)
+	store, err := OpenStore(cfg.EngineDir, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -278,10 +278,6 @@ func (a *App) purgeStates(ctx context.Context, every time.Duration, done chan<- 
 // When another process holds the directory, the error wraps
 // ErrDataDirInUse.
 func OpenStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
-	return openStore(dir, log)
-}
-
-func openStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
 	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
 	if err == nil {
 		return store, nil
