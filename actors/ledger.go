@@ -64,18 +64,16 @@ func (l *ledger) expire(now int64) {
 // forgetLapsed drops the lapsed reservations whose pins no longer count at
 // now: a Commit of one of them can no longer change any count.
 func (l *ledger) forgetLapsed(now int64) {
-	cutoff := now - l.win.width
-	keep := l.lapsed[:0]
-	for _, lp := range l.lapsed {
-		if lp.Deadline > cutoff {
-			keep = append(keep, lp)
-		}
-	}
-	clear(l.lapsed[len(keep):])
-	l.lapsed = keep
+	l.lapsed = slices.DeleteFunc(l.lapsed, func(lp persistence.Lapsed) bool { return l.lapsedGone(lp, now) })
 	if len(l.lapsed) == 0 {
 		l.lapsed = nil
 	}
+}
+
+// lapsedGone reports whether lp's pin, made at its deadline, no longer
+// counts at now.
+func (l *ledger) lapsedGone(lp persistence.Lapsed, now int64) bool {
+	return lp.Deadline <= now-l.win.width
 }
 
 // addLapsed remembers lp, keeping the list ascending by ID.
@@ -357,7 +355,7 @@ func (l *ledger) snapshot(now int64, seq uint64) persistence.Snapshot {
 func (l *ledger) lapsedAt(now int64) []persistence.Lapsed {
 	var out []persistence.Lapsed
 	for _, lp := range l.lapsed {
-		if lp.Deadline > now-l.win.width {
+		if !l.lapsedGone(lp, now) {
 			out = append(out, lp)
 		}
 	}
