@@ -83,6 +83,11 @@ type AccountWrite struct {
 	// part of an account's state (its snapshot, its first journal events)
 	// can expire while later events remain.
 	ExpiresAt int64
+	// Jobs are stored in place of the account's jobs with the same IDs,
+	// with their own expiry (Job.ExpiresAt), after DropJobs.
+	Jobs []Job
+	// DropJobs are the IDs of jobs to delete.
+	DropJobs []uint64
 }
 
 // Batch is one durable write. Each AccountWrite in it is atomic: all of it
@@ -136,6 +141,13 @@ type Store interface {
 	// superseded by a snapshot (what a crash leaves behind), in key order;
 	// fn returning an error stops the scan.
 	Journaled(fn func(account string) error) error
+	// Jobs returns the stored jobs of account, ascending by ID, those that
+	// expired left out. Corrupt jobs yield an error wrapping ErrCorrupt that
+	// names account.
+	Jobs(account string) ([]Job, error)
+	// JobAccounts calls fn for each account that has stored jobs, once, in
+	// key order; fn returning an error stops the scan.
+	JobAccounts(fn func(account string) error) error
 	// HighWater returns the stored high-water mark (0 if none).
 	HighWater() (int64, error)
 	// Anchor returns the stored clock anchor (the zero ClockAnchor if
@@ -191,7 +203,7 @@ func CheckAccount(account string) error {
 
 // Validate checks the parts of b that would corrupt a store's key space:
 // b is not nil, every account ID is valid (the error wraps
-// ErrInvalidAccount) and no event has Seq 0. Stores call it before
+// ErrInvalidAccount), no event has Seq 0 and no job ID 0. Stores call it before
 // writing anything of b.
 func (b *Batch) Validate() error {
 	if b == nil {
@@ -207,15 +219,27 @@ func (b *Batch) Validate() error {
 				return fmt.Errorf("persistence: account %q: write: event %d has seq 0", aw.Account, j)
 			}
 		}
+		for j := range aw.Jobs {
+			if aw.Jobs[j].ID == 0 {
+				return fmt.Errorf("persistence: account %q: write: job %d has id 0", aw.Account, j)
+			}
+		}
 	}
 	return nil
+}
+
+// JobExpirySecond returns the Unix second at which j's key expires:
+// ExpiresAt rounded up; 0 (never) when ExpiresAt is 0 or less.
+func JobExpirySecond(j *Job) uint64 {
+	return expirySecond(j.ExpiresAt)
 }
 
 // ExpirySecond returns the Unix second at which the keys w writes expire:
 // ExpiresAt rounded up, so that state never expires before the instant the
 // engine asked for; 0 (never) when ExpiresAt is 0 or less.
-func (w *AccountWrite) ExpirySecond() uint64 {
-	ms := w.ExpiresAt
+func (w *AccountWrite) ExpirySecond() uint64 { return expirySecond(w.ExpiresAt) }
+
+func expirySecond(ms int64) uint64 {
 	if ms <= 0 {
 		return 0
 	}

@@ -9,6 +9,7 @@ import "encoding/binary"
 //	WAL record:   "w" + record seq (8 bytes, big-endian)
 //	high-water:   "m/hw"
 //	clock anchor: "m/clock"
+//	job:          "j" + account + NUL + job ID (8 bytes, big-endian)
 
 const (
 	snapshotPrefix = 's'

@@ -146,6 +146,15 @@ func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater i
 		snapshots++
 		snapshotBytes += len(k) + len(v)
 	}
+	jobEntries, jobBytes := 0, 0
+	for i := range accounts {
+		n, size, err := writeJobs(txn, &accounts[i])
+		if err != nil {
+			return err
+		}
+		jobEntries += n
+		jobBytes += size
+	}
 	for _, rec := range u.dead {
 		if err := txn.Delete(appendWALKey(nil, rec)); err != nil {
 			return wrapTxn("delete "+walRecordName(rec), err)
@@ -167,7 +176,7 @@ func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater i
 	s.walMu.Lock()
 	s.pending, s.pendingTs = u, ts
 	s.walMu.Unlock()
-	s.wrote(entries+snapshots, bytes+snapshotBytes)
+	s.wrote(entries+snapshots+jobEntries, bytes+snapshotBytes+jobBytes)
 	return nil
 }
 

@@ -67,6 +67,10 @@
 // Clock anchor body (format 0x51): len(BootID) uvarint, BootID bytes,
 // Uptime varint, Engine varint.
 //
+// Job body (format 0x61): ID uvarint, State byte, Enqueued varint, Slot
+// uvarint, Deadline varint, Finished varint, ExpiresAt varint,
+// len(Payload) uvarint, Payload bytes, len(Result) uvarint, Result bytes.
+//
 // Differences of int64 values are computed with wrapping arithmetic, which
 // the decoder undoes with the same wrapping, so extreme values round-trip.
 package codec

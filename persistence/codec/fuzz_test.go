@@ -29,6 +29,9 @@ func FuzzDecode(f *testing.F) {
 	for _, tt := range codecWALRecords {
 		add(AppendWALRecord(nil, tt.seq, tt.entries))
 	}
+	for _, j := range codecJobs {
+		add(AppendJob(nil, &j))
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Arbitrary bytes, and the same bytes with a valid checksum appended
@@ -56,6 +59,13 @@ func FuzzDecode(f *testing.F) {
 				}
 			} else if !errors.Is(err, persistence.ErrCorrupt) {
 				t.Errorf("decodeWALRecord: %v, want ErrCorrupt", err)
+			}
+			if j, err := DecodeJob(in); err == nil {
+				if enc := AppendJob(nil, &j); !bytes.Equal(enc, in) {
+					t.Errorf("job %+v re-encodes to %x, decoded from %x", j, enc, in)
+				}
+			} else if !errors.Is(err, persistence.ErrCorrupt) {
+				t.Errorf("DecodeJob: %v, want ErrCorrupt", err)
 			}
 			if a, err := DecodeAnchor(in); err == nil {
 				if enc := AppendAnchor(nil, a); !bytes.Equal(enc, in) {

@@ -50,6 +50,7 @@ func TestStore(t *testing.T, open func(t *testing.T) persistence.Store, stored f
 		{"Concurrent", testConcurrent},
 		{"CloseWaitsForCalls", testCloseWaitsForCalls},
 	}
+	tests = append(tests, jobTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open) })
 	}

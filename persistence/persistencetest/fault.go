@@ -138,6 +138,23 @@ func (f *FaultStore) Load(account string) (persistence.Loaded, error) {
 	return f.inner.Load(account)
 }
 
+// Jobs passes the call to the inner store unless a load fault is set for
+// account (FailLoad covers an account's jobs too).
+func (f *FaultStore) Jobs(account string) ([]persistence.Job, error) {
+	f.mu.Lock()
+	err := f.loadErrs[account]
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return f.inner.Jobs(account)
+}
+
+// JobAccounts passes the call to the inner store.
+func (f *FaultStore) JobAccounts(fn func(account string) error) error {
+	return f.inner.JobAccounts(fn)
+}
+
 // Accounts passes the call to the inner store.
 func (f *FaultStore) Accounts(fn func(account string) error) error {
 	return f.inner.Accounts(fn)

@@ -43,6 +43,7 @@ type memValue struct {
 type memAccount struct {
 	snapshot *memValue
 	journal  map[uint64]memValue
+	jobs     map[uint64]memValue
 }
 
 // NewMemStore returns an empty MemStore whose expiry clock is now, in Unix
@@ -84,7 +85,7 @@ func (m *MemStore) Write(b *persistence.Batch) error {
 func (m *MemStore) apply(aw *persistence.AccountWrite, now int64) {
 	a := m.accounts[aw.Account]
 	if a == nil {
-		a = &memAccount{journal: make(map[uint64]memValue)}
+		a = &memAccount{journal: make(map[uint64]memValue), jobs: make(map[uint64]memValue)}
 		m.accounts[aw.Account] = a
 	}
 	// Forget what expired, as Badger's compaction eventually does.
@@ -92,6 +93,14 @@ func (m *MemStore) apply(aw *persistence.AccountWrite, now int64) {
 		a.snapshot = nil
 	}
 	maps.DeleteFunc(a.journal, func(_ uint64, v memValue) bool { return v.expired(now) })
+	maps.DeleteFunc(a.jobs, func(_ uint64, v memValue) bool { return v.expired(now) })
+	for _, id := range aw.DropJobs {
+		delete(a.jobs, id)
+	}
+	for i := range aw.Jobs {
+		j := &aw.Jobs[i]
+		a.jobs[j.ID] = memValue{value: codec.AppendJob(nil, j), expiresAt: persistence.JobExpirySecond(j)}
+	}
 
 	exp := aw.ExpirySecond()
 	var covered uint64 // a snapshot supersedes the events up to here
@@ -203,6 +212,59 @@ func (a *memAccount) journaled(now int64) bool {
 
 func (a *memAccount) live(now int64) bool {
 	return (a.snapshot != nil && !a.snapshot.expired(now)) || a.journaled(now)
+}
+
+// Jobs returns account's unexpired jobs, ascending by ID, as
+// badgerstore.Store.Jobs.
+func (m *MemStore) Jobs(account string) ([]persistence.Job, error) {
+	if err := persistence.CheckAccount(account); err != nil {
+		return nil, err
+	}
+	if !m.life.Enter() {
+		return nil, persistence.ErrClosed
+	}
+	defer m.life.Exit()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.accounts[account]
+	if a == nil {
+		return nil, nil
+	}
+	now := m.now()
+	var ids []uint64
+	for id, v := range a.jobs {
+		if !v.expired(now) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	jobs := make([]persistence.Job, 0, len(ids))
+	for _, id := range ids {
+		j, err := codec.DecodeJob(a.jobs[id].value)
+		if err != nil {
+			return nil, fmt.Errorf("persistence: account %q: job %d: %w", account, id, err)
+		}
+		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	return jobs, nil
+}
+
+// JobAccounts calls fn with each account that has unexpired jobs, once, in
+// byte order, as badgerstore.Store.JobAccounts.
+func (m *MemStore) JobAccounts(fn func(account string) error) error {
+	return m.each(fn, (*memAccount).hasJobs)
+}
+
+func (a *memAccount) hasJobs(now int64) bool {
+	for _, v := range a.jobs {
+		if !v.expired(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // HighWater returns the largest high-water mark written (0 if none).
