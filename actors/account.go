@@ -25,6 +25,11 @@ const (
 	opPanic   // tests only: crash the actor
 	opStop    // passivate now, as after the idle timeout
 	opIdle    // from the idle sweep: passivate if unused for IdleTimeout; no reply
+	opEnqueue
+	opJobs
+	opCancel
+	opFinish
+	opRunJobs // from the job timer: start the jobs due; no reply
 )
 
 // request is the one message type callers send to an account actor.
@@ -33,7 +38,8 @@ type request struct {
 	n     int
 	id    uint64
 	at    int64
-	reply chan response // capacity 1: the actor never blocks on it
+	job   *jobArgs      // the job requests' arguments
+	reply chan response // capacity 1: the actor never blocks on it; nil for no reply
 }
 
 type response struct {
@@ -41,6 +47,7 @@ type response struct {
 	granted  int
 	deadline int64 // of the slots granted
 	status   Status
+	jobs     *jobReply // the job requests' answers
 	err      error
 }
 
@@ -151,6 +158,14 @@ type accountActor struct {
 	replied   bool   // the request being handled has been (or will be) answered
 	appended  bool   // this incarnation wrote to the journal
 	stopping  bool
+
+	// The account's queued jobs (see jobs.go).
+	jobs    []persistence.Job // waiting and running, ascending by ID
+	done    []persistence.Job // done, kept for their owner to see, ascending by ID
+	waiting int               // how many of jobs are waiting
+	nextJob uint64            // next job ID
+	retryAt int64             // no job starts before this instant (a failed start)
+	timed   bool              // the account has an entry in the engine's job timer
 }
 
 // logger returns the engine's logger tagged with the account. It is built
@@ -210,7 +225,9 @@ func (a *accountActor) failed(m *request) {
 // it takes the duty over): callers reuse reply channels.
 func (a *accountActor) answer(m *request, r response) {
 	a.replied = true
-	m.reply <- r
+	if m.reply != nil {
+		m.reply <- r
+	}
 }
 
 func (a *accountActor) start(c actor.Context) {
@@ -229,6 +246,11 @@ func (a *accountActor) load() bool {
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
 		a.logger().Error().Err(err).Msg("cannot load account state")
+		return false
+	}
+	if err := a.loadJobs(); err != nil {
+		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
+		a.logger().Error().Err(err).Msg("cannot load account jobs")
 		return false
 	}
 	a.loadErr = nil
@@ -268,15 +290,42 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	// An incarnation that could not load is stopping; until it is gone,
 	// each request tries the store again rather than repeat a stale error.
 	if a.loadErr != nil && !a.load() {
+		if m.op == opRunJobs {
+			// Try again later: the jobs are in the store.
+			a.eng.jobs.set(a.account, a.eng.clock.Now()+jobRetry.Milliseconds())
+		}
 		a.answer(m, response{err: a.loadErr})
 		return
 	}
-	a.served++
 	now := a.eng.clock.Now()
+	if a.waiting > 0 {
+		// Jobs due go first: a request never overtakes the queue.
+		a.led.expire(now)
+		a.runDue(now)
+	}
+	if m.op == opRunJobs {
+		// Not a use of the account: lastUsed unchanged.
+		return
+	}
+	a.served++
 	a.lastUsed = now
+	if m.op >= opEnqueue {
+		a.led.expire(now)
+		a.handleJobs(m, now)
+		return
+	}
 	switch m.op {
 	case opReserve:
-		first, granted := a.led.reserve(now, m.n)
+		n := m.n
+		if a.waiting > 0 {
+			// Only the slots the waiting jobs leave free.
+			n = min(n, a.led.win.Limit()-a.led.used(now)-a.waiting)
+			if n <= 0 {
+				a.answer(m, response{status: a.status(now)})
+				return
+			}
+		}
+		first, granted := a.led.reserve(now, n)
 		st := a.status(now)
 		if granted == 0 {
 			a.answer(m, response{status: st})
@@ -320,6 +369,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 			return
 		}
 		a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: m.id}, nil)
+		a.runDue(now)
 		a.answer(m, response{status: a.status(now)})
 	case opStatus:
 		a.led.expire(now)
@@ -394,6 +444,7 @@ func (a *accountActor) status(now int64) Status {
 		Limit:    a.led.win.Limit(),
 		NextFree: time.UnixMilli(a.led.freeAt(now, 1)),
 		At:       time.UnixMilli(now),
+		Queued:   a.waiting,
 	}
 }
 

@@ -61,8 +61,14 @@ func SystemUptime() Uptime { return systemUptime }
 // ManualClock is a Clock that moves only when told; for tests and
 // simulations. The zero value reads 0. It is safe for simultaneous use.
 type ManualClock struct {
-	mu  sync.Mutex
-	now int64
+	mu      sync.Mutex
+	now     int64
+	waiters []clockWaiter
+}
+
+type clockWaiter struct {
+	at int64
+	ch chan struct{}
 }
 
 // NewManualClock returns a ManualClock reading t.
@@ -79,6 +85,7 @@ func (c *ManualClock) Now() int64 {
 func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now += d.Milliseconds()
+	c.fireLocked()
 	c.mu.Unlock()
 }
 
@@ -86,5 +93,77 @@ func (c *ManualClock) Advance(d time.Duration) {
 func (c *ManualClock) Set(t time.Time) {
 	c.mu.Lock()
 	c.now = t.UnixMilli()
+	c.fireLocked()
 	c.mu.Unlock()
+}
+
+// fireLocked closes the channels of the waiters whose instant has come.
+func (c *ManualClock) fireLocked() {
+	keep := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at <= c.now {
+			close(w.ch)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	clear(c.waiters[len(keep):])
+	c.waiters = keep
+}
+
+// wakeAt returns a channel closed once the clock reads at or later, and a
+// function that stops waiting.
+func (c *ManualClock) wakeAt(at int64) (<-chan struct{}, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	if at <= c.now {
+		close(ch)
+		return ch, func() {}
+	}
+	c.waiters = append(c.waiters, clockWaiter{at: at, ch: ch})
+	return ch, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, w := range c.waiters {
+			if w.ch == ch {
+				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// Waiters returns how many waits on the clock are armed: tests use it to
+// know that the engine is waiting for an instant before they move the
+// clock.
+func (c *ManualClock) Waiters() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters)
+}
+
+// waker is a Clock that can wake a waiter at an instant of its own:
+// ManualClock. The engine waits on other clocks with timers of the
+// runtime.
+type waker interface {
+	wakeAt(at int64) (<-chan struct{}, func())
+}
+
+// maxTimerSleep bounds one sleep of a runtime timer on the engine clock:
+// the engine clock counts time suspended and runtime timers may not, so a
+// waiter looks at the clock again at least this often.
+const maxTimerSleep = time.Minute
+
+// wakeAt returns a channel closed once clock reads at or later (or, for a
+// clock that cannot wake waiters itself, once at most maxTimerSleep has
+// passed: the caller looks at the clock again), and a stop function.
+func wakeAt(clock Clock, at int64) (<-chan struct{}, func()) {
+	if w, ok := clock.(waker); ok {
+		return w.wakeAt(at)
+	}
+	d := min(time.Duration(at-clock.Now())*time.Millisecond, maxTimerSleep)
+	ch := make(chan struct{})
+	t := time.AfterFunc(d, func() { close(ch) })
+	return ch, func() { t.Stop() }
 }

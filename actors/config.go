@@ -52,6 +52,20 @@ type Config struct {
 	// CheckpointKeep is how many of the newest journal records a
 	// checkpoint leaves alone.
 	CheckpointKeep int
+	// MaxQueue is the most jobs an account may have waiting or running
+	// (see Engine.Enqueue); 0 queues nothing.
+	MaxQueue int
+	// KeepDone is how many done jobs each account keeps for their owner
+	// to see, and KeepDoneFor for how long at most (by the wall clock,
+	// which the store's TTL follows).
+	KeepDone    int
+	KeepDoneFor time.Duration
+	// OnJob, when not nil, runs the account's queued jobs: it is called on
+	// a goroutine of its own with each job as it starts (its slot reserved
+	// durably), and with each job a previous run left running
+	// (Job.Recovered). Every job handed out must be ended with
+	// Engine.Finish. Without OnJob the engine queues nothing.
+	OnJob func(Job)
 }
 
 // DefaultConfig returns the production settings: 100 pins per 12 hours,
@@ -68,6 +82,10 @@ func DefaultConfig() Config {
 
 		CheckpointEvery: time.Minute,
 		CheckpointKeep:  4096,
+
+		MaxQueue:    1000,
+		KeepDone:    50,
+		KeepDoneFor: 7 * 24 * time.Hour,
 	}
 }
 
@@ -92,6 +110,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("actors: Config.CheckpointEvery %v is negative", c.CheckpointEvery)
 	case c.CheckpointKeep < 0:
 		return fmt.Errorf("actors: Config.CheckpointKeep %d is negative", c.CheckpointKeep)
+	case c.MaxQueue < 0:
+		return fmt.Errorf("actors: Config.MaxQueue %d is negative", c.MaxQueue)
+	case c.KeepDone < 0:
+		return fmt.Errorf("actors: Config.KeepDone %d is negative", c.KeepDone)
+	case c.KeepDoneFor < 0:
+		return fmt.Errorf("actors: Config.KeepDoneFor %v is negative", c.KeepDoneFor)
 	case c.MaxJournalBatch < 0:
 		return fmt.Errorf("actors: Config.MaxJournalBatch %d is negative", c.MaxJournalBatch)
 	}

@@ -30,6 +30,10 @@ type Status struct {
 	NextFree time.Time
 	// At is the engine time the status was taken.
 	At time.Time
+	// Queued is how many jobs wait for slots (see Engine.Enqueue). They go
+	// first: NextFree is when the next slot frees, and Reserve grants only
+	// the free slots they leave.
+	Queued int
 }
 
 // Free returns how many slots are free.
@@ -94,6 +98,13 @@ type Engine struct {
 	checkpointDone chan struct{}
 	// sweepDone is closed when the idle-sweep goroutine has stopped.
 	sweepDone chan struct{}
+	// jobs is the timer of the accounts with queued jobs; jobTimerDone is
+	// closed when its goroutine and the scan of stored jobs have stopped.
+	jobs         *jobTimer
+	jobTimerDone chan struct{}
+	// inflight holds the jobKeys of the jobs this engine handed out and
+	// that are not finished.
+	inflight sync.Map
 
 	// onStopped, when set (tests), is called after an account actor stopped.
 	onStopped func(account string)
@@ -126,6 +137,7 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 		log:         log,
 		recoverDone: make(chan struct{}),
 		closeDone:   make(chan struct{}),
+		jobs:        newJobTimer(),
 	}
 	actorLog := log.With().Str("component", "protoactor").Logger()
 	e.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
@@ -155,6 +167,24 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	}
 	e.sweepDone = make(chan struct{})
 	go e.sweeps(ctx)
+	e.jobTimerDone = make(chan struct{})
+	if cfg.OnJob != nil {
+		go func() {
+			defer close(e.jobTimerDone)
+			// Every account with stored jobs is due at once: its actor
+			// hands out again the jobs a previous run left running and
+			// sets its own next instant.
+			if err := store.JobAccounts(func(account string) error {
+				e.jobs.set(account, 0)
+				return ctx.Err()
+			}); err != nil && ctx.Err() == nil {
+				e.log.Error().Err(err).Msg("listing the accounts with queued jobs failed")
+			}
+			e.runJobTimer(ctx)
+		}()
+	} else {
+		close(e.jobTimerDone)
+	}
 	e.checkpointDone = make(chan struct{})
 	if cp, ok := store.(persistence.Checkpointer); ok && cfg.CheckpointEvery > 0 {
 		go e.checkpoints(ctx, cp)
@@ -299,6 +329,11 @@ type offsetClock struct {
 }
 
 func (c *offsetClock) Now() int64 { return c.base.Now() + c.offset }
+
+// wakeAt waits on the base clock, when it can wake waiters itself.
+func (c *offsetClock) wakeAt(at int64) (<-chan struct{}, func()) {
+	return wakeAt(c.base, at-c.offset)
+}
 
 // Now returns the engine time.
 func (e *Engine) Now() time.Time { return time.UnixMilli(e.clock.Now()) }
@@ -519,7 +554,7 @@ func (e *Engine) close(ctx context.Context) error {
 			return false
 		}
 	}
-	if wait(e.recoverDone) && wait(e.checkpointDone) && wait(e.sweepDone) {
+	if wait(e.recoverDone) && wait(e.checkpointDone) && wait(e.sweepDone) && wait(e.jobTimerDone) {
 		for _, done := range e.reg.stopAll() {
 			if !wait(done) {
 				break

@@ -21,6 +21,11 @@ var (
 	ErrInvalidAccount = errors.New("actors: invalid account id")
 	// ErrInvalidCount is returned by Reserve for n outside [1, MaxBatch].
 	ErrInvalidCount = errors.New("actors: reserve count out of range")
+	// ErrNoJobHandler is returned by Enqueue when the engine has no
+	// Config.OnJob to run jobs.
+	ErrNoJobHandler = errors.New("actors: no job handler configured")
+	// ErrUnknownJob is returned by Finish for a job that is not running.
+	ErrUnknownJob = errors.New("actors: job not running")
 	// ErrActorFailed is returned to a request whose handling crashed the
 	// account actor; supervision restarts the actor from its stored state.
 	ErrActorFailed = errors.New("actors: account actor failed")

@@ -1,0 +1,450 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// The states of a queued job.
+const (
+	JobWaiting = persistence.JobWaiting
+	JobRunning = persistence.JobRunning
+	JobDone    = persistence.JobDone
+)
+
+// Job is one unit of delayed work of an account: something its limit
+// refused, queued until a slot frees (see Engine.Enqueue). The engine
+// treats Payload and Result as opaque bytes.
+type Job struct {
+	Account  string
+	ID       uint64
+	State    persistence.JobState
+	Enqueued time.Time
+	// Due is when a waiting job will start, as computed when the answer
+	// was made: the instant enough slots free for it and every job ahead
+	// of it, counting each unresolved reservation as a pin made at the end
+	// of its lease. Exact for the jobs the current window decides (the
+	// first Limit waiting); later ones assume each job ahead pins at its
+	// start. It moves earlier when a reservation is released or a job
+	// ahead is canceled, later when a hold comes or a job ahead pins late.
+	Due time.Time
+	// Slot is the reservation a running or done job took.
+	Slot Reservation
+	// Recovered is set on a running job handed out again by a new engine:
+	// the engine that started it stopped before it finished, so whether
+	// its work was done is unknown. It must not be done again: finish it
+	// with Outcome.Unknown.
+	Recovered bool
+	Finished  time.Time // done jobs
+	Payload   []byte
+	Result    []byte // done jobs
+}
+
+// Queued is the answer to Enqueue.
+type Queued struct {
+	// Jobs are the jobs queued, in order; a job whose slot was free at
+	// once is already running.
+	Jobs []Job
+	// Refused is how many of the payloads were not queued because the
+	// account's queue was full (Config.MaxQueue).
+	Refused int
+	Status  Status
+}
+
+// Outcome is what became of a running job's work, given to Finish.
+type Outcome struct {
+	// Done says the work happened at At (engine time, no earlier than
+	// the moment its success was known): the slot is committed at At.
+	Done bool
+	At   time.Time
+	// Unknown says the work may have happened: the slot is left to count
+	// as a pin made at the end of its lease. When neither Done nor
+	// Unknown is set, the work surely did not happen and the slot is
+	// released.
+	Unknown bool
+	// Result is kept with the done job for its owner to see.
+	Result []byte
+}
+
+// jobRetry is how long the engine waits before it tries again to start a
+// job whose journal write failed.
+const jobRetry = time.Second
+
+// jobArgs carries the arguments of the job requests.
+type jobArgs struct {
+	payloads [][]byte
+	ids      []uint64 // opCancel: the jobs to cancel; nil for every waiting one
+	slot     uint64   // opFinish
+	outcome  Outcome
+}
+
+// jobReply carries the answers of the job requests.
+type jobReply struct {
+	jobs    []Job
+	refused int
+}
+
+// Enqueue queues one job per payload on account, behind the jobs already
+// waiting, and returns them with their start times. Each job runs at most
+// once, in queue order, at the instant a slot is free for it: the engine
+// reserves the slot and the job's start durably in one write, then hands
+// the job to Config.OnJob, which must end it with Finish. While jobs wait,
+// Reserve grants only the slots they leave free: a later request never
+// overtakes the queue, so the start times given stay true.
+//
+// Payloads beyond the room left in the account's queue (Config.MaxQueue
+// jobs waiting or running) are refused, and counted in Queued.Refused. The
+// jobs are durable when Enqueue returns; if the journal cannot write,
+// nothing is queued and the error wraps ErrUnavailable. Enqueue fails with
+// ErrNoJobHandler when the engine has no Config.OnJob.
+func (e *Engine) Enqueue(ctx context.Context, account string, payloads [][]byte) (Queued, error) {
+	if e.cfg.OnJob == nil {
+		return Queued{}, ErrNoJobHandler
+	}
+	resp, err := e.call(ctx, account, request{op: opEnqueue, job: &jobArgs{payloads: payloads}})
+	q := Queued{Status: resp.status}
+	if resp.jobs != nil {
+		q.Jobs, q.Refused = resp.jobs.jobs, resp.jobs.refused
+	}
+	return q, err
+}
+
+// Jobs returns account's jobs: running ones, waiting ones with their start
+// times, then the done ones kept (Config.KeepDone), each group in queue
+// order, and the account's status.
+func (e *Engine) Jobs(ctx context.Context, account string) ([]Job, Status, error) {
+	resp, err := e.call(ctx, account, request{op: opJobs})
+	if resp.jobs == nil {
+		return nil, resp.status, err
+	}
+	return resp.jobs.jobs, resp.status, err
+}
+
+// Cancel removes waiting jobs of account: those of ids, or every waiting
+// job when ids is nil. Running and done jobs and unknown IDs are left
+// alone. It returns the jobs removed, once their removal is durable.
+func (e *Engine) Cancel(ctx context.Context, account string, ids []uint64) ([]Job, Status, error) {
+	if ids != nil && len(ids) == 0 {
+		return nil, Status{}, nil
+	}
+	resp, err := e.call(ctx, account, request{op: opCancel, job: &jobArgs{ids: ids}})
+	if resp.jobs == nil {
+		return nil, resp.status, err
+	}
+	return resp.jobs.jobs, resp.status, err
+}
+
+// Finish ends running job j with outcome o: its slot is committed,
+// released or left to lapse (see Outcome), and the job is kept as done
+// with o.Result. It returns once that is durable. It fails with
+// ErrUnknownJob when j is not running.
+func (e *Engine) Finish(ctx context.Context, j Job, o Outcome) (Status, error) {
+	resp, err := e.call(ctx, j.Account, request{op: opFinish, id: j.ID, job: &jobArgs{slot: j.Slot.ID, outcome: o}})
+	if err == nil || errors.Is(err, ErrUnknownJob) {
+		e.inflight.Delete(jobKey{j.Account, j.ID})
+	}
+	return resp.status, err
+}
+
+// QueuedAccounts returns how many accounts have jobs waiting for the
+// engine's timer.
+func (e *Engine) QueuedAccounts() int { return e.jobs.len() }
+
+// jobKey names a job handed out by this engine.
+type jobKey struct {
+	account string
+	id      uint64
+}
+
+// handOut gives job j to Config.OnJob on a goroutine of its own.
+func (e *Engine) handOut(account string, j persistence.Job, recovered bool) {
+	e.inflight.Store(jobKey{account, j.ID}, struct{}{})
+	pj := e.publicJob(account, j)
+	pj.Recovered = recovered
+	go e.cfg.OnJob(pj)
+}
+
+// publicJob converts a stored job.
+func (e *Engine) publicJob(account string, j persistence.Job) Job {
+	pj := Job{
+		Account:  account,
+		ID:       j.ID,
+		State:    j.State,
+		Enqueued: time.UnixMilli(j.Enqueued),
+		Payload:  j.Payload,
+		Result:   j.Result,
+	}
+	if j.Slot != 0 {
+		pj.Slot = Reservation{Account: account, ID: j.Slot, Deadline: time.UnixMilli(j.Deadline)}
+	}
+	if j.State == JobDone {
+		pj.Finished = time.UnixMilli(j.Finished)
+	}
+	return pj
+}
+
+// loadJobs reads the account's jobs into the actor, and hands out again the
+// running ones that no goroutine of this engine holds: a previous engine
+// started them and stopped before they finished.
+func (a *accountActor) loadJobs() error {
+	stored, err := a.eng.store.Jobs(a.account)
+	if err != nil {
+		return err
+	}
+	a.jobs, a.done, a.waiting = nil, nil, 0
+	for _, j := range stored {
+		a.nextJob = max(a.nextJob, j.ID+1)
+		switch j.State {
+		case JobDone:
+			a.done = append(a.done, j)
+		case JobWaiting:
+			a.waiting++
+			a.jobs = append(a.jobs, j)
+		default:
+			a.jobs = append(a.jobs, j)
+		}
+	}
+	if a.eng.cfg.OnJob != nil {
+		for _, j := range a.jobs {
+			if _, held := a.eng.inflight.Load(jobKey{a.account, j.ID}); j.State == JobRunning && !held {
+				a.logger().Warn().Uint64("job", j.ID).Msg("job was running when the engine stopped; its outcome is unknown")
+				a.eng.handOut(a.account, j, true)
+			}
+		}
+	}
+	return nil
+}
+
+// writeJobs journals ev (if not nil), jobs and drops in one write and
+// waits until it is durable. It attaches no snapshot: a snapshot of a
+// write that fails would claim events folded in that are not stored.
+func (a *accountActor) writeJobs(now int64, ev *persistence.Event, jobs []persistence.Job, drops []uint64) error {
+	w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now), Jobs: jobs, DropJobs: drops}
+	if ev != nil {
+		a.seq++
+		ev.Seq = a.seq
+		a.sinceSnap++
+		w.Events = []persistence.Event{*ev}
+	}
+	a.appended = true
+	done := make(chan error, 1)
+	a.eng.journal.Append(w, now, func(err error) { done <- err })
+	if err := <-done; err != nil {
+		return fmt.Errorf("actors: account %q: %w: %w", a.account, ErrUnavailable, err)
+	}
+	return nil
+}
+
+// runDue starts the waiting jobs whose slots are free at now, in queue
+// order: each takes a reservation, and the reservation and the job's start
+// are written in one durable write before the job is handed out. Then it
+// sets the account's next instant in the engine's timer.
+func (a *accountActor) runDue(now int64) {
+	for a.waiting > 0 && a.eng.cfg.OnJob != nil && now >= a.retryAt {
+		i := slices.IndexFunc(a.jobs, func(j persistence.Job) bool { return j.State == JobWaiting })
+		first, granted := a.led.reserve(now, 1)
+		if granted == 0 {
+			break
+		}
+		j := a.jobs[i]
+		j.State, j.Slot, j.Deadline = JobRunning, first, now+a.led.lease
+		ev := persistence.Event{Kind: persistence.EventReserve, ID: first, Count: 1, At: now, Deadline: j.Deadline}
+		if err := a.writeJobs(now, &ev, []persistence.Job{j}, nil); err != nil {
+			// Told no one: give the slot back (the write may have landed
+			// all the same; the release supersedes it) and try later.
+			a.led.release(now, first)
+			a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: first}, nil)
+			a.retryAt = now + jobRetry.Milliseconds()
+			a.logger().Error().Err(err).Uint64("job", j.ID).Msg("starting a queued job failed; trying again shortly")
+			break
+		}
+		a.jobs[i] = j
+		a.waiting--
+		a.eng.handOut(a.account, j, false)
+	}
+	a.schedule(now)
+}
+
+// schedule sets the account's entry in the engine's timer: the instant its
+// first waiting job is due, or none.
+func (a *accountActor) schedule(now int64) {
+	if a.waiting == 0 || a.eng.cfg.OnJob == nil {
+		if a.timed {
+			a.eng.jobs.set(a.account, Never)
+			a.timed = false
+		}
+		return
+	}
+	at := max(a.led.freeAt(now, 1), a.retryAt)
+	a.eng.jobs.set(a.account, at)
+	a.timed = true
+}
+
+// startTimes returns the start instants of the account's waiting jobs, in
+// queue order (see Job.Due).
+func (a *accountActor) startTimes(now int64) []int64 {
+	out := make([]int64, a.waiting)
+	limit := a.led.win.Limit()
+	for k := range out {
+		if k < limit {
+			out[k] = max(a.led.freeAt(now, k+1), now, a.retryAt)
+		} else {
+			out[k] = out[k-limit] + a.led.win.width
+		}
+	}
+	return out
+}
+
+// jobList returns the account's jobs as Jobs returns them.
+func (a *accountActor) jobList(now int64) []Job {
+	out := make([]Job, 0, len(a.jobs)+len(a.done))
+	due := a.startTimes(now)
+	k := 0
+	for _, j := range a.jobs {
+		if j.State == JobRunning {
+			out = append(out, a.eng.publicJob(a.account, j))
+		}
+	}
+	for _, j := range a.jobs {
+		if j.State == JobWaiting {
+			pj := a.eng.publicJob(a.account, j)
+			pj.Due = time.UnixMilli(due[k])
+			k++
+			out = append(out, pj)
+		}
+	}
+	for _, j := range a.done {
+		out = append(out, a.eng.publicJob(a.account, j))
+	}
+	return out
+}
+
+// handleJobs serves the job requests.
+func (a *accountActor) handleJobs(m *request, now int64) {
+	switch m.op {
+	case opEnqueue:
+		a.enqueue(m, now)
+	case opJobs:
+		a.answer(m, response{status: a.status(now), jobs: &jobReply{jobs: a.jobList(now)}})
+	case opCancel:
+		a.cancel(m, now)
+	case opFinish:
+		a.finish(m, now)
+	}
+}
+
+func (a *accountActor) enqueue(m *request, now int64) {
+	payloads := m.job.payloads
+	room := max(a.eng.cfg.MaxQueue-len(a.jobs), 0)
+	k := min(len(payloads), room)
+	refused := len(payloads) - k
+	if k == 0 {
+		a.answer(m, response{status: a.status(now), jobs: &jobReply{refused: refused}})
+		return
+	}
+	a.nextJob = max(a.nextJob, uint64(now)<<10)
+	added := make([]persistence.Job, k)
+	for i := range added {
+		added[i] = persistence.Job{ID: a.nextJob + uint64(i), State: JobWaiting, Enqueued: now, Payload: slices.Clone(payloads[i])}
+	}
+	if err := a.writeJobs(now, nil, added, nil); err != nil {
+		a.logger().Error().Err(err).Int("jobs", k).Msg("queueing jobs failed")
+		a.answer(m, response{status: a.status(now), err: err})
+		return
+	}
+	a.nextJob += uint64(k)
+	a.jobs = append(a.jobs, added...)
+	a.waiting += k
+	a.runDue(now)
+	first := added[0].ID
+	var out []Job
+	for _, j := range a.jobList(now) {
+		if j.ID >= first && j.State != JobDone {
+			out = append(out, j)
+		}
+	}
+	a.answer(m, response{status: a.status(now), jobs: &jobReply{jobs: out, refused: refused}})
+}
+
+func (a *accountActor) cancel(m *request, now int64) {
+	var drops []uint64
+	for _, j := range a.jobs {
+		if j.State == JobWaiting && (m.job.ids == nil || slices.Contains(m.job.ids, j.ID)) {
+			drops = append(drops, j.ID)
+		}
+	}
+	if len(drops) == 0 {
+		a.answer(m, response{status: a.status(now), jobs: &jobReply{}})
+		return
+	}
+	if err := a.writeJobs(now, nil, nil, drops); err != nil {
+		a.answer(m, response{status: a.status(now), err: err})
+		return
+	}
+	var canceled []Job
+	keep := a.jobs[:0]
+	for _, j := range a.jobs {
+		if j.State == JobWaiting && slices.Contains(drops, j.ID) {
+			canceled = append(canceled, a.eng.publicJob(a.account, j))
+			a.waiting--
+			continue
+		}
+		keep = append(keep, j)
+	}
+	clear(a.jobs[len(keep):])
+	a.jobs = keep
+	a.schedule(now)
+	a.answer(m, response{status: a.status(now), jobs: &jobReply{jobs: canceled}})
+}
+
+func (a *accountActor) finish(m *request, now int64) {
+	i := slices.IndexFunc(a.jobs, func(j persistence.Job) bool { return j.ID == m.id })
+	if i < 0 || a.jobs[i].State != JobRunning || a.jobs[i].Slot != m.job.slot {
+		a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: job %d: %w", a.account, m.id, ErrUnknownJob)})
+		return
+	}
+	j := a.jobs[i]
+	o := m.job.outcome
+	var ev *persistence.Event
+	switch {
+	case o.Done:
+		if t, _, ok := a.led.commit(now, j.Slot, o.At.UnixMilli()); ok {
+			ev = &persistence.Event{Kind: persistence.EventCommit, ID: j.Slot, At: t}
+		}
+	case o.Unknown:
+		// The slot stays pending and counts as a pin made at its deadline.
+	default:
+		if a.led.release(now, j.Slot) {
+			ev = &persistence.Event{Kind: persistence.EventRelease, ID: j.Slot}
+		}
+	}
+	j.State, j.Finished, j.Result = JobDone, now, slices.Clone(o.Result)
+	j.Payload = nil
+	j.ExpiresAt = a.eng.wall() + a.eng.cfg.KeepDoneFor.Milliseconds()
+	a.jobs = slices.Delete(a.jobs, i, i+1)
+	a.done = append(a.done, j)
+	var drops []uint64
+	if over := len(a.done) - a.eng.cfg.KeepDone; over > 0 {
+		for _, d := range a.done[:over] {
+			drops = append(drops, d.ID)
+		}
+		a.done = slices.Delete(a.done, 0, over)
+	}
+	var store []persistence.Job
+	if a.eng.cfg.KeepDone > 0 {
+		store = []persistence.Job{j}
+	}
+	err := a.writeJobs(now, ev, store, drops)
+	if err != nil {
+		// In memory the job is done; a restart before another write of it
+		// finds it running and hands it out as recovered: never run again.
+		a.logger().Error().Err(err).Uint64("job", j.ID).Msg("recording a finished job failed")
+	}
+	a.runDue(now)
+	a.answer(m, response{status: a.status(now), err: err})
+}
