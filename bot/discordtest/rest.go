@@ -333,6 +333,7 @@ func buildRoutes() []route {
 		{RouteGetGuildChannels, true, (*Server).handleGetGuildChannels},
 		{RouteGetRoles, true, (*Server).handleGetRoles},
 		{RouteGetMember, true, (*Server).handleGetMember},
+		{RouteCreateDM, true, (*Server).handleCreateDM},
 	}
 	out := make([]route, 0, len(table))
 	for _, t := range table {

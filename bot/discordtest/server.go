@@ -197,6 +197,7 @@ type Server struct {
 	app     appState
 	gw      gatewayState
 	rest    restState
+	dms     dmState
 	inters  map[snowflake.ID]*interaction
 	byToken map[string]*interaction
 	dupAcks int
