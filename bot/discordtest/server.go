@@ -100,6 +100,8 @@ type config struct {
 	appFlags          discord.ApplicationFlags
 	rateLimit         int
 	rateLimitWindow   time.Duration
+	channelLimit      int
+	channelWindow     time.Duration
 	logger            zerolog.Logger
 }
 
@@ -198,6 +200,7 @@ type Server struct {
 	gw      gatewayState
 	rest    restState
 	dms     dmState
+	chlog   channelLimitState
 	inters  map[snowflake.ID]*interaction
 	byToken map[string]*interaction
 	dupAcks int
