@@ -156,7 +156,10 @@
 //
 // Every answer carries X-RateLimit-Limit, -Remaining, -Reset, -Reset-After
 // and -Bucket for its route and major parameter (WithRateLimit); they are
-// advisory. Inject makes the next n requests matching a route answer 429
+// advisory, except that WithChannelRateLimit makes POST
+// /channels/{id}/messages enforce Discord's per-channel limit
+// (ChannelMessageLimit per ChannelMessageWindow, a sliding log), answering
+// 429 with retry_after as Discord does. Inject makes the next n requests matching a route answer 429
 // (per route or global, with retry_after, Retry-After, X-RateLimit-Global
 // and X-RateLimit-Scope), 403, 404, 5xx, or wait (Delay, Hold) before or
 // after taking effect. Requests and WaitRequests list what arrived.
