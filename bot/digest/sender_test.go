@@ -424,3 +424,51 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidMessageDropped: a message Discord refuses as such (400) is
+// dropped with a log line; the digest's other messages still go.
+func TestInvalidMessageDropped(t *testing.T) {
+	h := newHarness(t, Config{})
+	alice := h.member("alice")
+	if err := h.srv.Inject(discordtest.RouteCreateMessage, 1, discordtest.Fault{Status: 400, Code: 50035}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		h.s.Add(alice, 0, fmt.Sprintf("%02d %s", i, strings.Repeat("x", 100)))
+	}
+	h.runUntil(h.idle)
+	dms := contents(h.srv.DMs(alice))
+	if len(dms) != 1 || strings.HasPrefix(dms[0], DefaultHeader) {
+		t.Errorf("DMs %q, want the second message only", dms)
+	}
+	if st := h.s.Stats(); st.DroppedMessages != 1 || st.Messages != 1 || st.Retries != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, "Discord refused a digest message") {
+		t.Errorf("no log line for the refused message:\n%s", logs)
+	}
+}
+
+// TestDMChannelRefusedFallsBack: a DM channel that answers 404 (Unknown
+// Channel) sends this digest to the fallback channel and is opened again
+// for the next one; the user's DMs are not taken for closed.
+func TestDMChannelRefusedFallsBack(t *testing.T) {
+	h := newHarness(t, Config{})
+	alice := h.member("alice")
+	if err := h.srv.Inject(discordtest.RouteCreateMessage, 1, discordtest.Fault{Status: 404, Code: 10003}); err != nil {
+		t.Fatal(err)
+	}
+	h.s.Add(alice, h.general.ID, "one")
+	h.runUntil(h.idle)
+	if n := len(h.srv.Messages(h.general.ID)); n != 1 {
+		t.Fatalf("%d fallback messages, want 1", n)
+	}
+	h.s.Add(alice, h.general.ID, "two")
+	h.runUntil(h.idle)
+	if got := contents(h.srv.DMs(alice)); !slices.Equal(got, []string{"Queued pins that ran:\ntwo"}) {
+		t.Errorf("DMs %q", got)
+	}
+	if n := len(h.requests(discordtest.RouteCreateDM, "")); n != 2 {
+		t.Errorf("%d DM channels opened, want 2 (the refused one forgotten)", n)
+	}
+}
