@@ -53,9 +53,10 @@ type harness struct {
 	general discordtest.Channel
 }
 
-// newHarness starts a stand-in and a Sender with cfg; Close runs at the
-// test's end if the test did not call it.
-func newHarness(t *testing.T, cfg Config) *harness {
+// newHarness starts a stand-in and a Sender with cfg, whose REST client
+// takes opts after the harness's own; Close runs at the test's end if the
+// test did not call it.
+func newHarness(t *testing.T, cfg Config, opts ...rest.ClientConfigOpt) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: scheduletest.NewClock(t0), logs: &logBuffer{}}
 	h.srv = discordtest.NewServer(
@@ -66,11 +67,11 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	// disgo's own rate limiter would wait out X-RateLimit-Reset-After in
 	// real time; the Sender's schedule is what is under test, and a 429
 	// reaches it at once.
-	h.api = rest.New(rest.NewClient(h.srv.Token(),
+	h.api = rest.New(rest.NewClient(h.srv.Token(), append([]rest.ClientConfigOpt{
 		rest.WithURL(h.srv.APIURL()),
 		rest.WithRateLimiter(rest.NewNoopRateLimiter()),
 		rest.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	))
+	}, opts...)...))
 	var err error
 	if h.guild, err = h.srv.AddGuild(discordtest.Guild{}); err != nil {
 		t.Fatal(err)

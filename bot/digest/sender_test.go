@@ -13,9 +13,11 @@ import (
 
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/snowflake/v2"
+	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors/schedule"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 // TestGatherIntoOneDigest: lines arriving within the gathering delay of
@@ -470,5 +472,23 @@ func TestDMChannelRefusedFallsBack(t *testing.T) {
 	}
 	if n := len(h.requests(discordtest.RouteCreateDM, "")); n != 2 {
 		t.Errorf("%d DM channels opened, want 2 (the refused one forgotten)", n)
+	}
+}
+
+// TestBotRESTClient: the bot's own REST client (its HTTP client and rate
+// limiter, bot/internal/discordio) opens DMs, meets closed ones and falls
+// back as the harness's does.
+func TestBotRESTClient(t *testing.T) {
+	h := newHarness(t, Config{}, discordio.RESTClientOpts(zerolog.Nop())...)
+	alice, bob := h.member("alice"), h.member("bob")
+	h.srv.SetDMsOpen(bob, false)
+	h.s.Add(alice, h.general.ID, "for alice")
+	h.s.Add(bob, h.general.ID, "for bob")
+	h.runUntil(h.idle)
+	if got := contents(h.srv.DMs(alice)); !slices.Equal(got, []string{"Queued pins that ran:\nfor alice"}) {
+		t.Errorf("alice's DMs %q", got)
+	}
+	if got := contents(h.srv.Messages(h.general.ID)); !slices.Equal(got, []string{fallbackPrefix(bob) + "Queued pins that ran:\nfor bob"}) {
+		t.Errorf("fallback channel %q", got)
 	}
 }
