@@ -52,8 +52,9 @@
 // through the scheduler again, at most Config.Attempts tries in all;
 // then the rest of the digest is dropped with a log line. With the bot's
 // REST client, disgo and the bot's rate limiter (bot/internal/discordio)
-// already wait out a 429 and retry it; the Sender sees a 429 only when
-// those retries ran out.
+// already wait out a 429 and retry it within the request's timeout; the
+// Sender sees a 429 only when those retries ran out, and a wait beyond
+// the timeout as a failed request.
 //
 // # Memory
 //
