@@ -138,19 +138,28 @@
 // guild; the interaction callback and webhook routes; GET /channels/{id},
 // GET /channels/{id}/messages/{id}, POST /channels/{id}/messages; GET
 // /guilds/{id}, /guilds/{id}/channels, /guilds/{id}/roles and
-// /guilds/{id}/members/{user}. Bot routes check the Authorization header
-// (401). Errors carry Discord's JSON codes: 10003 Unknown Channel, 10004
-// Unknown Guild, 10007 Unknown Member, 10008 Unknown Message, 10013 Unknown
-// User, 50001 Missing Access (the bot cannot view the channel or lacks
-// READ_MESSAGE_HISTORY), 50013 Missing Permissions, 50006 empty message,
-// 50035 invalid form body, 50109 invalid JSON. Without the message content
+// /guilds/{id}/members/{user}; POST /users/@me/channels, which opens the
+// bot's DM channel with a user (the same one every time), to which POST
+// /channels/{id}/messages then sends. Bot routes check the Authorization
+// header (401). Errors carry Discord's JSON codes: 10003 Unknown Channel,
+// 10004 Unknown Guild, 10007 Unknown Member, 10008 Unknown Message, 10013
+// Unknown User, 50001 Missing Access (the bot cannot view the channel or
+// lacks READ_MESSAGE_HISTORY), 50013 Missing Permissions, 50006 empty
+// message, 50007 Cannot send messages to this user (a DM to a user who
+// closed them, see SetDMsOpen), 50033 Invalid Recipient(s), 50035 invalid
+// form body, 50109 invalid JSON. Messages the bot sends keep the
+// allowed_mentions they carried; Messages, DMs and DMChannel read them
+// back. Without the message content
 // intent enabled for the application (WithApplicationFlags) fetched
 // messages lose content, attachments, embeds and components unless the
 // bot wrote or is mentioned in them.
 //
 // Every answer carries X-RateLimit-Limit, -Remaining, -Reset, -Reset-After
 // and -Bucket for its route and major parameter (WithRateLimit); they are
-// advisory. Inject makes the next n requests matching a route answer 429
+// advisory, except that WithChannelRateLimit makes POST
+// /channels/{id}/messages enforce Discord's per-channel limit
+// (ChannelMessageLimit per ChannelMessageWindow, a sliding log), answering
+// 429 with retry_after as Discord does. Inject makes the next n requests matching a route answer 429
 // (per route or global, with retry_after, Retry-After, X-RateLimit-Global
 // and X-RateLimit-Scope), 403, 404, 5xx, or wait (Delay, Hold) before or
 // after taking effect. Requests and WaitRequests list what arrived.

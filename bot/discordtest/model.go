@@ -189,6 +189,9 @@ type Message struct {
 	Mentions []snowflake.ID
 	// Flags are the message flags.
 	Flags discord.MessageFlags
+	// AllowedMentions is the allowed_mentions a message the bot sent over
+	// REST carried (POST /channels/{id}/messages), nil when absent.
+	AllowedMentions *discord.AllowedMentions
 	// Timestamp defaults to the time encoded in the ID.
 	Timestamp time.Time
 	// EditedAt is set when the message was edited.
@@ -563,6 +566,7 @@ func cloneMessage(m *Message) Message {
 	c.Embeds = slices.Clone(m.Embeds)
 	c.Mentions = slices.Clone(m.Mentions)
 	c.Components = slices.Clone(m.Components)
+	c.AllowedMentions = cloneAllowedMentions(m.AllowedMentions)
 	return c
 }
 

@@ -333,6 +333,7 @@ func buildRoutes() []route {
 		{RouteGetGuildChannels, true, (*Server).handleGetGuildChannels},
 		{RouteGetRoles, true, (*Server).handleGetRoles},
 		{RouteGetMember, true, (*Server).handleGetMember},
+		{RouteCreateDM, true, (*Server).handleCreateDM},
 	}
 	out := make([]route, 0, len(table))
 	for _, t := range table {
@@ -413,9 +414,15 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	now := s.cfg.clock()
+	if rs, h, limited := s.channelLimitLocked(rt, params, now); limited {
+		s.mu.Unlock()
+		s.finishREST(w, idx, rs, h, false)
+		return
+	}
 	rq := &restRequest{r: r, params: params, body: body, query: r.URL.Query(), now: now}
 	rs := rt.handle(s, rq)
 	h := s.rateLimitHeadersLocked(rt, params, now)
+	s.channelLimitHeadersLocked(rt, params, now, h)
 	s.notifyLocked()
 	s.mu.Unlock()
 

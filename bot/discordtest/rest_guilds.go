@@ -34,6 +34,10 @@ func (s *Server) botChannelLocked(raw string) (*Channel, *guildState, discord.Pe
 }
 
 func (s *Server) handleGetChannel(rq *restRequest) restResponse {
+	if _, ok := s.dmRecipientLocked(rq.params["channel.id"]); ok {
+		id, _ := snowflake.Parse(rq.params["channel.id"])
+		return okJSON(s.wireDMChannelLocked(id))
+	}
 	ch, _, _, errRs := s.botChannelLocked(rq.params["channel.id"])
 	if errRs != nil {
 		return *errRs
@@ -65,7 +69,12 @@ func (s *Server) handleGetMessage(rq *restRequest) restResponse {
 
 // handleCreateMessage answers POST /channels/{c}/messages. The bot needs
 // SEND_MESSAGES (SEND_MESSAGES_IN_THREADS in threads), else 403 (50013).
+// DM channels are handled by handleCreateDMMessage.
 func (s *Server) handleCreateMessage(rq *restRequest) restResponse {
+	if user, ok := s.dmRecipientLocked(rq.params["channel.id"]); ok {
+		id, _ := snowflake.Parse(rq.params["channel.id"])
+		return s.handleCreateDMMessage(rq, id, user)
+	}
 	ch, _, perms, errRs := s.botChannelLocked(rq.params["channel.id"])
 	if errRs != nil {
 		return *errRs
@@ -98,6 +107,7 @@ func (s *Server) handleCreateMessage(rq *restRequest) restResponse {
 	if p.Flags != nil {
 		m.Flags = *p.Flags & (discord.MessageFlagSuppressEmbeds | discord.MessageFlagSuppressNotifications | discord.MessageFlagIsComponentsV2)
 	}
+	m.AllowedMentions = cloneAllowedMentions(p.AllowedMentions)
 	m.Attachments = filesToAttachments(files)
 	if errRs := checkMessage(m, len(p.Poll) > 0 && string(p.Poll) != "null"); errRs != nil {
 		return *errRs

@@ -27,6 +27,9 @@ type messagePayload struct {
 	Title       string                `json:"title"`
 	CustomID    string                `json:"custom_id"`
 	Choices     *[]Choice             `json:"choices"`
+
+	// AllowedMentions is kept only for POST /channels/{id}/messages.
+	AllowedMentions *discord.AllowedMentions `json:"allowed_mentions"`
 }
 
 // data returns the recorded form of a payload.

@@ -100,6 +100,8 @@ type config struct {
 	appFlags          discord.ApplicationFlags
 	rateLimit         int
 	rateLimitWindow   time.Duration
+	channelLimit      int
+	channelWindow     time.Duration
 	logger            zerolog.Logger
 }
 
@@ -161,7 +163,8 @@ func WithApplicationFlags(flags discord.ApplicationFlags) Option {
 
 // WithRateLimit sets the per-bucket limit and window advertised in the
 // X-RateLimit headers. The stand-in reports them but only answers 429 when
-// told to (see Server.Inject). Defaults to 50 requests per second.
+// told to (see Server.Inject and WithChannelRateLimit). Defaults to 50
+// requests per second.
 func WithRateLimit(limit int, window time.Duration) Option {
 	return func(c *config) {
 		c.rateLimit = limit
@@ -197,6 +200,8 @@ type Server struct {
 	app     appState
 	gw      gatewayState
 	rest    restState
+	dms     dmState
+	chlog   channelLimitState
 	inters  map[snowflake.ID]*interaction
 	byToken map[string]*interaction
 	dupAcks int
