@@ -1,0 +1,85 @@
+package bot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/disgoorg/snowflake/v2"
+)
+
+// queuedPin is the payload of a queued pin: which picture of which message
+// to pin, for whom, where. It never holds the picture's URL: Discord's
+// attachment URLs are signed and expire, so the message is fetched again
+// when the pin runs.
+type queuedPin struct {
+	Guild   snowflake.ID `json:"g"`
+	Channel snowflake.ID `json:"c"`
+	Message snowflake.ID `json:"m"`
+	// Image is the picture's position among the message's pictures,
+	// counting from 1, and Images how many it had when queued.
+	Image  int          `json:"i"`
+	Images int          `json:"n"`
+	User   snowflake.ID `json:"u"` // who queued it
+	// From is the channel /pin ran in: where results go when the user's
+	// direct messages are closed.
+	From      snowflake.ID `json:"f"`
+	Board     string       `json:"b"`
+	BoardName string       `json:"bn,omitempty"`
+}
+
+func (q queuedPin) encode() []byte {
+	b, err := json.Marshal(q)
+	if err != nil {
+		panic(err) // a struct of IDs, ints and strings always encodes
+	}
+	return b
+}
+
+func decodeQueuedPin(b []byte) (queuedPin, error) {
+	var q queuedPin
+	if err := json.Unmarshal(b, &q); err != nil {
+		return queuedPin{}, fmt.Errorf("queued pin: %w", err)
+	}
+	if q.Channel == 0 || q.Message == 0 || q.Image < 1 || q.User == 0 || q.Board == "" {
+		return queuedPin{}, errors.New("queued pin: missing fields")
+	}
+	return q, nil
+}
+
+// ref is the message the pin comes from.
+func (q queuedPin) ref() messageRef {
+	return messageRef{GuildID: q.Guild, ChannelID: q.Channel, MessageID: q.Message, Raw: q.Message.String()}
+}
+
+// jobResult is what became of a queued pin, kept with the done job.
+type jobResult struct {
+	// Outcome is "pinned", "failed", "unknown" (the pin may exist and
+	// counts) or "canceled".
+	Outcome string `json:"o"`
+	PinURL  string `json:"p,omitempty"`
+	Why     string `json:"w,omitempty"`
+}
+
+// Outcomes of a queued pin.
+const (
+	jobPinned  = "pinned"
+	jobFailed  = "failed"
+	jobUnknown = "unknown"
+)
+
+func (r jobResult) encode() []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func decodeJobResult(b []byte) (jobResult, bool) {
+	var r jobResult
+	if json.Unmarshal(b, &r) != nil || r.Outcome == "" {
+		return jobResult{}, false
+	}
+	return r, true
+}
