@@ -69,6 +69,14 @@ type Outcome struct {
 	Unknown bool
 	// Result is kept with the done job for its owner to see.
 	Result []byte
+	// Retry, when the work surely did not happen (neither Done nor
+	// Unknown), puts the job back at the head of the queue instead of
+	// ending it: its slot is released and it starts again no earlier than
+	// RetryAfter (at least one second) from now. For work that could not
+	// start for a passing reason: the process is shutting down, Pinterest
+	// is unreachable or asked to wait.
+	Retry      bool
+	RetryAfter time.Duration
 }
 
 // jobRetry is how long the engine waits before it tries again to start a
@@ -423,6 +431,10 @@ func (a *accountActor) finish(m *request, now int64) {
 			ev = &persistence.Event{Kind: persistence.EventRelease, ID: j.Slot}
 		}
 	}
+	if o.Retry && !o.Done && !o.Unknown {
+		a.retry(m, now, i, ev, o.RetryAfter)
+		return
+	}
 	j.State, j.Finished, j.Result = JobDone, now, slices.Clone(o.Result)
 	j.Payload = nil
 	j.ExpiresAt = a.eng.wall() + a.eng.cfg.KeepDoneFor.Milliseconds()
@@ -445,6 +457,24 @@ func (a *accountActor) finish(m *request, now int64) {
 		// finds it running and hands it out as recovered: never run again.
 		a.logger().Error().Err(err).Uint64("job", j.ID).Msg("recording a finished job failed")
 	}
+	a.runDue(now)
+	a.answer(m, response{status: a.status(now), err: err})
+}
+
+// retry puts running job i back to waiting, its slot released (ev), not to
+// start before after from now.
+func (a *accountActor) retry(m *request, now int64, i int, ev *persistence.Event, after time.Duration) {
+	j := a.jobs[i]
+	j.State, j.Slot, j.Deadline = JobWaiting, 0, 0
+	err := a.writeJobs(now, ev, []persistence.Job{j}, nil)
+	if err != nil {
+		// The store still says running: a restart hands it out as
+		// recovered, never runs it again.
+		a.logger().Error().Err(err).Uint64("job", j.ID).Msg("putting a job back in the queue failed")
+	}
+	a.jobs[i] = j
+	a.waiting++
+	a.retryAt = max(a.retryAt, now+max(after, jobRetry).Milliseconds())
 	a.runDue(now)
 	a.answer(m, response{status: a.status(now), err: err})
 }

@@ -316,3 +316,26 @@ func TestJobsNeedHandler(t *testing.T) {
 		t.Fatalf("Enqueue without handler: %v", err)
 	}
 }
+
+// TestJobsRetry: a job put back goes to the head of the queue, its slot
+// free, and starts again after the wait asked.
+func TestJobsRetry(t *testing.T) {
+	jf := newJobFixture(t)
+	jf.fillSpread("acct", 100)
+	q := jf.enqueue("acct", 2)
+	jf.clock.Set(q.Jobs[0].Due)
+	j := jf.next()
+	st := jf.finish(j, Outcome{Retry: true, RetryAfter: time.Minute})
+	if st.Used != 99 || st.Queued != 2 {
+		t.Fatalf("after retry: %+v, want 99 used, 2 queued", st)
+	}
+	jf.clock.Advance(time.Minute - time.Millisecond)
+	if js, _ := jf.jobs("acct"); js[0].ID != j.ID || js[0].State != JobWaiting {
+		t.Fatalf("before the retry: %+v", js[0])
+	}
+	jf.none()
+	jf.clock.Advance(time.Millisecond)
+	if again := jf.next(); again.ID != j.ID || again.Recovered {
+		t.Fatalf("retried %+v, want job %d", again, j.ID)
+	}
+}
