@@ -305,6 +305,8 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	}
 	if m.op == opRunJobs {
 		// Not a use of the account: lastUsed unchanged.
+		a.handOutRecovered()
+		a.schedule(now)
 		return
 	}
 	a.served++

@@ -64,7 +64,8 @@ type Config struct {
 	// a goroutine of its own with each job as it starts (its slot reserved
 	// durably), and with each job a previous run left running
 	// (Job.Recovered). Every job handed out must be ended with
-	// Engine.Finish. Without OnJob the engine queues nothing.
+	// Engine.Finish. Without OnJob, jobs are served once Engine.ServeJobs
+	// is called, and queued only from then on.
 	OnJob func(Job)
 }
 

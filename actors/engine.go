@@ -102,6 +102,10 @@ type Engine struct {
 	// closed when its goroutine and the scan of stored jobs have stopped.
 	jobs         *jobTimer
 	jobTimerDone chan struct{}
+	// onJob is the job handler, once ServeJobs has set it.
+	onJob    atomic.Pointer[func(Job)]
+	jobsCtx  context.Context
+	jobsOnce sync.Once
 	// inflight holds the jobKeys of the jobs this engine handed out and
 	// that are not finished.
 	inflight sync.Map
@@ -168,22 +172,9 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	e.sweepDone = make(chan struct{})
 	go e.sweeps(ctx)
 	e.jobTimerDone = make(chan struct{})
+	e.jobsCtx = ctx
 	if cfg.OnJob != nil {
-		go func() {
-			defer close(e.jobTimerDone)
-			// Every account with stored jobs is due at once: its actor
-			// hands out again the jobs a previous run left running and
-			// sets its own next instant.
-			if err := store.JobAccounts(func(account string) error {
-				e.jobs.set(account, 0)
-				return ctx.Err()
-			}); err != nil && ctx.Err() == nil {
-				e.log.Error().Err(err).Msg("listing the accounts with queued jobs failed")
-			}
-			e.runJobTimer(ctx)
-		}()
-	} else {
-		close(e.jobTimerDone)
+		_ = e.ServeJobs(cfg.OnJob)
 	}
 	e.checkpointDone = make(chan struct{})
 	if cp, ok := store.(persistence.Checkpointer); ok && cfg.CheckpointEvery > 0 {
@@ -554,6 +545,7 @@ func (e *Engine) close(ctx context.Context) error {
 			return false
 		}
 	}
+	e.jobsOnce.Do(func() { close(e.jobTimerDone) }) // never served
 	if wait(e.recoverDone) && wait(e.checkpointDone) && wait(e.sweepDone) && wait(e.jobTimerDone) {
 		for _, done := range e.reg.stopAll() {
 			if !wait(done) {

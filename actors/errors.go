@@ -21,9 +21,11 @@ var (
 	ErrInvalidAccount = errors.New("actors: invalid account id")
 	// ErrInvalidCount is returned by Reserve for n outside [1, MaxBatch].
 	ErrInvalidCount = errors.New("actors: reserve count out of range")
-	// ErrNoJobHandler is returned by Enqueue when the engine has no
-	// Config.OnJob to run jobs.
+	// ErrNoJobHandler is returned by Enqueue before jobs are served (see
+	// Engine.ServeJobs), and by ServeJobs given no handler.
 	ErrNoJobHandler = errors.New("actors: no job handler configured")
+	// ErrJobsServed is returned by ServeJobs when jobs are served already.
+	ErrJobsServed = errors.New("actors: jobs are served already")
 	// ErrUnknownJob is returned by Finish for a job that is not running.
 	ErrUnknownJob = errors.New("actors: job not running")
 	// ErrActorFailed is returned to a request whose handling crashed the

@@ -111,7 +111,7 @@ type jobReply struct {
 // nothing is queued and the error wraps ErrUnavailable. Enqueue fails with
 // ErrNoJobHandler when the engine has no Config.OnJob.
 func (e *Engine) Enqueue(ctx context.Context, account string, payloads [][]byte) (Queued, error) {
-	if e.cfg.OnJob == nil {
+	if e.onJob.Load() == nil {
 		return Queued{}, ErrNoJobHandler
 	}
 	resp, err := e.call(ctx, account, request{op: opEnqueue, job: &jobArgs{payloads: payloads}})
@@ -159,6 +159,44 @@ func (e *Engine) Finish(ctx context.Context, j Job, o Outcome) (Status, error) {
 	return resp.status, err
 }
 
+// ServeJobs starts running queued jobs: from now on h is called on a
+// goroutine of its own with each job as it starts, and first with each job
+// a previous run left running (Job.Recovered). Config.OnJob, when set, is
+// served from New; otherwise jobs wait, stored, until ServeJobs is called,
+// so that a process can start the engine before what runs its jobs. It
+// returns ErrJobsServed if jobs are served already.
+func (e *Engine) ServeJobs(h func(Job)) error {
+	if h == nil {
+		return ErrNoJobHandler
+	}
+	served := true
+	e.jobsOnce.Do(func() {
+		served = false
+		e.onJob.Store(&h)
+		go func() {
+			defer close(e.jobTimerDone)
+			ctx := e.jobsCtx
+			// Every account with stored jobs is due at once: its actor
+			// hands out again the jobs a previous run left running and
+			// sets its own next instant.
+			if err := e.store.JobAccounts(func(account string) error {
+				e.jobs.set(account, 0)
+				return ctx.Err()
+			}); err != nil && ctx.Err() == nil {
+				e.log.Error().Err(err).Msg("listing the accounts with queued jobs failed")
+			}
+			e.runJobTimer(ctx)
+		}()
+	})
+	if served {
+		return ErrJobsServed
+	}
+	return nil
+}
+
+// serving reports whether jobs are served.
+func (e *Engine) serving() bool { return e.onJob.Load() != nil }
+
 // QueuedAccounts returns how many accounts have jobs waiting for the
 // engine's timer.
 func (e *Engine) QueuedAccounts() int { return e.jobs.len() }
@@ -174,7 +212,7 @@ func (e *Engine) handOut(account string, j persistence.Job, recovered bool) {
 	e.inflight.Store(jobKey{account, j.ID}, struct{}{})
 	pj := e.publicJob(account, j)
 	pj.Recovered = recovered
-	go e.cfg.OnJob(pj)
+	go (*e.onJob.Load())(pj)
 }
 
 // publicJob converts a stored job.
@@ -217,15 +255,22 @@ func (a *accountActor) loadJobs() error {
 			a.jobs = append(a.jobs, j)
 		}
 	}
-	if a.eng.cfg.OnJob != nil {
-		for _, j := range a.jobs {
-			if _, held := a.eng.inflight.Load(jobKey{a.account, j.ID}); j.State == JobRunning && !held {
-				a.logger().Warn().Uint64("job", j.ID).Msg("job was running when the engine stopped; its outcome is unknown")
-				a.eng.handOut(a.account, j, true)
-			}
+	a.handOutRecovered()
+	return nil
+}
+
+// handOutRecovered hands out again the running jobs no goroutine of this
+// engine holds, once jobs are served.
+func (a *accountActor) handOutRecovered() {
+	if !a.eng.serving() || len(a.jobs) == a.waiting {
+		return
+	}
+	for _, j := range a.jobs {
+		if _, held := a.eng.inflight.Load(jobKey{a.account, j.ID}); j.State == JobRunning && !held {
+			a.logger().Warn().Uint64("job", j.ID).Msg("job was running when the engine stopped; its outcome is unknown")
+			a.eng.handOut(a.account, j, true)
 		}
 	}
-	return nil
 }
 
 // writeJobs journals ev (if not nil), jobs and drops in one write and
@@ -253,7 +298,7 @@ func (a *accountActor) writeJobs(now int64, ev *persistence.Event, jobs []persis
 // are written in one durable write before the job is handed out. Then it
 // sets the account's next instant in the engine's timer.
 func (a *accountActor) runDue(now int64) {
-	for a.waiting > 0 && a.eng.cfg.OnJob != nil && now >= a.retryAt {
+	for a.waiting > 0 && a.eng.serving() && now >= a.retryAt {
 		i := slices.IndexFunc(a.jobs, func(j persistence.Job) bool { return j.State == JobWaiting })
 		first, granted := a.led.reserve(now, 1)
 		if granted == 0 {
@@ -281,7 +326,7 @@ func (a *accountActor) runDue(now int64) {
 // schedule sets the account's entry in the engine's timer: the instant its
 // first waiting job is due, or none.
 func (a *accountActor) schedule(now int64) {
-	if a.waiting == 0 || a.eng.cfg.OnJob == nil {
+	if a.waiting == 0 || !a.eng.serving() {
 		if a.timed {
 			a.eng.jobs.set(a.account, Never)
 			a.timed = false

@@ -339,3 +339,42 @@ func TestJobsRetry(t *testing.T) {
 		t.Fatalf("retried %+v, want job %d", again, j.ID)
 	}
 }
+
+// TestJobsServedLater: an engine without OnJob keeps its stored jobs
+// until ServeJobs, then hands out the one left running as recovered and
+// starts the due ones.
+func TestJobsServedLater(t *testing.T) {
+	jf := newJobFixture(t)
+	jf.fillSpread("acct", 100)
+	q := jf.enqueue("acct", 2)
+	jf.clock.Set(q.Jobs[0].Due)
+	running := jf.next()
+	if err := jf.eng.Close(jf.ctx); err != nil {
+		t.Fatal(err)
+	}
+	jf.start() // no handler
+	jf.clock.Set(q.Jobs[1].Due)
+	if js, _ := jf.jobs("acct"); !slices.Equal(states(js), []persistence.JobState{JobRunning, JobWaiting}) {
+		t.Fatalf("before ServeJobs: %v", states(js))
+	}
+	if _, err := jf.eng.Enqueue(jf.ctx, "acct", [][]byte{nil}); !errors.Is(err, ErrNoJobHandler) {
+		t.Fatalf("Enqueue before ServeJobs: %v", err)
+	}
+	if err := jf.eng.ServeJobs(func(j Job) { jf.ran <- j }); err != nil {
+		t.Fatal(err)
+	}
+	if err := jf.eng.ServeJobs(func(Job) {}); !errors.Is(err, ErrJobsServed) {
+		t.Fatalf("second ServeJobs: %v", err)
+	}
+	got := map[uint64]bool{}
+	for range 2 {
+		j := jf.next()
+		got[j.ID] = j.Recovered
+	}
+	if rec, ok := got[running.ID]; !ok || !rec {
+		t.Errorf("job %d not handed out as recovered: %v", running.ID, got)
+	}
+	if rec, ok := got[q.Jobs[1].ID]; !ok || rec {
+		t.Errorf("job %d not started: %v", q.Jobs[1].ID, got)
+	}
+}
