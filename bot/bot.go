@@ -19,6 +19,8 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
@@ -64,6 +66,8 @@ type Bot struct {
 
 	sessions sessionCache
 	boards   boardCache
+	// digest tells users what became of their queued pins.
+	digest *digest.Sender
 
 	// shardOpts are appended to the shard manager's options (tests).
 	shardOpts []sharding.ConfigOpt
@@ -122,6 +126,14 @@ func New(cfg Config) (*Bot, error) {
 		return nil, fmt.Errorf("bot: building the Discord client: %w", err)
 	}
 	b.client = client
+	clock := cfg.DigestClock
+	if clock == nil {
+		clock = schedule.SystemClock()
+	}
+	if b.digest, err = digest.New(client.Rest, clock, cfg.Log.With().Str("component", "digest").Logger(), cfg.Digest); err != nil {
+		b.cancelWork()
+		return nil, fmt.Errorf("bot: %w", err)
+	}
 	return b, nil
 }
 
@@ -266,12 +278,24 @@ func (b *Bot) close(ctx context.Context) error {
 		}
 	}
 	b.waitRefreshes(ctx)
+	b.closeDigests(ctx)
 	b.client.Close(ctx)
 	b.log.Info().Msg("closed")
 	if forced {
 		return errors.New("bot: close: handlers had to be cancelled")
 	}
 	return nil
+}
+
+// closeDigests sends the digests gathered so far, waiting up to
+// Config.CloseTimeout even when ctx has ended: they are the only news of
+// queued pins that ran.
+func (b *Bot) closeDigests(ctx context.Context) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CloseTimeout)
+	defer cancel()
+	if err := b.digest.Close(dctx); err != nil {
+		b.log.Error().Err(err).Msg("digests of queued pins were left unsent at close; they remain in /queue")
+	}
 }
 
 // waitRefreshes waits, up to Config.CloseTimeout even when ctx has ended,

@@ -15,6 +15,11 @@ const (
 	optMessages = "messages"
 	optBoard    = "board"
 	optAccount  = "account"
+	optWhenFull = "when_full"
+
+	// The choices of /pin's when_full option.
+	whenFullSkip  = "skip"
+	whenFullQueue = "queue"
 )
 
 // Custom IDs of the /settings components. They start with "/" so that the
@@ -47,6 +52,14 @@ func commands() []discord.ApplicationCommandCreate {
 					Name:         optBoard,
 					Description:  "Board to pin to (default: the board chosen in /settings)",
 					Autocomplete: true,
+				},
+				discord.ApplicationCommandOptionString{
+					Name:        optWhenFull,
+					Description: "At the 12-hour limit: skip the rest (default), or queue it to pin when slots free",
+					Choices: []discord.ApplicationCommandOptionChoiceString{
+						{Name: "skip the rest", Value: whenFullSkip},
+						{Name: "queue the rest", Value: whenFullQueue},
+					},
 				},
 			},
 		},

@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 )
@@ -78,6 +80,13 @@ type Config struct {
 	// request for its pin must have ended; default DefaultSlotMargin. A
 	// request that could end later is not sent, and the slot is released.
 	SlotMargin time.Duration
+	// Digest configures the digests that tell users what became of their
+	// queued pins (see package digest); zero fields take its defaults.
+	Digest digest.Config
+	// DigestClock is the digests' clock; nil means schedule.SystemClock()
+	// (tests pass a fake one).
+	DigestClock schedule.Clock
+
 	// Now is the wall clock, used for OAuth states and for how long
 	// board lists are kept; default time.Now. Pin counts use the
 	// Engine's clock.

@@ -30,12 +30,12 @@ const MaxPinsPerBatch = 10
 // handlePin serves /pin.
 func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
-	b.reply(inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard)))
+	b.reply(inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard), data.String(optWhenFull)))
 	return nil
 }
 
 // pinCommand parses /pin's options and runs the batch.
-func (b *Bot) pinCommand(inv invocation, messages, board string) reply {
+func (b *Bot) pinCommand(inv invocation, messages, board string, whenFull ...string) reply {
 	if inv.guildID == 0 || inv.channelID == 0 {
 		return reply{content: msgGuildOnly}
 	}
@@ -43,7 +43,17 @@ func (b *Bot) pinCommand(inv invocation, messages, board string) reply {
 	if err != nil {
 		return reply{content: err.Error()}
 	}
-	return b.runBatch(inv, batch{refs: refs, board: board})
+	bt := batch{refs: refs, board: board}
+	if len(whenFull) > 0 {
+		switch whenFull[0] {
+		case "", whenFullSkip:
+		case whenFullQueue:
+			bt.queue = true
+		default:
+			return reply{content: fmt.Sprintf("`%s` is not a choice of when_full: use `%s` or `%s`.", quoteInput(whenFull[0]), whenFullSkip, whenFullQueue)}
+		}
+	}
+	return b.runBatch(inv, bt)
 }
 
 // handlePinMessage serves the "Pin to Pinterest" message command. Discord
@@ -75,6 +85,9 @@ type batch struct {
 	// target is the message of a message command; nil for /pin, whose
 	// messages are fetched fresh (attachment URLs are signed and expire).
 	target *discord.Message
+	// queue says to queue the pictures the limit refuses, rather than
+	// skip them.
+	queue bool
 }
 
 // runBatch checks everything that can refuse the whole batch (the
@@ -141,15 +154,18 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 		inv.log.Error().Err(err).Str("account", acct.ID).Msg("reading the pin count failed")
 		return reply{content: msgEngineDown}
 	}
-	if st.Used >= st.Limit {
-		return reply{content: msgAtLimit(st, name)}
-	}
-	if held(st) {
-		return reply{content: msgHeld(st, name)}
+	if !bt.queue {
+		if st.Used >= st.Limit || st.Queued > 0 {
+			return reply{content: msgAtLimit(st, name)}
+		}
+		if held(st) {
+			return reply{content: msgHeld(st, name)}
+		}
 	}
 
-	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID}
+	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: bt.queue}
 	p.run(bt)
+	p.enqueue()
 	return reply{content: p.rep.render(name, boardName)}
 }
 
@@ -160,6 +176,7 @@ const (
 	resPinned result = iota + 1
 	resFailed
 	resSkipped
+	resQueued
 )
 
 // entry is one line of a batch's report: a picture, or a whole message
@@ -173,6 +190,10 @@ type entry struct {
 	pinURL        string
 	count         string
 	why           string
+	// job is a picture's queued pin, while it waits to be queued (res
+	// resQueued), and due when it runs once queued.
+	job *queuedPin
+	due time.Time
 }
 
 // report is the outcome of a batch.
@@ -182,6 +203,8 @@ type report struct {
 	// the first entry skipped because of it, whose why is stopWhy.
 	stop    string
 	stopWhy string
+	// queued, when set, says what was queued; shown after stop.
+	queued string
 }
 
 // pinner makes the pins of one batch, one slot at a time.
@@ -190,8 +213,13 @@ type pinner struct {
 	inv     invocation
 	acct    links.Account
 	name    string
-	sess    *pinterest.Session
-	boardID string
+	sess      *pinterest.Session
+	boardID   string
+	boardName string
+	// queue says to queue what the limit refuses; queueing is set once
+	// the limit refused a picture, so that every later one is queued
+	// too, in order.
+	queue, queueing bool
 
 	attempts int
 	rep      report
@@ -252,6 +280,9 @@ func (p *pinner) run(bt batch) {
 				e.res, e.why = resSkipped, p.rep.stopWhy
 			case p.attempts >= MaxPinsPerBatch:
 				e.res, e.why = resSkipped, fmt.Sprintf("one command pins at most %d images", MaxPinsPerBatch)
+			case p.queueing:
+				p.attempts++
+				p.queueEntry(*msg, &e)
 			default:
 				p.attempts++
 				p.pin(*msg, im, &e)
@@ -305,6 +336,11 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 		return
 	}
 	if g.Granted == 0 {
+		if p.queue {
+			p.queueing = true
+			p.queueEntry(msg, e)
+			return
+		}
 		if held(g.Status) {
 			e.res, e.why = resSkipped, "Pinterest asked Pinbot to wait"
 			p.stopWith(msgHeld(g.Status, p.name), "Pinterest asked Pinbot to wait")
@@ -475,7 +511,7 @@ func pinTitle(m discord.Message) string {
 // (with its Pinterest URL and the count after it), failed or skipped (with
 // why), and why the batch stopped, before what it skipped.
 func (r report) render(name, boardName string) string {
-	var pinned, failed, skipped int
+	var pinned, failed, skipped, queued int
 	for _, e := range r.entries {
 		switch e.res {
 		case resPinned:
@@ -484,6 +520,8 @@ func (r report) render(name, boardName string) string {
 			failed++
 		case resSkipped:
 			skipped++
+		case resQueued:
+			queued++
 		}
 	}
 	var sb strings.Builder
@@ -491,10 +529,16 @@ func (r report) render(name, boardName string) string {
 	if failed > 0 {
 		fmt.Fprintf(&sb, ", %d failed", failed)
 	}
+	if queued > 0 {
+		fmt.Fprintf(&sb, ", %d queued", queued)
+	}
 	if skipped > 0 {
 		fmt.Fprintf(&sb, ", %d skipped", skipped)
 	}
 	sb.WriteString(".\n")
+	if r.queued != "" {
+		sb.WriteString(r.queued + "\n")
+	}
 	stopShown := r.stop == ""
 	for _, e := range r.entries {
 		if !stopShown && e.res == resSkipped && e.why == r.stopWhy {
@@ -520,6 +564,8 @@ func (e entry) line() string {
 		return fmt.Sprintf("✅ %s → <%s> · %s", what, e.pinURL, e.count)
 	case resSkipped:
 		return fmt.Sprintf("⏭️ %s · skipped: %s", what, e.why)
+	case resQueued:
+		return fmt.Sprintf("⏳ %s · queued: runs %s", what, relTime(e.due))
 	}
 	s := fmt.Sprintf("❌ %s · failed: %s", what, e.why)
 	if e.count != "" {

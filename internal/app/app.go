@@ -208,6 +208,10 @@ func Build(cfg Config) (_ *App, err error) {
 	}
 	// The gateway, then the handlers still running, then the client.
 	a.push("the bot", closeBot+10*time.Second, a.Bot.Close)
+	// Queued pins run from now on; until the bot exists they wait, stored.
+	if err := a.Engine.ServeJobs(a.Bot.RunJob); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

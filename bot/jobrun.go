@@ -1,0 +1,215 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/disgoorg/disgo/rest"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/pinterest"
+)
+
+// Waits before a queued pin is tried again after a passing failure.
+const (
+	// jobRetryUnreachable is the wait after Pinterest or Discord did not
+	// answer.
+	jobRetryUnreachable = time.Minute
+	// jobRetryShutdown is the wait for a pin handed out while the bot was
+	// closing: the next run starts it.
+	jobRetryShutdown = time.Second
+)
+
+// RunJob runs one queued pin the engine handed out (give it to
+// actors.Engine.ServeJobs once the bot is built): it fetches the message
+// fresh, checks that the user who queued it may still read it and that the
+// account is still theirs and usable, pins the picture within the slot the
+// engine reserved, ends the job with its outcome and tells the user in a
+// digest. A job the engine hands out again after a restart (Recovered) is
+// never sent again: its pin may exist, and it is reported so.
+func (b *Bot) RunJob(j actors.Job) {
+	eng := b.cfg.Engine
+	if !b.enter() {
+		// Closing: back to the head of the queue, for the next run.
+		b.endJob(j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
+		return
+	}
+	defer b.leave()
+	q, err := decodeQueuedPin(j.Payload)
+	if err != nil {
+		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("unreadable queued pin; dropped")
+		b.endJob(j, failedJob("Pinbot could not read this queued pin"), q, "")
+		return
+	}
+	if j.Recovered {
+		b.endJob(j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown,
+			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, "")
+		return
+	}
+	// Every request for the pin ends SlotMargin before its slot's
+	// deadline (see pinner.slotContext).
+	by := j.Slot.Deadline.Add(-b.cfg.SlotMargin)
+	ctx, cancel := context.WithTimeout(b.workCtx, by.Sub(eng.Now()))
+	defer cancel()
+	o, name := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
+	b.endJob(j, o, q, name)
+}
+
+// failedJob is the outcome of a pin that was not sent, and why.
+func failedJob(why string) actors.Outcome {
+	return actors.Outcome{Result: jobResult{Outcome: jobFailed, Why: why}.encode()}
+}
+
+// runQueuedPin does the work of a queued pin and returns its outcome and
+// the account's display name ("" when unknown).
+func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (actors.Outcome, string) {
+	acct, _, ok := b.linkedAccount(ctx, q.User.String(), j.Account)
+	if !ok {
+		return failedJob("the Pinterest account is no longer linked to you"), ""
+	}
+	name := accountName(acct.Username, acct.ID)
+	if acct.RelinkNeeded {
+		return failedJob("Pinterest no longer accepts Pinbot's access to the account; run /link"), name
+	}
+	sess, err := b.session(ctx, acct.ID)
+	if err != nil {
+		b.markRelinkIfRefused(acct.ID, sess, err)
+		return failedJob("Pinbot could not use the account's access; run /link"), name
+	}
+
+	ref := q.ref()
+	msg, err := b.client.Rest.GetMessage(q.Channel, q.Message, rest.WithCtx(ctx))
+	if err != nil {
+		switch restKind(err) {
+		case restNotFound:
+			return failedJob("the message was deleted"), name
+		case restForbidden:
+			return failedJob("Pinbot can no longer read that channel"), name
+		}
+		b.log.Warn().Str("error", errText(err)).Uint64("job", j.ID).Msg("fetching a queued pin's message failed; retrying later")
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
+	}
+	if q.Guild != 0 {
+		ac := &accessChecker{rest: b.client.Rest, ctx: ctx, guildID: q.Guild, userID: q.User}
+		res, err := ac.canRead(q.Channel)
+		if err != nil {
+			b.log.Warn().Str("error", errText(err)).Uint64("job", j.ID).Msg("permission check of a queued pin failed; retrying later")
+			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
+		}
+		if !res.ok {
+			return failedJob("you can no longer read that channel (" + res.why + ")"), name
+		}
+	}
+	imgs := imagesOf(*msg)
+	if q.Image > len(imgs) {
+		return failedJob("the image is no longer in the message"), name
+	}
+	im := imgs[q.Image-1]
+	title := pinTitle(*msg)
+	req := pinterest.PinRequest{
+		BoardID:  q.Board,
+		ImageURL: im.URL,
+		Link:     ref.jumpURL(),
+		Title:    title,
+		AltText:  truncateRunes(firstNonEmpty(im.Alt, title), 500),
+	}
+	eng := b.cfg.Engine
+	pin, err := b.cfg.Pinterest.CreatePin(ctx, sess, req)
+	if err == nil {
+		return actors.Outcome{Done: true, At: eng.Now(), Result: jobResult{Outcome: jobPinned, PinURL: pin.URL}.encode()}, name
+	}
+	return b.queuedPinFailed(ctx, j, sess, err), name
+}
+
+// queuedPinFailed turns a failed CreatePin into the job's outcome: unknown
+// when Pinterest may have made the pin, a retry for passing failures that
+// happened before Pinterest acted, else failed with why.
+func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest.Session, err error) actors.Outcome {
+	log := b.log.Warn().Str("error", errText(err)).Str("account", j.Account).Uint64("job", j.ID)
+	switch {
+	case errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err):
+		log.Msg("queued pin: outcome unknown; slot kept")
+		return actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown,
+			Why: "Pinterest did not answer clearly; the pin may exist, so it counts toward the limit"}.encode()}
+	case errors.Is(err, pinterest.ErrNoTime), errors.Is(err, context.DeadlineExceeded),
+		isDialError(err), errors.Is(err, pinterest.ErrUnavailable):
+		log.Msg("queued pin not sent; retrying later")
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}
+	case errors.Is(err, context.Canceled):
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}
+	case errors.Is(err, pinterest.ErrRateLimited) && !errors.Is(err, pinterest.ErrSpamBlocked):
+		var rl *pinterest.RateLimitError
+		wait := time.Duration(0)
+		if errors.As(err, &rl) {
+			wait = rl.Wait
+		}
+		hctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
+		defer cancel()
+		if _, herr := b.cfg.Engine.Hold(hctx, j.Account, b.cfg.Engine.Now().Add(wait)); herr != nil {
+			b.log.Error().Err(herr).Str("account", j.Account).Msg("holding the rate-limited account failed")
+		}
+		log.Msg("queued pin: pinterest rate limit; retrying after it")
+		return actors.Outcome{Retry: true, RetryAfter: wait}
+	case errors.Is(err, pinterest.ErrSpamBlocked):
+		return failedJob("blocked by Pinterest's spam protection")
+	case errors.Is(err, pinterest.ErrReauthRequired):
+		b.markRelink(j.Account, sess)
+		return failedJob("Pinterest refused Pinbot's access to the account; run /link")
+	case errors.Is(err, pinterest.ErrImageRejected):
+		return failedJob("Pinterest could not use this image")
+	}
+	var ae *pinterest.APIError
+	if errors.As(err, &ae) {
+		if ae.Status == http.StatusBadRequest {
+			return failedJob("Pinterest refused it: " + plain(truncateRunes(ae.Message, 200)))
+		}
+		return failedJob(fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200))))
+	}
+	log.Msg("queued pin not sent")
+	return failedJob("it could not be sent to Pinterest")
+}
+
+// markRelinkIfRefused marks the account for relinking when err says
+// Pinterest refused its grant.
+func (b *Bot) markRelinkIfRefused(accountID string, sess *pinterest.Session, err error) {
+	if errors.Is(err, pinterest.ErrReauthRequired) {
+		b.markRelink(accountID, sess)
+	}
+}
+
+// endJob records the job's outcome with the engine and, unless it goes
+// back to the queue, tells the user in a digest.
+func (b *Bot) endJob(j actors.Job, o actors.Outcome, q queuedPin, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.workCtx), resolveTimeout)
+	defer cancel()
+	if _, err := b.cfg.Engine.Finish(ctx, j, o); err != nil {
+		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("recording a queued pin's outcome failed")
+	}
+	if o.Retry || q.User == 0 || b.digest == nil {
+		return
+	}
+	if r, ok := decodeJobResult(o.Result); ok {
+		b.digest.Add(q.User, q.From, jobLine(q, r, name))
+	}
+}
+
+// jobLine is a queued pin's line in a digest or in /queue.
+func jobLine(q queuedPin, r jobResult, name string) string {
+	what := "<" + q.ref().jumpURL() + ">"
+	if q.Images > 1 {
+		what += fmt.Sprintf(" (image %d of %d)", q.Image, q.Images)
+	}
+	if name != "" {
+		what += " · " + name
+	}
+	switch r.Outcome {
+	case jobPinned:
+		return fmt.Sprintf("✅ %s → <%s>", what, r.PinURL)
+	case jobUnknown:
+		return fmt.Sprintf("❔ %s · %s", what, r.Why)
+	}
+	return fmt.Sprintf("❌ %s · failed: %s", what, r.Why)
+}
