@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/actors/schedule/scheduletest"
 	"net/http"
 	"strings"
 	"sync"
@@ -83,6 +85,11 @@ type worldOptions struct {
 	// gateway leaves the commands unsynced and opens no pump: the test
 	// calls Start, which opens disgo's gateway.
 	gateway bool
+	// jobs serves the engine's queued pins with the bot (see
+	// world.jobDone), on a fake digest clock.
+	jobs bool
+	// engine changes the engine's configuration.
+	engine func(*actors.Config)
 }
 
 // world is the bot between the two stand-ins, with a real engine and a
@@ -97,11 +104,16 @@ type world struct {
 	ps     *pinteresttest.Server
 	pclock *pinteresttest.Clock
 	eclock *actors.ManualClock
-	faults *persistencetest.FaultStore
-	engine *actors.Engine
-	links  *links.Store
-	pc     *pinterest.Client
-	bot    *Bot
+	dclock *discordtest.ManualClock // nil with realDiscordClock
+	// digestClock is the digests' clock and jobDone receives each queued
+	// pin the bot ran, once it has ended (with worldOptions.jobs).
+	digestClock *scheduletest.Clock
+	jobDone     chan actors.Job
+	faults      *persistencetest.FaultStore
+	engine      *actors.Engine
+	links       *links.Store
+	pc          *pinterest.Client
+	bot         *Bot
 
 	guild   discordtest.Guild
 	channel discordtest.Channel
@@ -133,7 +145,8 @@ func newWorld(t testing.TB, o worldOptions) *world {
 
 	dopts := []discordtest.Option{discordtest.WithShardCount(max(o.shards, 1)), discordtest.WithMaxConcurrency(max(o.shards, 1))}
 	if !o.realDiscordClock {
-		dopts = append(dopts, discordtest.WithClock(discordtest.NewManualClock(t0).Now))
+		w.dclock = discordtest.NewManualClock(t0)
+		dopts = append(dopts, discordtest.WithClock(w.dclock.Now))
 	}
 	w.dc = discordtest.NewServer(dopts...)
 	t.Cleanup(w.dc.Close)
@@ -151,6 +164,9 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	ecfg := actors.DefaultConfig()
 	ecfg.Clock = w.eclock
 	ecfg.Recover = false
+	if o.engine != nil {
+		o.engine(&ecfg)
+	}
 	var err error
 	if w.engine, err = actors.New(ecfg, store, log); err != nil {
 		t.Fatal(err)
@@ -175,7 +191,13 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		t.Fatal(err)
 	}
 
+	var digestClock schedule.Clock
+	if o.jobs {
+		w.digestClock = scheduletest.NewClock(t0)
+		digestClock = w.digestClock
+	}
 	if w.bot, err = New(Config{
+		DigestClock:  digestClock,
 		Token:        w.dc.Token(),
 		APIURL:       w.dc.APIURL(),
 		Engine:       w.engine,
@@ -189,6 +211,15 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		t.Fatal(err)
 	}
 	w.bot.onDone = w.markDone
+	if o.jobs {
+		w.jobDone = make(chan actors.Job, 1024)
+		if err := w.engine.ServeJobs(func(j actors.Job) {
+			w.bot.RunJob(j)
+			w.jobDone <- j
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() {
 		if err := w.bot.Close(context.Background()); err != nil && !w.closeErrOK {
 			t.Errorf("bot.Close: %v", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
@@ -550,6 +551,32 @@ func (s *Server) fillAttachmentsLocked(channelID snowflake.ID, in []Attachment, 
 		}
 	}
 	return out
+}
+
+// resign returns url, a signed CDN URL, signed again at now; other URLs
+// unchanged.
+func resign(url string, now time.Time) string {
+	base, query, ok := strings.Cut(url, "?")
+	if !ok || !strings.HasPrefix(query, "ex=") ||
+		!(strings.HasPrefix(base, "https://cdn.discordapp.com/") || strings.HasPrefix(base, "https://media.discordapp.net/")) {
+		return url
+	}
+	return base + "?" + cdnSignature(now)
+}
+
+// CDNExpiry returns the instant a signed CDN URL made by the stand-in
+// expires (its ex parameter); ok is false for other URLs.
+func CDNExpiry(url string) (time.Time, bool) {
+	_, query, ok := strings.Cut(url, "?ex=")
+	if !ok {
+		return time.Time{}, false
+	}
+	hex, _, _ := strings.Cut(query, "&")
+	sec, err := strconv.ParseInt(hex, 16, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
 }
 
 // cdnSignature returns the ex/is/hm query of a signed CDN URL.

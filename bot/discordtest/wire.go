@@ -339,8 +339,10 @@ func (s *Server) wireMessageLocked(m *Message, withContent bool) wireMessage {
 	}
 	w.Content = m.Content
 	for _, a := range m.Attachments {
+		// Discord signs attachment URLs anew each time it serves a
+		// message: a URL stays usable for a while after, not forever.
 		wa := wireAttachment{
-			ID: a.ID, Filename: a.Filename, Size: a.Size, URL: a.URL, ProxyURL: a.ProxyURL,
+			ID: a.ID, Filename: a.Filename, Size: a.Size, URL: resign(a.URL, s.cfg.clock()), ProxyURL: resign(a.ProxyURL, s.cfg.clock()),
 			ContentType: a.ContentType, Ephemeral: m.Flags.Has(discord.MessageFlagEphemeral),
 		}
 		if a.Width > 0 || a.Height > 0 {

@@ -82,7 +82,13 @@ func (s *Server) createPin(r *http.Request) result {
 		res.account = acct
 		return res
 	}
-	if code, ok := s.rejects[b.MediaSource.URL]; ok {
+	code, ok := s.rejects[b.MediaSource.URL]
+	if !ok && signedURLExpired(b.MediaSource.URL, s.now()) {
+		// Pinterest fetches the image: a Discord CDN URL whose
+		// signature expired answers 404 to it.
+		code, ok = CodeImageFetchFailed, true
+	}
+	if ok {
 		msg := "Sorry, we could not fetch the image."
 		if code == CodeImageInvalid {
 			msg = "Sorry, the image is not valid."
@@ -235,4 +241,20 @@ func (s *Server) userAccount(r *http.Request) result {
 		BoardCount:  len(a.boards),
 		PinCount:    pins,
 	}}
+}
+
+// signedURLExpired reports whether u is a signed Discord CDN URL (its ex
+// parameter the hexadecimal Unix second it expires at) that has expired
+// at now.
+func signedURLExpired(u string, now time.Time) bool {
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Host != "cdn.discordapp.com" && pu.Host != "media.discordapp.net") {
+		return false
+	}
+	ex := pu.Query().Get("ex")
+	if ex == "" {
+		return false
+	}
+	sec, err := strconv.ParseInt(ex, 16, 64)
+	return err == nil && !now.Before(time.Unix(sec, 0))
 }
