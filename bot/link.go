@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/disgoorg/disgo/handler"
 	"github.com/disgoorg/disgo/rest"
 
+	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
 )
 
@@ -80,6 +82,7 @@ func (b *Bot) unlink(inv invocation, which string) reply {
 	inv.log.Info().Str("account", acct.ID).Msg("account unlinked")
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Unlinked %s. The pins it made in the last 12 hours still count toward its limit.", accountName(acct.Username, acct.ID))
+	sb.WriteString(b.cancelQueued(inv, acct.ID))
 	after, err := b.cfg.Links.User(inv.ctx, userID)
 	switch {
 	case err != nil:
@@ -147,4 +150,37 @@ func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
 	actx, cancel := b.answerContext(e.Ctx)
 	defer cancel()
 	return e.AutocompleteResult(choices, rest.WithCtx(actx))
+}
+
+// cancelQueued cancels the user's waiting pins on accountID, which they
+// just unlinked, and says so. Canceled pins are deleted: linking the
+// account again does not bring them back. A pin that cannot be canceled
+// does not run either: a queued pin checks, when it runs, that its user
+// still links its account.
+func (b *Bot) cancelQueued(inv invocation, accountID string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), resolveTimeout)
+	defer cancel()
+	js, _, err := b.cfg.Engine.Jobs(ctx, accountID)
+	if err != nil {
+		inv.log.Error().Err(err).Str("account", accountID).Msg("reading the account's queued pins failed")
+		return " Any pins you queued with it will not run."
+	}
+	var ids []uint64
+	for _, j := range js {
+		if q, err := decodeQueuedPin(j.Payload); err == nil && j.State == actors.JobWaiting && q.User == inv.userID {
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	canceled, _, err := b.cfg.Engine.Cancel(ctx, accountID, ids)
+	if err != nil {
+		inv.log.Error().Err(err).Str("account", accountID).Msg("canceling the account's queued pins failed")
+		return fmt.Sprintf(" Its %d queued pins will not run.", len(ids))
+	}
+	if len(canceled) == 1 {
+		return " Canceled the pin you had queued with it."
+	}
+	return fmt.Sprintf(" Canceled the %d pins you had queued with it.", len(canceled))
 }

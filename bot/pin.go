@@ -209,10 +209,10 @@ type report struct {
 
 // pinner makes the pins of one batch, one slot at a time.
 type pinner struct {
-	b       *Bot
-	inv     invocation
-	acct    links.Account
-	name    string
+	b         *Bot
+	inv       invocation
+	acct      links.Account
+	name      string
 	sess      *pinterest.Session
 	boardID   string
 	boardName string

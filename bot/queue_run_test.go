@@ -265,3 +265,26 @@ func TestQueuedPinFreshImageURL(t *testing.T) {
 		t.Fatalf("pin of the expired URL: %v, want ErrImageRejected", err)
 	}
 }
+
+// TestUnlinkCancelsQueue: unlinking an account cancels the pins the user
+// queued with it, says so, and linking it again does not bring them back.
+func TestUnlinkCancelsQueue(t *testing.T) {
+	w := newWorld(t, worldOptions{jobs: true})
+	user := w.addUser("alice")
+	w.link(user, "acct", "alice")
+	w.fill("acct", 100)
+	m := w.addImages(w.channel.ID, 3, "three cats")
+	w.run(queueInvocation(user, m.ID.String()))
+	text, _ := w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdUnlink, Options: []discordtest.CommandOption{{Name: optAccount, Value: "acct"}}}})
+	if !strings.Contains(text, "Canceled the 3 pins you had queued with it.") {
+		t.Fatalf("unlink reply:\n%s", text)
+	}
+	w.link(user, "acct", "alice")
+	w.setClocks(t0.Add(w.engine.Config().Window + time.Hour))
+	if js := w.jobs("acct"); len(js) != 0 {
+		t.Fatalf("after relinking: %+v", js)
+	}
+	if pins := w.ps.PinsFor("acct"); len(pins) != 0 {
+		t.Fatalf("%d pins sent", len(pins))
+	}
+}
