@@ -27,6 +27,8 @@ const (
 const (
 	idSwitch = "/settings/switch"
 	idBoard  = "/settings/board"
+	// idWhenFull is the menu of what /pin does at the limit by default.
+	idWhenFull = "/settings/whenfull"
 )
 
 // commands returns the application commands the bot registers globally.

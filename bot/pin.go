@@ -45,10 +45,9 @@ func (b *Bot) pinCommand(inv invocation, messages, board string, whenFull ...str
 	}
 	bt := batch{refs: refs, board: board}
 	if len(whenFull) > 0 {
+		bt.whenFull = whenFull[0]
 		switch whenFull[0] {
-		case "", whenFullSkip:
-		case whenFullQueue:
-			bt.queue = true
+		case "", whenFullSkip, whenFullQueue:
 		default:
 			return reply{content: fmt.Sprintf("`%s` is not a choice of when_full: use `%s` or `%s`.", quoteInput(whenFull[0]), whenFullSkip, whenFullQueue)}
 		}
@@ -85,9 +84,9 @@ type batch struct {
 	// target is the message of a message command; nil for /pin, whose
 	// messages are fetched fresh (attachment URLs are signed and expire).
 	target *discord.Message
-	// queue says to queue the pictures the limit refuses, rather than
-	// skip them.
-	queue bool
+	// whenFull says what to do with the pictures the limit refuses:
+	// whenFullQueue or whenFullSkip; "" for the user's default (/settings).
+	whenFull string
 }
 
 // runBatch checks everything that can refuse the whole batch (the
@@ -154,7 +153,13 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 		inv.log.Error().Err(err).Str("account", acct.ID).Msg("reading the pin count failed")
 		return reply{content: msgEngineDown}
 	}
-	if !bt.queue {
+	queue := bt.whenFull == whenFullQueue
+	if bt.whenFull == "" {
+		if u, err := b.cfg.Links.User(ctx, inv.userID.String()); err == nil {
+			queue = u.QueueWhenFull
+		}
+	}
+	if !queue {
 		if st.Used >= st.Limit || st.Queued > 0 {
 			return reply{content: msgAtLimit(st, name)}
 		}
@@ -163,7 +168,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 		}
 	}
 
-	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: bt.queue}
+	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue}
 	p.run(bt)
 	p.enqueue()
 	return reply{content: p.rep.render(name, boardName)}

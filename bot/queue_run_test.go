@@ -288,3 +288,37 @@ func TestUnlinkCancelsQueue(t *testing.T) {
 		t.Fatalf("%d pins sent", len(pins))
 	}
 }
+
+// TestWhenFullDefault: the /settings choice makes a /pin without
+// when_full, and "Pin to Pinterest", queue at the limit; the option
+// overrides it.
+func TestWhenFullDefault(t *testing.T) {
+	w := newWorld(t, worldOptions{jobs: true})
+	user := w.addUser("alice")
+	w.link(user, "acct", "alice")
+	w.fill("acct", 100)
+	_, in := w.settings(user)
+	orig, _ := in.Original()
+	if !strings.Contains(string(orig.Components), idWhenFull) {
+		t.Fatalf("/settings has no when-full menu: %s", orig.Components)
+	}
+	text, _ := w.run(discordtest.Invocation{UserID: user, Data: discordtest.SelectMenu{CustomID: idWhenFull, Values: []string{whenFullQueue}, MessageID: orig.ID}})
+	must(t, text, "now queue the rest")
+
+	m := w.addImages(w.channel.ID, 2, "two cats")
+	text, _ = w.pin(user, m.ID.String())
+	must(t, text, "0 pinned, 2 queued.", "Queued 2 instead")
+	text, _ = w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdPin, Options: []discordtest.CommandOption{
+		{Name: optMessages, Value: m.ID.String()}, {Name: optWhenFull, Value: whenFullSkip}}}})
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with")
+	text, _ = w.run(discordtest.Invocation{UserID: user, Data: discordtest.MessageCommand{Name: cmdPinMessage, TargetID: m.ID}})
+	must(t, text, "0 pinned, 2 queued.")
+	if js := w.jobs("acct"); len(js) != 4 {
+		t.Fatalf("%d jobs, want 4", len(js))
+	}
+
+	text, _ = w.run(discordtest.Invocation{UserID: user, Data: discordtest.SelectMenu{CustomID: idWhenFull, Values: []string{whenFullSkip}, MessageID: orig.ID}})
+	must(t, text, "now skip the rest")
+	text, _ = w.pin(user, m.ID.String())
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with")
+}

@@ -128,7 +128,39 @@ func (b *Bot) settings(inv invocation) reply {
 			comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idBoard+"/"+active.ID, placeholder, bopts...)))
 		}
 	}
+	comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idWhenFull, "At the 12-hour limit, /pin…",
+		discord.StringSelectMenuOption{Label: "At the limit: skip the rest", Value: whenFullSkip, Default: !u.QueueWhenFull,
+			Description: "What does not fit is not pinned"},
+		discord.StringSelectMenuOption{Label: "At the limit: queue the rest", Value: whenFullQueue, Default: u.QueueWhenFull,
+			Description: "What does not fit is pinned when slots free"},
+	)))
 	return reply{content: strings.TrimRight(sb.String(), "\n"), components: comps}
+}
+
+// handleWhenFull serves the /settings menu of what /pin and "Pin to
+// Pinterest" do at the limit when the command does not say.
+func (b *Bot) handleWhenFull(e *handler.ComponentEvent) error {
+	inv := b.invocation(e.Ctx, e.ComponentInteraction)
+	b.reply(inv.token, b.whenFull(inv, e))
+	return nil
+}
+
+func (b *Bot) whenFull(inv invocation, e *handler.ComponentEvent) reply {
+	v, ok := selected(e)
+	if !ok || (v != whenFullSkip && v != whenFullQueue) {
+		return reply{content: "Pick one choice from the menu."}
+	}
+	if err := b.cfg.Links.SetQueueWhenFull(inv.ctx, inv.userID.String(), v == whenFullQueue); err != nil {
+		if errors.Is(err, links.ErrNotLinked) {
+			return reply{content: msgNoAccount}
+		}
+		inv.log.Error().Err(err).Msg("saving the when-full choice failed")
+		return reply{content: msgLinksUnavailable}
+	}
+	if v == whenFullQueue {
+		return reply{content: "At the 12-hour limit, /pin and \"Pin to Pinterest\" now queue the rest: each picture is pinned when a slot frees, and the results come by direct message. /queue shows and cancels queued pins. /pin's when_full: option overrides this."}
+	}
+	return reply{content: "At the 12-hour limit, /pin and \"Pin to Pinterest\" now skip the rest. /pin's when_full: option overrides this."}
 }
 
 // boardsFor lists the account's boards for /settings; why, when set, says

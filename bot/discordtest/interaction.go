@@ -592,7 +592,7 @@ func (s *Server) resolveOptionLocked(gs *guildState, ch *Channel, user *Member, 
 			a.ID = s.newIDLocked(now)
 		}
 		if a.URL == "" {
-			a.URL = fmt.Sprintf("https://cdn.discordapp.com/ephemeral-attachments/%d/%d/%s?%s", s.cfg.applicationID, a.ID, a.Filename, cdnSignature(now))
+			a.URL = signURL(fmt.Sprintf("https://cdn.discordapp.com/ephemeral-attachments/%d/%d/%s", s.cfg.applicationID, a.ID, a.Filename), now)
 		}
 		filled := s.fillAttachmentsLocked(ch.ID, []Attachment{a}, now)[0]
 		wa := wireAttachment{

@@ -1,6 +1,8 @@
 package discordtest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -544,10 +546,10 @@ func (s *Server) fillAttachmentsLocked(channelID snowflake.ID, in []Attachment, 
 			a.Size = 1024
 		}
 		if a.URL == "" {
-			a.URL = fmt.Sprintf("https://cdn.discordapp.com/attachments/%d/%d/%s?%s", channelID, a.ID, a.Filename, cdnSignature(now))
+			a.URL = signURL(fmt.Sprintf("https://cdn.discordapp.com/attachments/%d/%d/%s", channelID, a.ID, a.Filename), now)
 		}
 		if a.ProxyURL == "" {
-			a.ProxyURL = fmt.Sprintf("https://media.discordapp.net/attachments/%d/%d/%s?%s", channelID, a.ID, a.Filename, cdnSignature(now))
+			a.ProxyURL = signURL(fmt.Sprintf("https://media.discordapp.net/attachments/%d/%d/%s", channelID, a.ID, a.Filename), now)
 		}
 	}
 	return out
@@ -561,7 +563,7 @@ func resign(url string, now time.Time) string {
 		!(strings.HasPrefix(base, "https://cdn.discordapp.com/") || strings.HasPrefix(base, "https://media.discordapp.net/")) {
 		return url
 	}
-	return base + "?" + cdnSignature(now)
+	return signURL(base, now)
 }
 
 // CDNExpiry returns the instant a signed CDN URL made by the stand-in
@@ -579,11 +581,15 @@ func CDNExpiry(url string) (time.Time, bool) {
 	return time.Unix(sec, 0), true
 }
 
-// cdnSignature returns the ex/is/hm query of a signed CDN URL.
-func cdnSignature(now time.Time) string {
-	return "ex=" + strconv.FormatInt(now.Add(24*time.Hour).Unix(), 16) +
+// signURL returns base signed at now: with the ex (expiry, 24 hours
+// on), is (issue) and hm (signature) query of a Discord CDN URL. The
+// signature is a hash of base and now, so a URL signed twice at one
+// instant reads the same.
+func signURL(base string, now time.Time) string {
+	sum := sha256.Sum256([]byte(base + "@" + strconv.FormatInt(now.Unix(), 10)))
+	return base + "?ex=" + strconv.FormatInt(now.Add(24*time.Hour).Unix(), 16) +
 		"&is=" + strconv.FormatInt(now.Unix(), 16) +
-		"&hm=" + randomHex(32) + "&"
+		"&hm=" + hex.EncodeToString(sum[:]) + "&"
 }
 
 // cloneMessage copies a message so callers cannot reach the model.

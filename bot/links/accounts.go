@@ -258,6 +258,30 @@ func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
 	})
 }
 
+// SetQueueWhenFull sets what /pin does by default when the limit refuses
+// pictures: queue them (on) or skip them. It fails with an error wrapping
+// ErrNotLinked when the user has linked no account.
+func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) error {
+	if err := checkID("user id", userID); err != nil {
+		return err
+	}
+	return s.update(ctx, "set when full", func(txn *badger.Txn) error {
+		var u userRecord
+		found, err := getRecord(txn, userKey(userID), &u)
+		if err != nil {
+			return err
+		}
+		if !found || len(u.Accounts) == 0 {
+			return fmt.Errorf("%w: user %q has linked no account", ErrNotLinked, userID)
+		}
+		if u.QueueWhenFull == on {
+			return nil
+		}
+		u.QueueWhenFull = on
+		return setRecord(txn, userKey(userID), &u)
+	})
+}
+
 // SetDefaultBoard sets the board pins of account accountID go to when a
 // command names none, for every user of that account; boardID "" (with
 // boardName "") clears it. It fails with an error wrapping ErrNotLinked

@@ -357,3 +357,21 @@ func TestListing(t *testing.T) {
 		t.Errorf("Users with nested Accounts: %v", err)
 	}
 }
+
+func TestSetQueueWhenFull(t *testing.T) {
+	s := newStore(t, links.Options{InMemory: true})
+	ctx := context.Background()
+	if err := s.SetQueueWhenFull(ctx, "u1", true); !errors.Is(err, links.ErrNotLinked) {
+		t.Fatalf("without accounts: %v, want ErrNotLinked", err)
+	}
+	link(t, s, "u1", "a1")
+	for _, on := range []bool{true, true, false} {
+		if err := s.SetQueueWhenFull(ctx, "u1", on); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.User(ctx, "u1")
+		if err != nil || u.QueueWhenFull != on {
+			t.Fatalf("after SetQueueWhenFull(%v): %+v, %v", on, u, err)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type User struct {
 	Active string
 	// Accounts are the linked account ids, in the order they were linked.
 	Accounts []string
+	// QueueWhenFull says that /pin queues what the limit refuses unless
+	// the command says otherwise (see SetQueueWhenFull).
+	QueueWhenFull bool
 }
 
 // Errors returned by Store methods; match them with errors.Is.

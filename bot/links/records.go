@@ -55,6 +55,9 @@ type userRecord struct {
 	V        int      `json:"v"`
 	Active   string   `json:"active,omitempty"`
 	Accounts []string `json:"accounts"`
+	// QueueWhenFull is the user's default for what /pin does at the
+	// limit: queue the rest (true) or skip it.
+	QueueWhenFull bool `json:"queue_when_full,omitempty"`
 }
 
 func (r *userRecord) version() int { return r.V }
@@ -78,7 +81,7 @@ func (r *userRecord) check() error {
 }
 
 func (r *userRecord) user(id string) User {
-	return User{ID: id, Active: r.Active, Accounts: slices.Clone(r.Accounts)}
+	return User{ID: id, Active: r.Active, Accounts: slices.Clone(r.Accounts), QueueWhenFull: r.QueueWhenFull}
 }
 
 // accountRecord is stored under a/<account id>.
