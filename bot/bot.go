@@ -352,6 +352,9 @@ func (b *Bot) routes() *handler.Mux {
 	m.Component(idSwitch, b.handleSwitch)
 	m.Component(idBoard+"/{account}", b.handleDefaultBoard)
 	m.Component(idWhenFull, b.handleWhenFull)
+	m.SlashCommand("/"+cmdQueue, b.handleQueue)
+	m.Component(idQueueAll+"/{account}", b.handleQueueAll)
+	m.Component(idQueueMessage, b.handleQueueMessage)
 	m.NotFound(b.notFound)
 	m.Error(func(e *handler.InteractionEvent, err error) {
 		b.log.Error().Str("error", errText(err)).Str("interaction_id", e.ID().String()).Msg("handler failed")

@@ -11,6 +11,7 @@ const (
 	cmdSettings   = "settings"
 	cmdLink       = "link"
 	cmdUnlink     = "unlink"
+	cmdQueue      = "queue"
 
 	optMessages = "messages"
 	optBoard    = "board"
@@ -95,6 +96,12 @@ func commands() []discord.ApplicationCommandCreate {
 					Autocomplete: true,
 				},
 			},
+		},
+		discord.SlashCommandCreate{
+			Name:             cmdQueue,
+			Description:      "Your queued pins: when each starts, what ran recently; cancel them",
+			IntegrationTypes: install,
+			Contexts:         guildOrDM,
 		},
 	}
 }

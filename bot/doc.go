@@ -34,6 +34,15 @@
 //   - /settings lists the user's linked accounts with "12-hour pins:
 //     X/100", the active one and each default board, with a menu to switch
 //     the active account and one to choose its default board.
+//   - /queue lists, per linked account, the queued pins the user may see
+//     (every pin of an account the user has linked, and the pins the user
+//     queued): the running ones, the waiting ones with their start times
+//     and message links, and the last results (pinned, failed, may
+//     exist), within one message. A menu cancels the waiting pins of one
+//     message, a button per account all its waiting pins; either edits the
+//     list in place, and is checked again against the user's links when
+//     used, so another user's pins on an account the user has not linked
+//     are never canceled.
 //   - /link answers with Pinterest's authorization address, and says how
 //     the board pins go to is chosen; /unlink account: removes a link.
 //
@@ -83,7 +92,8 @@
 // # Interactions under load
 //
 // Every command and component interaction is acknowledged at once with a
-// deferred ephemeral response, on the goroutine disgo starts for the event
+// deferred ephemeral response (a /queue component with a deferred update
+// of the message it is on), on the goroutine disgo starts for the event
 // (async events), before anything else. The work then waits for one of
 // Config.Workers workers, so a burst of thousands of commands queues
 // instead of running at once, while every interaction meets Discord's

@@ -90,6 +90,8 @@ type worldOptions struct {
 	jobs bool
 	// engine changes the engine's configuration.
 	engine func(*actors.Config)
+	// onJob is the engine's Config.OnJob: queued jobs start only with one.
+	onJob func(actors.Job)
 }
 
 // world is the bot between the two stand-ins, with a real engine and a
@@ -167,6 +169,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if o.engine != nil {
 		o.engine(&ecfg)
 	}
+	ecfg.OnJob = o.onJob
 	var err error
 	if w.engine, err = actors.New(ecfg, store, log); err != nil {
 		t.Fatal(err)

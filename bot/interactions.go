@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
@@ -32,7 +33,8 @@ const (
 
 // admit is the first step of every interaction. Autocomplete is answered
 // directly, bounded by autocompleteTimeout. Everything else is deferred
-// at once with an ephemeral "thinking" response, on the event's own
+// at once with an ephemeral "thinking" response (a /queue component with
+// a deferred update of its message, see editsInPlace), on the event's own
 // goroutine (disgo runs each event on one when async events are on), then
 // waits for one of Config.Workers workers: a burst of commands queues,
 // acknowledged, instead of running all at once. An interaction whose
@@ -67,7 +69,12 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		}
 
 		actx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
-		err := e.DeferCreateMessage(true, rest.WithCtx(actx))
+		var err error
+		if editsInPlace(e) {
+			err = e.DeferUpdateMessage(rest.WithCtx(actx))
+		} else {
+			err = e.DeferCreateMessage(true, rest.WithCtx(actx))
+		}
 		cancel()
 		if err != nil && !b.deferredAnyway(e.Token(), err) {
 			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
@@ -91,6 +98,14 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		e.Ctx = ctx
 		return next(e)
 	}
+}
+
+// editsInPlace reports whether an interaction's answer replaces the
+// message it came from rather than a new ephemeral one: the /queue
+// components, whose answer is the refreshed list.
+func editsInPlace(e *handler.InteractionEvent) bool {
+	ci, ok := e.Interaction.(discord.ComponentInteraction)
+	return ok && strings.HasPrefix(ci.Data.CustomID(), idQueue)
 }
 
 // deferredAnyway reports whether a deferral that failed with err took

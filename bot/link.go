@@ -82,7 +82,7 @@ func (b *Bot) unlink(inv invocation, which string) reply {
 	inv.log.Info().Str("account", acct.ID).Msg("account unlinked")
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Unlinked %s. The pins it made in the last 12 hours still count toward its limit.", accountName(acct.Username, acct.ID))
-	sb.WriteString(b.cancelQueued(inv, acct.ID))
+	sb.WriteString(b.cancelOnUnlink(inv, acct.ID))
 	after, err := b.cfg.Links.User(inv.ctx, userID)
 	switch {
 	case err != nil:
@@ -152,12 +152,12 @@ func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
 	return e.AutocompleteResult(choices, rest.WithCtx(actx))
 }
 
-// cancelQueued cancels the user's waiting pins on accountID, which they
+// cancelOnUnlink cancels the user's waiting pins on accountID, which they
 // just unlinked, and says so. Canceled pins are deleted: linking the
 // account again does not bring them back. A pin that cannot be canceled
 // does not run either: a queued pin checks, when it runs, that its user
 // still links its account.
-func (b *Bot) cancelQueued(inv invocation, accountID string) string {
+func (b *Bot) cancelOnUnlink(inv invocation, accountID string) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), resolveTimeout)
 	defer cancel()
 	js, _, err := b.cfg.Engine.Jobs(ctx, accountID)
