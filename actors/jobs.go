@@ -481,7 +481,6 @@ func (a *accountActor) finish(m *request, now int64) {
 		return
 	}
 	j.State, j.Finished, j.Result = JobDone, now, slices.Clone(o.Result)
-	j.Payload = nil
 	j.ExpiresAt = a.eng.wall() + a.eng.cfg.KeepDoneFor.Milliseconds()
 	a.jobs = slices.Delete(a.jobs, i, i+1)
 	a.done = append(a.done, j)

@@ -161,7 +161,7 @@ func TestJobsStartAtTheirSlots(t *testing.T) {
 	if st.Queued != 0 || len(js) != 5 || !slices.Equal(states(js), []persistence.JobState{JobDone, JobDone, JobDone, JobDone, JobDone}) {
 		t.Fatalf("after all: %v, status %+v", states(js), st)
 	}
-	if string(js[0].Result) != "ok" || js[0].Payload != nil {
+	if string(js[0].Result) != "ok" || string(js[0].Payload) != "job 0" {
 		t.Errorf("done job keeps result %q, payload %q", js[0].Result, js[0].Payload)
 	}
 }

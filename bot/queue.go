@@ -83,8 +83,7 @@ func mayCancel(user snowflake.ID, linked bool, j queuedJob) bool {
 
 // readQueue lists acct's jobs that user may see: running ones, waiting
 // ones in queue order, and, when the user has linked the account, the
-// maxRecent newest done ones, newest first. Done jobs keep no payload,
-// so they cannot be told apart by who queued them.
+// maxRecent newest done ones the user may see, newest first.
 func (b *Bot) readQueue(ctx context.Context, user snowflake.ID, acct links.Account, linked bool) (accountQueue, error) {
 	jobs, st, err := b.cfg.Engine.Jobs(ctx, acct.ID)
 	q := accountQueue{acct: acct, st: st}
@@ -92,17 +91,15 @@ func (b *Bot) readQueue(ctx context.Context, user snowflake.ID, acct links.Accou
 		return q, err
 	}
 	for _, j := range jobs {
-		if j.State == actors.JobDone {
-			if linked {
-				q.done = append(q.done, j)
-			}
-			continue
-		}
 		qj := queuedJob{Job: j}
 		var derr error
 		qj.pin, derr = decodeQueuedPin(j.Payload)
 		qj.ok = derr == nil
 		if !mayCancel(user, linked, qj) {
+			continue
+		}
+		if j.State == actors.JobDone {
+			q.done = append(q.done, j)
 			continue
 		}
 		switch j.State {
@@ -227,7 +224,7 @@ func renderQueue(user snowflake.ID, note string, qs []accountQueue) reply {
 			lines = append(lines, queueLine{text: "⏳ " + mark + pinText(user, j) + " · starts " + relTime(j.Due), item: true})
 		}
 		for _, j := range q.done {
-			lines = append(lines, queueLine{text: resultText(j), item: true})
+			lines = append(lines, queueLine{text: doneText(user, j), item: true})
 		}
 	}
 	if !anything {
@@ -252,7 +249,19 @@ func pinText(user snowflake.ID, j queuedJob) string {
 	return s
 }
 
-// resultText is the line of a done job.
+// doneText is the line of a done job: which pin, and what became of it.
+func doneText(user snowflake.ID, j actors.Job) string {
+	qj := queuedJob{Job: j}
+	var err error
+	qj.pin, err = decodeQueuedPin(j.Payload)
+	qj.ok = err == nil
+	if !qj.ok {
+		return resultText(j)
+	}
+	return pinText(user, qj) + " · " + resultText(j)
+}
+
+// resultText is the outcome of a done job.
 func resultText(j actors.Job) string {
 	when := " · " + relTime(j.Finished)
 	r, ok := decodeJobResult(j.Result)
