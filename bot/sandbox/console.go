@@ -44,12 +44,16 @@ const (
 	cmdSettings   = "settings"
 	cmdLink       = "link"
 	cmdUnlink     = "unlink"
+	cmdQueue      = "queue"
 )
 
 // Commands lists the console's commands, for help.
 const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links;
                                   one command pins at most 10 images and skips the rest
   /pin messages:LINK ...          the same, naming the option
+  /pin 1001 when_full:queue       at the limit, queue the rest (they pin when slots free)
+  /queue                          your queued pins, their start times, recent results
+  /dms                            the direct messages Pinbot sent you (results of queued pins)
   /pinmsg ID                      the "Pin to Pinterest" message command on one message
   /settings                       your accounts, their 12-hour pin counts, the active one
   /switch ACCOUNT                 make ACCOUNT active (picks it in the /settings menu)
@@ -296,6 +300,10 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool) {
 		c.pinMessage(ctx, rest)
 	case "settings":
 		c.run(ctx, discordtest.ChatInput{Name: cmdSettings}, c.channel.ID)
+	case "queue":
+		c.run(ctx, discordtest.ChatInput{Name: cmdQueue}, c.channel.ID)
+	case "dms":
+		c.listDMs()
 	case "switch":
 		c.pick(ctx, rest, true)
 	case "board":
@@ -342,12 +350,24 @@ func splitPinArgs(s string) (msgs, board string) {
 }
 
 func (c *Console) pin(ctx context.Context, args string) {
-	msgs, board := splitPinArgs(args)
+	var whenFull string
+	var kept []string
+	for _, f := range strings.Fields(args) {
+		if v, ok := strings.CutPrefix(f, "when_full:"); ok {
+			whenFull = v
+			continue
+		}
+		kept = append(kept, f)
+	}
+	msgs, board := splitPinArgs(strings.Join(kept, " "))
 	if msgs == "" {
-		c.errorf("usage: /pin MESSAGE... [board:BOARD], with message IDs or links")
+		c.errorf("usage: /pin MESSAGE... [board:BOARD] [when_full:skip|queue], with message IDs or links")
 		return
 	}
 	opts := []discordtest.CommandOption{{Name: "messages", Value: msgs}}
+	if whenFull != "" {
+		opts = append(opts, discordtest.CommandOption{Name: "when_full", Value: whenFull})
+	}
 	if board != "" {
 		opts = append(opts, discordtest.CommandOption{Name: "board", Value: board})
 	}
@@ -605,6 +625,18 @@ func (c *Console) listPins() {
 		pins := c.sb.pinterest.PinsFor(a.ID)
 		c.printf("  @%s (%s): %s, at most %d in any %s window\n", a.Username, a.ID, plural(len(pins), "pin"),
 			c.sb.pinterest.MaxInWindow(a.ID, actors.DefaultWindow), windowName(actors.DefaultWindow))
+	}
+}
+
+// listDMs prints the direct messages the bot sent the current user.
+func (c *Console) listDMs() {
+	dms := c.sb.discord.DMs(c.user.ID)
+	if len(dms) == 0 {
+		c.printf("Pinbot has sent %s no direct message in this run.\n", c.user.Name)
+		return
+	}
+	for _, m := range dms {
+		c.printf("── DM from Pinbot, %s ──\n%s\n", m.Timestamp.Local().Format("15:04:05"), m.Content)
 	}
 }
 
