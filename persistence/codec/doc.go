@@ -1,6 +1,7 @@
 // Package codec is the byte encoding of every value a persistence store
 // keeps: account snapshots, journal events, the write-ahead-log records
-// of persistence/badgerstore, the high-water mark and the clock anchor.
+// of persistence/badgerstore, the high-water mark, the clock anchor and
+// the engine's rules.
 // The formats are in one package because they share one frame and one
 // space of format bytes, and because the in-memory test store
 // (persistence/persistencetest) keeps its values encoded exactly as the
@@ -66,6 +67,12 @@
 //
 // Clock anchor body (format 0x51): len(BootID) uvarint, BootID bytes,
 // Uptime varint, Engine varint.
+//
+// Rules body (format 0x61), the limits the engine enforces:
+//
+//	Current rule, Lease varint, len(Earlier) uvarint, Earlier rules...
+//
+// where each rule is Limit varint, Window varint, Until varint.
 //
 // Differences of int64 values are computed with wrapping arithmetic, which
 // the decoder undoes with the same wrapping, so extreme values round-trip.

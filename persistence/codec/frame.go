@@ -17,6 +17,7 @@ const (
 	formatHighWaterV1 byte = 0x31
 	formatWALV1       byte = 0x41
 	formatAnchorV1    byte = 0x51
+	formatRulesV1     byte = 0x61
 
 	crcLen = 4
 )
