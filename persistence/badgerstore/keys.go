@@ -9,6 +9,7 @@ import "encoding/binary"
 //	WAL record:   "w" + record seq (8 bytes, big-endian)
 //	high-water:   "m/hw"
 //	clock anchor: "m/clock"
+//	rules:        "m/rules"
 
 const (
 	snapshotPrefix = 's'
