@@ -24,8 +24,9 @@ const (
 	idBoard  = "/settings/board"
 )
 
-// commands returns the application commands the bot registers globally.
-func commands() []discord.ApplicationCommandCreate {
+// commands returns the application commands the bot registers globally;
+// r names the engine's window in their descriptions.
+func commands(r pinRule) []discord.ApplicationCommandCreate {
 	guildOnly := []discord.InteractionContextType{discord.InteractionContextTypeGuild}
 	guildOrDM := []discord.InteractionContextType{discord.InteractionContextTypeGuild, discord.InteractionContextTypeBotDM}
 	install := []discord.ApplicationIntegrationType{discord.ApplicationIntegrationTypeGuildInstall}
@@ -57,7 +58,7 @@ func commands() []discord.ApplicationCommandCreate {
 		},
 		discord.SlashCommandCreate{
 			Name:             cmdSettings,
-			Description:      "Your Pinterest accounts: 12-hour pin counts, the active account, default boards",
+			Description:      "Your Pinterest accounts: " + r.adj + " pin counts, the active account, default boards",
 			IntegrationTypes: install,
 			Contexts:         guildOrDM,
 		},

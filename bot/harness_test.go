@@ -83,6 +83,8 @@ type worldOptions struct {
 	// gateway leaves the commands unsynced and opens no pump: the test
 	// calls Start, which opens disgo's gateway.
 	gateway bool
+	// engine, when set, changes the engine's configuration.
+	engine func(*actors.Config)
 }
 
 // world is the bot between the two stand-ins, with a real engine and a
@@ -151,6 +153,9 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	ecfg := actors.DefaultConfig()
 	ecfg.Clock = w.eclock
 	ecfg.Recover = false
+	if o.engine != nil {
+		o.engine(&ecfg)
+	}
 	var err error
 	if w.engine, err = actors.New(ecfg, store, log); err != nil {
 		t.Fatal(err)
