@@ -240,8 +240,7 @@ func (a *accountActor) start(c actor.Context) {
 // load reads the account's state from the store into a fresh ledger and
 // reports whether it could; if not, loadErr says why and requests get it.
 func (a *accountActor) load() bool {
-	cfg := &a.eng.cfg
-	led := newLedger(cfg.Limit, cfg.Window, cfg.Lease)
+	led := a.eng.newLedger()
 	st, err := a.eng.store.Load(a.account)
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
@@ -321,7 +320,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		n := m.n
 		if a.waiting > 0 {
 			// Only the slots the waiting jobs leave free.
-			n = min(n, a.led.win.Limit()-a.led.used(now)-a.waiting)
+			n = min(n, a.led.free(now)-a.waiting)
 			if n <= 0 {
 				a.answer(m, response{status: a.status(now)})
 				return
@@ -443,7 +442,8 @@ func (a *accountActor) status(now int64) Status {
 		Account:  a.account,
 		Used:     a.led.used(now),
 		Pending:  len(a.led.pending),
-		Limit:    a.led.win.Limit(),
+		Limit:    a.led.rules.cur.limit,
+		Blocked:  a.led.blocked(now),
 		NextFree: time.UnixMilli(a.led.freeAt(now, 1)),
 		At:       time.UnixMilli(now),
 		Queued:   a.waiting,

@@ -22,8 +22,16 @@ type Status struct {
 	Used int
 	// Pending is how many of Used are unresolved reservations.
 	Pending int
-	// Limit is the number of pins allowed per window.
+	// Limit is the number of pins allowed per window, under the current
+	// rule (Config.Limit).
 	Limit int
+	// Blocked is how many of the slots free under Limit are refused all
+	// the same, because the limit or the window changed since an earlier
+	// run and that run's rule still counts pins the current one does not
+	// (see docs/design.md, "Changing the limit or the window"); 0
+	// otherwise. Used and Limit are the current rule's; NextFree and
+	// Free account for every rule in force.
+	Blocked int
 	// NextFree is when the next slot frees: At when one is free now.
 	// Pending reservations are assumed to become pins at the end of their
 	// lease, so a slot may in fact free earlier, never later.
@@ -37,7 +45,7 @@ type Status struct {
 }
 
 // Free returns how many slots are free.
-func (s Status) Free() int { return max(s.Limit-s.Used, 0) }
+func (s Status) Free() int { return max(s.Limit-s.Used-s.Blocked, 0) }
 
 // Reservation names one granted slot.
 type Reservation struct {
@@ -110,6 +118,9 @@ type Engine struct {
 	// that are not finished.
 	inflight sync.Map
 
+	// rules are the rules in force at start (see rules.go).
+	rules *ruleSet
+
 	// onStopped, when set (tests), is called after an account actor stopped.
 	onStopped func(account string)
 }
@@ -132,9 +143,14 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	if err != nil {
 		return nil, err
 	}
+	rules, err := startRules(cfg, store, clock.Now(), log)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		cfg:         cfg,
 		clock:       clock,
+		rules:       rules,
 		wall:        wall,
 		store:       store,
 		journal:     persistence.NewJournal(store, cfg.MaxJournalBatch, log),

@@ -342,12 +342,12 @@ func (a *accountActor) schedule(now int64) {
 // queue order (see Job.Due).
 func (a *accountActor) startTimes(now int64) []int64 {
 	out := make([]int64, a.waiting)
-	limit := a.led.win.Limit()
+	cur := a.led.rules.cur
 	for k := range out {
-		if k < limit {
+		if k < cur.limit {
 			out[k] = max(a.led.freeAt(now, k+1), now, a.retryAt)
 		} else {
-			out[k] = out[k-limit] + a.led.win.width
+			out[k] = out[k-cur.limit] + cur.width
 		}
 	}
 	return out

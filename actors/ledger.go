@@ -30,12 +30,18 @@ type ledger struct {
 	nextID uint64 // next reservation ID; IDs start at 1
 	lease  int64  // ms a reservation may stay unresolved
 	hold   int64  // nothing is granted before this instant
+
+	// rules are the limits enforced, never changed (ledgers share them).
+	// win's width is the longest window of the rules and its limit, the
+	// room of its ring, at least their largest limit (see rules.go), so
+	// that it keeps every pin some rule counts. Without a change of the
+	// rule both are the current rule's.
+	rules *ruleSet
 }
 
+// newLedger returns an empty ledger enforcing limit pins per width alone.
 func newLedger(limit int, width, lease time.Duration) *ledger {
-	l := &ledger{nextID: 1, lease: lease.Milliseconds()}
-	l.win.init(limit, width)
-	return l
+	return newRuledLedger(soleRule(limit, width.Milliseconds()), lease)
 }
 
 // expire turns every reservation whose lease ran out by now into a pin made
@@ -50,7 +56,7 @@ func (l *ledger) expire(now int64) {
 	keep := l.pending[:0]
 	for _, p := range l.pending {
 		if p.Deadline <= now {
-			l.win.Record(p.Deadline)
+			l.record(p.Deadline)
 			l.addLapsed(persistence.Lapsed{ID: p.ID, Deadline: p.Deadline})
 		} else {
 			keep = append(keep, p)
@@ -127,9 +133,9 @@ func (l *ledger) removePending(i int) {
 	l.trimPending()
 }
 
-// used returns the slots in use at now: pins that count plus pending
-// reservations. Call expire(now) first.
-func (l *ledger) used(now int64) int { return l.win.Count(now) + len(l.pending) }
+// used returns the slots in use at now under the current rule: pins that
+// count plus pending reservations. Call expire(now) first.
+func (l *ledger) used(now int64) int { return l.usedUnder(now, l.rules.cur) }
 
 // reserve grants up to n slots at now and returns the first reservation ID
 // and how many were granted (IDs first..first+granted-1).
@@ -138,8 +144,7 @@ func (l *ledger) reserve(now int64, n int) (first uint64, granted int) {
 	if now < l.hold {
 		return 0, 0
 	}
-	free := l.win.Limit() - l.used(now)
-	granted = min(n, free)
+	granted = min(n, l.free(now))
 	if granted <= 0 {
 		return 0, 0
 	}
@@ -186,7 +191,7 @@ func (l *ledger) commit(now int64, id uint64, at int64) (t int64, late, ok bool)
 		p := l.pending[i]
 		l.removePending(i)
 		t := min(max(at, p.ReservedAt), max(now, p.ReservedAt))
-		l.win.Record(t)
+		l.record(t)
 		return t, false, true
 	}
 	if i := l.findLapsed(id); i >= 0 {
@@ -231,22 +236,22 @@ func (l *ledger) freeAt(now int64, k int) int64 {
 	return max(t, l.hold)
 }
 
-func (l *ledger) slotsFreeAt(now int64, k int) int64 {
-	limit := l.win.Limit()
-	if k > limit {
+// slotsFreeUnder is slotsFreeAt under rule r alone.
+func (l *ledger) slotsFreeUnder(now int64, k int, r rule) int64 {
+	if k > r.limit {
 		return Never
 	}
-	used := l.used(now)
-	need := k - (limit - used)
+	used := l.usedUnder(now, r)
+	need := k - (r.limit - used)
 	if need <= 0 {
 		return now
 	}
-	if len(l.pending) == 0 {
-		return l.win.FreeAt(now, k)
-	}
 	// Merge live pins (ascending) with pending deadlines (ascending by
 	// deadline) and take the need-th oldest.
-	first := l.win.firstLive(now)
+	first := l.win.firstAfter(now - r.width)
+	if len(l.pending) == 0 {
+		return l.win.at(first+need-1) + r.width
+	}
 	deadlines := make([]int64, 0, len(l.pending))
 	for _, p := range l.pending {
 		deadlines = append(deadlines, p.Deadline)
@@ -263,7 +268,7 @@ func (l *ledger) slotsFreeAt(now int64, k int) int64 {
 			j++
 		}
 	}
-	return t + l.win.width
+	return t + r.width
 }
 
 // newest returns the latest instant any part of the state refers to.
@@ -275,7 +280,8 @@ func (l *ledger) newest() int64 {
 	return t
 }
 
-// expiresAt is the instant from which the state holds nothing that counts.
+// expiresAt is the instant from which the state holds nothing that counts
+// under any rule in force when the ledger was made.
 func (l *ledger) expiresAt() int64 {
 	n := l.newest()
 	if n == 0 {
@@ -294,13 +300,13 @@ func (l *ledger) apply(e persistence.Event) {
 		switch i, j := l.find(e.ID), l.findLapsed(e.ID); {
 		case i >= 0:
 			l.removePending(i)
-			l.win.Record(e.At)
+			l.record(e.At)
 		case j >= 0:
 			l.settleLapsed(j, e.At)
 		default:
 			// Record even when the reservation is unknown (its event may
 			// have expired away): a pin that happened is never dropped.
-			l.win.Record(e.At)
+			l.record(e.At)
 		}
 		if e.ID >= l.nextID {
 			l.nextID = e.ID + 1
@@ -322,7 +328,7 @@ func (l *ledger) apply(e persistence.Event) {
 // restore loads a snapshot.
 func (l *ledger) restore(s persistence.Snapshot) {
 	for _, t := range s.Committed {
-		l.win.Record(t)
+		l.record(t)
 	}
 	l.pending = append(l.pending[:0], s.Pending...)
 	slices.SortFunc(l.pending, func(a, b persistence.Pending) int { return cmp.Compare(a.ID, b.ID) })

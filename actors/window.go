@@ -93,8 +93,11 @@ func (w *Window) at(i int) int64 {
 
 // firstLive returns the index (0 = oldest) of the first entry that still
 // counts at now; entries from there on all count, since they are ascending.
-func (w *Window) firstLive(now int64) int {
-	cutoff := now - w.width
+func (w *Window) firstLive(now int64) int { return w.firstAfter(now - w.width) }
+
+// firstAfter returns the index (0 = oldest) of the first entry later than
+// cutoff, or n when there is none.
+func (w *Window) firstAfter(cutoff int64) int {
 	lo, hi := 0, w.n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)

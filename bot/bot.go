@@ -69,6 +69,9 @@ type Bot struct {
 	// digest tells users what became of their queued pins.
 	digest *digest.Sender
 
+	// rule names the engine's limit and window in what users read.
+	rule pinRule
+
 	// shardOpts are appended to the shard manager's options (tests).
 	shardOpts []sharding.ConfigOpt
 	// onPin, when set (benchmarks), receives for every pin attempt the
@@ -102,6 +105,7 @@ func New(cfg Config) (*Bot, error) {
 		autocompletes: make(chan struct{}, maxAutocompletes),
 		idle:          make(chan struct{}),
 		closingCh:     make(chan struct{}),
+		rule:          ruleOf(cfg.Engine.Config()),
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	b.sessions.m = make(map[string]cachedSession)
@@ -220,7 +224,7 @@ func (b *Bot) Start(ctx context.Context) error {
 
 // syncCommands bulk-overwrites the global commands.
 func (b *Bot) syncCommands(ctx context.Context) error {
-	cmds, err := b.client.Rest.SetGlobalCommands(b.appID, commands(), rest.WithCtx(ctx))
+	cmds, err := b.client.Rest.SetGlobalCommands(b.appID, commands(b.rule), rest.WithCtx(ctx))
 	if err != nil {
 		return fmt.Errorf("bot: syncing commands: %w", err)
 	}

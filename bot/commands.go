@@ -32,8 +32,9 @@ const (
 	idWhenFull = "/settings/whenfull"
 )
 
-// commands returns the application commands the bot registers globally.
-func commands() []discord.ApplicationCommandCreate {
+// commands returns the application commands the bot registers globally;
+// r names the engine's window in their descriptions.
+func commands(r pinRule) []discord.ApplicationCommandCreate {
 	guildOnly := []discord.InteractionContextType{discord.InteractionContextTypeGuild}
 	guildOrDM := []discord.InteractionContextType{discord.InteractionContextTypeGuild, discord.InteractionContextTypeBotDM}
 	install := []discord.ApplicationIntegrationType{discord.ApplicationIntegrationTypeGuildInstall}
@@ -73,7 +74,7 @@ func commands() []discord.ApplicationCommandCreate {
 		},
 		discord.SlashCommandCreate{
 			Name:             cmdSettings,
-			Description:      "Your Pinterest accounts: 12-hour pin counts, the active account, default boards",
+			Description:      "Your Pinterest accounts: " + r.adj + " pin counts, the active account, default boards",
 			IntegrationTypes: install,
 			Contexts:         guildOrDM,
 		},

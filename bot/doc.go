@@ -3,6 +3,12 @@
 // 100 pins per rolling 12 hours per Pinterest account that the rate-limit
 // engine (package actors) keeps exactly.
 //
+// The texts below are those of the default rule. The bot takes the limit
+// and the window from the engine (actors.Config's Limit and Window) and
+// names them in every text: under 50 pins per 90 minutes, "Pin limit
+// reached (100/12h)" and "12-hour pin count" read "Pin limit reached
+// (50/1h30m)" and "90-minute pin count" (WindowShort, WindowAdjective).
+//
 // # Usage
 //
 //	b, err := bot.New(bot.Config{

@@ -7,7 +7,8 @@ import (
 	"github.com/pinbot/pinbot/actors"
 )
 
-// What users read. The rate-limit texts are the spec's, word for word.
+// What users read. The rate-limit texts are the spec's, word for word,
+// under the default rule (see pinRule).
 const (
 	msgNoAccount        = "You have not linked a Pinterest account yet. Run /link to connect one."
 	msgActiveNotLinked  = "Your active Pinterest account is no longer linked to you. Pick one of your accounts in /settings, or run /link."
@@ -21,25 +22,35 @@ const (
 	msgMaxAccounts      = "You have linked the most accounts Pinbot keeps per user. Run /unlink on one before linking another."
 )
 
-// spec texts.
-const (
-	// msgLimitReached is shown when the limit stops a batch after some
-	// pins.
-	msgLimitReached = "Pin limit reached (100/12h). Skipped remaining pins."
-	// msgLimitNothingPinned is shown when the limit stops a batch before
-	// any pin: there were no pins to skip the rest of.
-	msgLimitNothingPinned = "Pin limit reached (100/12h), so nothing was pinned."
-)
+// The spec's texts, which follow the engine's rule (see pinRule): these
+// are under the defaults.
 
-// pinCount is the count shown after each pin.
-func pinCount(used, limit int) string {
-	return fmt.Sprintf("12-hour pin count: %d/%d", used, limit)
+// limitReached is shown when the limit stops a batch after some pins:
+// "Pin limit reached (100/12h). Skipped remaining pins."
+func (r pinRule) limitReached() string {
+	return fmt.Sprintf("Pin limit reached (%d/%s). Skipped remaining pins.", r.limit, r.short)
 }
 
-// pinsLine is the count shown in /settings and on switching accounts.
-func pinsLine(used, limit int) string {
-	return fmt.Sprintf("12-hour pins: %d/%d", used, limit)
+// limitNothingPinned is shown when the limit stops a batch before any
+// pin, when there were no pins to skip the rest of: "Pin limit reached
+// (100/12h), so nothing was pinned."
+func (r pinRule) limitNothingPinned() string {
+	return fmt.Sprintf("Pin limit reached (%d/%s), so nothing was pinned.", r.limit, r.short)
 }
+
+// pinCount is the count shown after each pin: "12-hour pin count: X/100".
+func (r pinRule) pinCount(used, limit int) string {
+	return fmt.Sprintf("%s pin count: %d/%d", r.adj, used, limit)
+}
+
+// pinsLine is the count shown in /settings and on switching accounts:
+// "12-hour pins: X/100".
+func (r pinRule) pinsLine(used, limit int) string {
+	return fmt.Sprintf("%s pins: %d/%d", r.adj, used, limit)
+}
+
+// pinsUnknown stands for pinsLine when the count cannot be read.
+func (r pinRule) pinsUnknown() string { return r.adj + " pins: unknown" }
 
 // msgRelink tells the user the account needs a new authorization.
 func msgRelink(name string) string {
@@ -56,20 +67,31 @@ func msgUnknownBoard(board, name string) string {
 	return fmt.Sprintf("`%s` is not one of %s's boards. Pick one from the list while typing the board: option, or choose a default board in /settings.", quoteInput(board), name)
 }
 
-// msgAtLimit refuses a whole batch before it starts.
-func msgAtLimit(st actors.Status, name string) string {
-	return fmt.Sprintf("Pin limit reached (100/12h), so nothing was pinned with %s: the next slot frees %s. You can switch to another account in /settings.",
-		name, relTime(nextFree(st)))
+// atLimit refuses a whole batch before it starts.
+func (r pinRule) atLimit(st actors.Status, name string) string {
+	return fmt.Sprintf("Pin limit reached (%d/%s), so nothing was pinned with %s: the next slot frees %s.%s You can switch to another account in /settings.",
+		r.limit, r.short, name, relTime(nextFree(st)), changedNote(st))
 }
 
-// msgLimitStop says that the limit stopped a batch, and when the next
-// slot frees: the spec's text once something was pinned.
-func msgLimitStop(st actors.Status, pinnedAny bool) string {
-	msg := msgLimitNothingPinned
+// limitStop says that the limit stopped a batch, and when the next slot
+// frees: the spec's text once something was pinned.
+func (r pinRule) limitStop(st actors.Status, pinnedAny bool) string {
+	msg := r.limitNothingPinned()
 	if pinnedAny {
-		msg = msgLimitReached
+		msg = r.limitReached()
 	}
-	return msg + " The next slot frees " + relTime(nextFree(st)) + "."
+	return msg + " The next slot frees " + relTime(nextFree(st)) + "." + changedNote(st)
+}
+
+// changedNote explains a refusal that the current limit alone would not
+// make: the limit or the window was changed, and the pins made before
+// still count under the earlier rule (see actors.Status.Blocked). It is
+// "" otherwise.
+func changedNote(st actors.Status) string {
+	if st.Blocked == 0 {
+		return ""
+	}
+	return " Pinbot's limit was changed recently, and the pins made before the change still count under the earlier limit."
 }
 
 // nextFree is when the account's next slot frees, never before the
@@ -84,8 +106,11 @@ func nextFree(st actors.Status) time.Time {
 // held reports whether the account has free slots yet none may be used
 // before NextFree: Pinterest answered 429 and the engine holds it.
 func held(st actors.Status) bool {
-	return st.Used < st.Limit && st.NextFree.After(st.At)
+	return st.Free() > 0 && st.NextFree.After(st.At)
 }
+
+// full reports whether the limit leaves the account no free slot.
+func full(st actors.Status) bool { return st.Free() == 0 }
 
 // msgHeld refuses pins while Pinterest's rate limit holds the account.
 func msgHeld(st actors.Status, name string) string {

@@ -160,8 +160,8 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 		}
 	}
 	if !queue {
-		if st.Used >= st.Limit || st.Queued > 0 {
-			return reply{content: msgAtLimit(st, name)}
+		if full(st) || st.Queued > 0 {
+			return reply{content: b.rule.atLimit(st, name)}
 		}
 		if held(st) {
 			return reply{content: msgHeld(st, name)}
@@ -352,7 +352,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			return
 		}
 		e.res, e.why = resSkipped, "limit reached"
-		p.stopWith(msgLimitStop(g.Status, p.pinnedAny()), "limit reached")
+		p.stopWith(p.b.rule.limitStop(g.Status, p.pinnedAny()), "limit reached")
 		return
 	}
 	slot := g.Reservations()[0]
@@ -380,7 +380,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
 			st = g.Status
 		}
-		e.res, e.pinURL, e.count = resPinned, pin.URL, pinCount(st.Used, st.Limit)
+		e.res, e.pinURL, e.count = resPinned, pin.URL, p.b.rule.pinCount(st.Used, st.Limit)
 		if p.b.onPin != nil {
 			p.b.onPin(time.Since(start), call)
 		}
@@ -430,7 +430,7 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 		log.Msg("pin outcome unknown; slot kept")
 		e.why = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit"
 		if rerr == nil {
-			e.count = pinCount(st.Used, st.Limit)
+			e.count = p.b.rule.pinCount(st.Used, st.Limit)
 		}
 		p.stopWith("Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
 	case errors.Is(err, pinterest.ErrNoTime) || (errors.Is(err, context.DeadlineExceeded) && p.inv.ctx.Err() == nil):

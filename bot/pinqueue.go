@@ -54,7 +54,7 @@ func (p *pinner) enqueue() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.inv.ctx), resolveTimeout)
 	defer cancel()
 	q, err := eng.Enqueue(ctx, p.acct.ID, payloads)
-	limitMsg := msgLimitStop(q.Status, p.pinnedAny())
+	limitMsg := p.b.rule.limitStop(q.Status, p.pinnedAny())
 	if err != nil {
 		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("queueing pins failed")
 		for _, i := range idx {

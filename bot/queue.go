@@ -152,7 +152,7 @@ func (b *Bot) queue(inv invocation, note string) reply {
 		}
 		qs = append(qs, q)
 	}
-	return renderQueue(inv.userID, note, qs)
+	return b.renderQueue(inv.userID, note, qs)
 }
 
 // withNote puts note, when not empty, on a line before s.
@@ -183,7 +183,7 @@ type queueMessage struct {
 // renderQueue writes the /queue reply for user: per account its running
 // pins, its waiting pins with their start times and what ran recently,
 // within Discord's 2000 characters, and the components to cancel.
-func renderQueue(user snowflake.ID, note string, qs []accountQueue) reply {
+func (b *Bot) renderQueue(user snowflake.ID, note string, qs []accountQueue) reply {
 	var lines []queueLine
 	var msgs []queueMessage
 	numbers := map[string]int{} // account/message → index in msgs
@@ -195,7 +195,7 @@ func renderQueue(user snowflake.ID, note string, qs []accountQueue) reply {
 			lines = append(lines, queueLine{text: head + " — its queue cannot be read right now."})
 			continue
 		}
-		head += " — " + pinsLine(q.st.Used, q.st.Limit)
+		head += " — " + b.rule.pinsLine(q.st.Used, q.st.Limit)
 		if q.acct.RelinkNeeded {
 			head += " — needs /link again"
 		}

@@ -14,7 +14,7 @@ import (
 )
 
 // handleSettings serves /settings: every account the user linked with its
-// 12-hour count and default board, the active one marked, a menu to switch
+// pin count in the window and default board, the active one marked, a menu to switch
 // the active account and a menu to choose the active account's default
 // board.
 func (b *Bot) handleSettings(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
@@ -61,9 +61,9 @@ func (b *Bot) settings(inv invocation) reply {
 			marker, suffix = "▶", " (active)"
 			active, activeSt = &accts[i], sts[i]
 		}
-		count := "12-hour pins: unknown"
+		count := b.rule.pinsUnknown()
 		if sts[i].Limit > 0 {
-			count = pinsLine(sts[i].Used, sts[i].Limit)
+			count = b.rule.pinsLine(sts[i].Used, sts[i].Limit)
 		}
 		board := "none yet"
 		if a.DefaultBoard != "" {
@@ -80,7 +80,7 @@ func (b *Bot) settings(inv invocation) reply {
 	}
 	if active == nil {
 		sb.WriteString("No account is active: pick one with the menu below.\n")
-	} else if activeSt.Limit > 0 && activeSt.Used >= activeSt.Limit {
+	} else if activeSt.Limit > 0 && full(activeSt) {
 		fmt.Fprintf(&sb, "Your active account is at its limit; its next slot frees %s. Switch to another account to keep pinning.\n", relTime(nextFree(activeSt)))
 	}
 
@@ -90,9 +90,9 @@ func (b *Bot) settings(inv invocation) reply {
 		if i == maxSelectOptions {
 			break
 		}
-		desc := "12-hour pins: unknown"
+		desc := b.rule.pinsUnknown()
 		if sts[i].Limit > 0 {
-			desc = pinsLine(sts[i].Used, sts[i].Limit)
+			desc = b.rule.pinsLine(sts[i].Used, sts[i].Limit)
 		}
 		opts = append(opts, discord.StringSelectMenuOption{
 			Label:       truncateRunes(accountLabel(a.Username, a.ID), 100),
@@ -226,10 +226,10 @@ func (b *Bot) switchAccount(inv invocation, e *handler.ComponentEvent) reply {
 	st, err := b.cfg.Engine.Status(inv.ctx, id)
 	if err != nil {
 		inv.log.Error().Err(err).Str("account", id).Msg("reading the pin count failed")
-		fmt.Fprintf(&sb, "Active account is now %s. 12-hour pins: unknown.", name)
+		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, b.rule.pinsUnknown())
 	} else {
-		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, pinsLine(st.Used, st.Limit))
-		if st.Used >= st.Limit {
+		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, b.rule.pinsLine(st.Used, st.Limit))
+		if full(st) {
 			fmt.Fprintf(&sb, " It is at its limit; its next slot frees %s.", relTime(nextFree(st)))
 		}
 	}

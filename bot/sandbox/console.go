@@ -16,7 +16,6 @@ import (
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/snowflake/v2"
 
-	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
@@ -621,10 +620,11 @@ func (c *Console) listMessages() {
 // listPins prints what the Pinterest stand-in made in this run.
 func (c *Console) listPins() {
 	c.printf("Pins the Pinterest stand-in made in this run (it starts empty each run; /settings counts earlier runs too):\n")
+	window := c.sb.engine.Config().Window
 	for _, a := range accounts {
 		pins := c.sb.pinterest.PinsFor(a.ID)
 		c.printf("  @%s (%s): %s, at most %d in any %s window\n", a.Username, a.ID, plural(len(pins), "pin"),
-			c.sb.pinterest.MaxInWindow(a.ID, actors.DefaultWindow), windowName(actors.DefaultWindow))
+			c.sb.pinterest.MaxInWindow(a.ID, window), bot.WindowAdjective(window))
 	}
 }
 
@@ -646,13 +646,6 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-func windowName(w time.Duration) string {
-	if w%time.Hour == 0 {
-		return fmt.Sprintf("%d-hour", w/time.Hour)
-	}
-	return bot.FormatDuration(w)
 }
 
 // answer is what the bot replied to an interaction.

@@ -42,6 +42,9 @@ type Config struct {
 	// KeyFile holds the token store's key. Start creates it, with 32
 	// random bytes and mode 0600, when it does not exist.
 	KeyFile string
+	// Engine configures the rate-limit engine; nil means
+	// actors.DefaultConfig().
+	Engine *actors.Config
 	// Log receives what the bot, the stores, the stand-ins and the OAuth
 	// callback log; the console never writes log lines.
 	Log zerolog.Logger
@@ -159,6 +162,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			Shards:       1,
 			CloseTimeout: botCloseTimeout,
 		},
+		Engine:   cfg.Engine,
 		Listener: ln,
 		Log:      cfg.Log,
 	})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // statusChunk is how many accounts one StatusMany call asks about.
@@ -56,7 +57,7 @@ func accountsCommand(st settings, args []string, stdout, stderr io.Writer, geten
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir := st.dataDir.value
-	entries, err := listAccounts(ctx, dir, log)
+	entries, window, err := listAccounts(ctx, dir, log)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func accountsCommand(st settings, args []string, stdout, stderr io.Writer, geten
 	if *asJSON {
 		err = writeAccountsJSON(stdout, entries)
 	} else {
-		err = writeAccountsTable(stdout, dir, entries)
+		err = writeAccountsTable(stdout, dir, entries, window)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the list: %w", err)
@@ -101,37 +102,44 @@ type accountEntry struct {
 
 // listAccounts returns every account stored in the engine store of the
 // data directory dir, in key order, with its status, read through an
-// engine that replays nothing on its own. dir must exist: listing a
-// mistyped directory must not create an empty store; a data directory
-// without an engine store holds no account.
-func listAccounts(ctx context.Context, dir string, log zerolog.Logger) (entries []accountEntry, err error) {
+// engine that replays nothing on its own, and the window the counts are
+// for. dir must exist: listing a mistyped directory must not create an
+// empty store; a data directory without an engine store holds no account.
+//
+// The engine runs under the limit and window the store was last run under
+// (see storedRule): the settings of the bot are not those of this
+// command, and a listing must not count as a change of the rule.
+func listAccounts(ctx context.Context, dir string, log zerolog.Logger) (entries []accountEntry, window time.Duration, err error) {
+	window = actors.DefaultWindow
 	switch fi, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("data directory %s does not exist", dir)
+		return nil, window, fmt.Errorf("data directory %s does not exist", dir)
 	case err != nil:
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, window, fmt.Errorf("data directory: %w", err)
 	case !fi.IsDir():
-		return nil, fmt.Errorf("data directory %s is not a directory", dir)
+		return nil, window, fmt.Errorf("data directory %s is not a directory", dir)
 	}
 	l := layout{dir: dir}
 	if err := l.checkLayout(); err != nil {
-		return nil, err
+		return nil, window, err
 	}
 	if _, err := os.Stat(l.engine()); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, window, nil
 	}
 	store, err := openStore(l.engine(), log)
 	if err != nil {
-		return nil, err
+		return nil, window, err
 	}
 	cfg := actors.DefaultConfig()
 	cfg.Recover = false
+	storedRule(store, &cfg)
+	window = cfg.Window
 	eng, err := actors.New(cfg, store, log)
 	if err != nil {
 		if cerr := store.Close(); cerr != nil {
 			log.Error().Err(cerr).Msg("closing the store after a failed start")
 		}
-		return nil, fmt.Errorf("starting the engine: %w", err)
+		return nil, window, fmt.Errorf("starting the engine: %w", err)
 	}
 	defer func() {
 		if cerr := shutdown(eng, store); cerr != nil {
@@ -144,16 +152,31 @@ func listAccounts(ctx context.Context, dir string, log zerolog.Logger) (entries 
 		names = append(names, account)
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("listing the stored accounts: %w", err)
+		return nil, window, fmt.Errorf("listing the stored accounts: %w", err)
 	}
 	entries = make([]accountEntry, 0, len(names))
 	for chunk := range slices.Chunk(names, statusChunk) {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("listing the stored accounts: %w", err)
+			return nil, window, fmt.Errorf("listing the stored accounts: %w", err)
 		}
 		entries = append(entries, statusChunkOf(ctx, eng, chunk)...)
 	}
-	return entries, nil
+	return entries, window, nil
+}
+
+// storedRule sets cfg's limit, window and lease to those the store was
+// last run under, when it keeps them; an unreadable value is left for
+// actors.New to report.
+func storedRule(store persistence.RuleKeeper, cfg *actors.Config) {
+	r, err := store.Rules()
+	if err != nil || r.Current.Limit == 0 {
+		return
+	}
+	cfg.Limit = r.Current.Limit
+	cfg.Window = time.Duration(r.Current.Window) * time.Millisecond
+	if r.Lease > 0 {
+		cfg.Lease = time.Duration(r.Lease) * time.Millisecond
+	}
 }
 
 // statusChunkOf returns the status of each of accounts, asking for all at
@@ -210,9 +233,10 @@ func writeAccountsJSON(w io.Writer, entries []accountEntry) error {
 	return enc.Encode(list)
 }
 
-// writeAccountsTable writes entries as a table, or says that dir holds no
-// account. A USERNAME column follows ACCOUNT when some username is known.
-func writeAccountsTable(w io.Writer, dir string, entries []accountEntry) error {
+// writeAccountsTable writes entries, counted in windows of the given
+// length, as a table, or says that dir holds no account. A USERNAME
+// column follows ACCOUNT when some username is known.
+func writeAccountsTable(w io.Writer, dir string, entries []accountEntry, window time.Duration) error {
 	if len(entries) == 0 {
 		_, err := fmt.Fprintf(w, "No accounts stored in %s.\n", dir)
 		return err
@@ -223,7 +247,7 @@ func writeAccountsTable(w io.Writer, dir string, entries []accountEntry) error {
 	if named {
 		head += "USERNAME\t"
 	}
-	fmt.Fprintf(tw, "%s%s PINS\tPENDING\tNEXT SLOT FREE\n", head, strings.ToUpper(windowAdjective(actors.DefaultWindow)))
+	fmt.Fprintf(tw, "%s%s PINS\tPENDING\tNEXT SLOT FREE\n", head, strings.ToUpper(windowAdjective(window)))
 	for _, e := range entries {
 		st := e.status
 		name := displayAccount(st.Account) + "\t"

@@ -47,6 +47,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			GatewayURL: cfg.discordGateway,
 			Shards:     cfg.shards,
 		},
+		Engine:   &cfg.engine,
 		Listener: ln,
 		Log:      log,
 	})
@@ -64,7 +65,8 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	}()
 
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
-		Int("shards", cfg.shards).Msg("starting the bot")
+		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
+		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {
 			plog.Info().Msg("interrupted while starting; shutting down")

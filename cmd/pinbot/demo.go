@@ -30,10 +30,11 @@ type demoConfig struct {
 	out     io.Writer      // replies
 	prompt  bool           // print a prompt before each command
 	log     zerolog.Logger // for the store, the engine and the demo
+	engine  actors.Config  // the engine's configuration; its Recover is left as is
 }
 
 // runDemo opens the engine store of the data directory cfg.dataDir,
-// starts an engine with the production settings over it, and serves the
+// starts an engine with cfg.engine over it, and serves the
 // commands read from cfg.in
 // until quit, the end of cfg.in or the end of ctx. Then it closes the
 // engine, which writes every account's state, and the store. The end of
@@ -48,7 +49,7 @@ func runDemo(ctx context.Context, cfg demoConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	eng, err := actors.New(actors.DefaultConfig(), store, cfg.log)
+	eng, err := actors.New(cfg.engine, store, cfg.log)
 	if err != nil {
 		if cerr := store.Close(); cerr != nil {
 			log.Error().Err(cerr).Msg("closing the store after a failed start")
@@ -181,8 +182,8 @@ func (d *demo) pin(ctx context.Context, args []string) {
 		return
 	}
 	if g.Granted == 0 {
-		d.out.printf("%s is at its limit (%d/%s): no pins made. Next slot frees %s.\n",
-			displayAccount(account), g.Limit, d.short, whenFree(g.NextFree, g.At))
+		d.out.printf("%s is at its limit (%d/%s)%s: no pins made. Next slot frees %s.\n",
+			displayAccount(account), g.Limit, d.short, earlierRule(g.Status), whenFree(g.NextFree, g.At))
 		return
 	}
 	st := g.Status
@@ -240,13 +241,23 @@ func (d *demo) status(ctx context.Context, args []string) {
 			extra = fmt.Sprintf(" (%d pending)", st.Pending)
 		}
 		if st.Free() == 0 {
-			extra += "; next slot frees " + whenFree(st.NextFree, st.At)
+			extra += earlierRule(st) + "; next slot frees " + whenFree(st.NextFree, st.At)
 		}
 		d.out.printf("%s — %s pins: %d/%d%s\n", name, d.adjective, st.Used, st.Limit, extra)
 	}
 	if err != nil {
 		d.engineError(err)
 	}
+}
+
+// earlierRule notes, after a limit, that a limit or window in force before
+// the last change still holds slots the current one would free (see
+// actors.Status.Blocked); it is "" otherwise.
+func earlierRule(st actors.Status) string {
+	if st.Blocked == 0 {
+		return ""
+	}
+	return ", and the limit in force before the last change still counts the pins made under it"
 }
 
 // checkAccount reports whether account is a valid account ID, answering

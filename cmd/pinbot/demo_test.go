@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
@@ -200,7 +201,7 @@ func TestDemoStopsWhenInterrupted(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runDemo(ctx, demoConfig{dataDir: dir, in: stdin, out: out, log: zerolog.Nop()})
+		errc <- runDemo(ctx, demoConfig{dataDir: dir, in: stdin, out: out, log: zerolog.Nop(), engine: actors.DefaultConfig()})
 	}()
 	go func() {
 		// Fails with io.ErrClosedPipe if the demo ended first; the

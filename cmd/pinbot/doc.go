@@ -1,5 +1,6 @@
 // Command pinbot runs the Discord bot that pins images to Pinterest, keeping
-// every Pinterest account within 100 pins in any rolling 12 hours.
+// every Pinterest account within 100 pins in any rolling 12 hours, or the
+// limit and window its settings give.
 //
 // With DISCORD_TOKEN set, pinbot runs the bot. Without it, it runs the
 // local sandbox (package bot/sandbox): the same bot between stand-ins of
@@ -32,7 +33,15 @@
 //	--pinterest-api-url URL       PINBOT_PINTEREST_API_URL    Pinterest API base (https://api.pinterest.com/v5)
 //	--pinterest-oauth-url URL     PINBOT_PINTEREST_OAUTH_URL  authorization page (https://www.pinterest.com/oauth/)
 //	--shards N                    PINBOT_SHARDS               gateway shards; 0: Discord's recommendation (0)
+//	--pin-limit N                 PINBOT_PIN_LIMIT            pins per account in any window, 1 to 65536 (100)
+//	--pin-window DURATION         PINBOT_PIN_WINDOW           the rolling window, 1s to 596h31m23.648s (12h)
 //	--json                                                    accounts only: print JSON
+//
+// The limit and the window are the bot's, the sandbox's and the demo's;
+// accounts lists the counts under those the data directory was last run
+// under. After a change, the pins made under the earlier limit and window
+// still count as they say until they have left that window (see
+// docs/design.md, "Changing the limit or the window").
 //
 // Errors name the flag or variable at fault and never show a secret; the
 // bot checks its whole configuration, key file included, before it opens

@@ -3,41 +3,30 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 
 	"github.com/pinbot/pinbot/bot"
 )
 
-// windowAdjective names the window length w as an adjective: "12-hour".
-func windowAdjective(w time.Duration) string {
-	if h, ok := wholeHours(w); ok {
-		return fmt.Sprintf("%d-hour", h)
-	}
-	return bot.FormatDuration(w)
-}
+// windowAdjective names the window length w as an adjective, as the bot
+// does: "12-hour", "90-minute" (bot.WindowAdjective).
+func windowAdjective(w time.Duration) string { return bot.WindowAdjective(w) }
 
-// windowShort names the window length w briefly: "12h".
-func windowShort(w time.Duration) string {
-	if h, ok := wholeHours(w); ok {
-		return fmt.Sprintf("%dh", h)
-	}
-	return bot.FormatDuration(w)
-}
+// windowShort names the window length w briefly, as the bot does: "12h",
+// "1h30m" (bot.WindowShort).
+func windowShort(w time.Duration) string { return bot.WindowShort(w) }
 
-// windowNoun names the window length w as a noun: "12 hours".
+// windowNoun names the window length w as a noun: "12 hours", "hour",
+// "90 minutes", "7 days".
 func windowNoun(w time.Duration) string {
-	switch h, ok := wholeHours(w); {
-	case ok && h == 1:
-		return "hour"
-	case ok:
-		return fmt.Sprintf("%d hours", h)
+	adj := bot.WindowAdjective(w) // "12-hour"
+	n, unit, _ := strings.Cut(adj, "-")
+	if n == "1" {
+		return unit
 	}
-	return bot.FormatDuration(w)
-}
-
-func wholeHours(w time.Duration) (int64, bool) {
-	return int64(w / time.Hour), w > 0 && w%time.Hour == 0
+	return n + " " + unit + "s"
 }
 
 // timeLayout is how absolute times are shown to people.

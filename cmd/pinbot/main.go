@@ -99,7 +99,9 @@ func signalContext() (context.Context, context.CancelFunc) {
 func botCommand(st settings, stderr io.Writer, getenv func(string) string) error {
 	var errs configErrors
 	level := st.checkCommon(&errs)
+	engine := st.checkEngine(&errs)
 	cfg := st.checkBot(&errs)
+	cfg.engine = engine
 	var key []byte
 	if strings.TrimSpace(st.keyFile.value) != "" {
 		var err error
@@ -122,7 +124,7 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 // sandboxCommand runs the local sandbox with its console on stdin and
 // stdout, and says goodbye there once it stopped cleanly.
 func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) error {
-	level, err := st.validate()
+	level, engine, err := st.validateEngine()
 	if err != nil {
 		return &usageError{err: err}
 	}
@@ -131,6 +133,7 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) erro
 	err = runSandbox(ctx, sandboxConfig{
 		dir:     layout{dir: st.dataDir.value},
 		level:   level,
+		engine:  engine,
 		in:      stdin,
 		out:     stdout,
 		stderr:  stderr,
@@ -155,7 +158,7 @@ func demoCommand(st settings, args []string, stdin io.Reader, stdout, stderr io.
 	if flags.NArg() > 0 {
 		return &usageError{cmd: "demo", err: fmt.Errorf("demo: unexpected argument %q", flags.Arg(0))}
 	}
-	level, err := st.validate()
+	level, engine, err := st.validateEngine()
 	if err != nil {
 		return &usageError{cmd: "demo", err: err}
 	}
@@ -164,6 +167,7 @@ func demoCommand(st settings, args []string, stdin io.Reader, stdout, stderr io.
 	defer stop()
 	return runDemo(ctx, demoConfig{
 		dataDir: st.dataDir.value,
+		engine:  engine,
 		in:      stdin,
 		out:     stdout,
 		prompt:  isTerminal(stdin),

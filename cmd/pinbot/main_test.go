@@ -103,6 +103,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		"DISCORD_TOKEN", "PINTEREST_CLIENT_ID", "PINTEREST_CLIENT_SECRET", "PINBOT_DATA_DIR", "PINBOT_HTTP_ADDR",
 		"PINBOT_PUBLIC_URL", "PINBOT_ENCRYPTION_KEY_FILE", "PINBOT_DISCORD_API_URL", "PINBOT_DISCORD_GATEWAY_URL",
 		"PINBOT_PINTEREST_API_URL", "PINBOT_PINTEREST_OAUTH_URL", "PINBOT_LOG_LEVEL", "PINBOT_SHARDS",
+		"PINBOT_PIN_LIMIT", "PINBOT_PIN_WINDOW",
 	} {
 		if !strings.Contains(b.String(), "env "+env+",") {
 			t.Errorf("help lacks the variable %s", env)
@@ -208,7 +209,9 @@ func TestWindowNames(t *testing.T) {
 	}{
 		{12 * time.Hour, "12-hour", "12h", "12 hours"},
 		{time.Hour, "1-hour", "1h", "hour"},
-		{90 * time.Minute, "1h 30m", "1h 30m", "1h 30m"},
+		{90 * time.Minute, "90-minute", "1h30m", "90 minutes"},
+		{20 * time.Second, "20-second", "20s", "20 seconds"},
+		{7 * 24 * time.Hour, "7-day", "7d", "7 days"},
 	}
 	for i, tt := range tests {
 		if a, s, n := windowAdjective(tt.w), windowShort(tt.w), windowNoun(tt.w); a != tt.adjective || s != tt.short || n != tt.noun {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/internal/app"
@@ -23,6 +24,7 @@ const sandboxCloseTimeout = 60 * time.Second
 type sandboxConfig struct {
 	dir    layout
 	level  zerolog.Level // of the log file
+	engine actors.Config // the rate-limit engine's
 	in     io.Reader     // console commands
 	out    io.Writer     // the console
 	stderr io.Writer     // notes about the settings
@@ -60,6 +62,7 @@ func runSandbox(ctx context.Context, cfg sandboxConfig) (err error) {
 		EngineDir: cfg.dir.engine(),
 		LinksDir:  cfg.dir.links(),
 		KeyFile:   cfg.dir.sandboxKey(),
+		Engine:    &cfg.engine,
 		Log:       log,
 	})
 	if err != nil {

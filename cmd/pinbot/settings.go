@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
 )
 
@@ -92,6 +94,21 @@ var (
 		flag: "pinterest-continuous-refresh", env: "PINBOT_PINTEREST_CONTINUOUS_REFRESH", arg: "BOOL", def: "false",
 		help: "ask Pinterest for continuously rotating refresh tokens (true for apps created before 25 September 2025, whose refresh tokens otherwise expire after a year)",
 	}
+	pinLimitOption = option{
+		flag: "pin-limit", env: "PINBOT_PIN_LIMIT", arg: "N", def: strconv.Itoa(actors.DefaultLimit),
+		help: fmt.Sprintf("pins pinbot sends each Pinterest account in any window, %d to %d", minPinLimit, maxPinLimit),
+	}
+	pinWindowOption = option{
+		flag: "pin-window", env: "PINBOT_PIN_WINDOW", arg: "DURATION", def: bot.WindowShort(actors.DefaultWindow),
+		help: fmt.Sprintf("length of the rolling window, %v to %v, such as 12h or 90m", minPinWindow, actors.MaxWindow),
+	}
+)
+
+// Bounds of --pin-limit and --pin-window.
+const (
+	minPinLimit  = 1
+	maxPinLimit  = 1 << 16
+	minPinWindow = time.Second
 )
 
 // logLevels are the accepted values of --log-level.
@@ -142,6 +159,7 @@ type settings struct {
 	pinterestAPI, pinterestOAuth         setting
 	shards                               setting
 	continuousRefresh                    setting
+	pinLimit, pinWindow                  setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -161,6 +179,8 @@ func newSettings(getenv func(string) string) settings {
 		pinterestOAuth:    setting{opt: &pinterestOAuthOption},
 		shards:            setting{opt: &shardsOption},
 		continuousRefresh: setting{opt: &continuousRefreshOption},
+		pinLimit:          setting{opt: &pinLimitOption},
+		pinWindow:         setting{opt: &pinWindowOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -178,6 +198,7 @@ func (st *settings) all() []*setting {
 		&st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth,
 		&st.shards, &st.continuousRefresh,
+		&st.pinLimit, &st.pinWindow,
 	}
 }
 
@@ -188,7 +209,7 @@ func commandOptions(cmd string) []*option {
 	case "accounts":
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
 	case "demo":
-		return []*option{&dataDirOption, &logLevelOption}
+		return []*option{&dataDirOption, &logLevelOption, &pinLimitOption, &pinWindowOption}
 	}
 	return allOptions
 }
@@ -200,6 +221,7 @@ var allOptions = []*option{
 	&httpAddrOption, &publicURLOption, &keyFileOption,
 	&discordAPIOption, &discordGatewayOption, &pinterestAPIOption, &pinterestOAuthOption,
 	&shardsOption, &continuousRefreshOption,
+	&pinLimitOption, &pinWindowOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -234,6 +256,16 @@ func (st *settings) validate() (zerolog.Level, error) {
 	return level, errs.err()
 }
 
+// validateEngine is validate for the commands that run the rate-limit
+// engine under the configured limit and window: it returns its
+// configuration too, and every problem with either.
+func (st *settings) validateEngine() (zerolog.Level, actors.Config, error) {
+	var errs configErrors
+	level := st.checkCommon(&errs)
+	engine := st.checkEngine(&errs)
+	return level, engine, errs.err()
+}
+
 // checkCommon adds the problems with the settings every command uses to
 // errs, and returns the log level.
 func (st *settings) checkCommon(errs *configErrors) zerolog.Level {
@@ -252,6 +284,30 @@ func (st *settings) checkCommon(errs *configErrors) zerolog.Level {
 	return level
 }
 
+// checkEngine adds the problems with the rate-limit engine's settings to
+// errs, and returns the engine's configuration.
+func (st *settings) checkEngine(errs *configErrors) actors.Config {
+	cfg := actors.DefaultConfig()
+	n, err := strconv.Atoi(st.pinLimit.value)
+	if err != nil || n < minPinLimit || n > maxPinLimit {
+		errs.add(fmt.Errorf("invalid %s %s: want a whole number of pins from %d to %d",
+			st.pinLimit.name(), st.pinLimit.shown(), minPinLimit, maxPinLimit))
+	} else {
+		cfg.Limit = n
+	}
+	w, err := time.ParseDuration(st.pinWindow.value)
+	switch {
+	case err != nil || w < minPinWindow || w > actors.MaxWindow:
+		errs.add(fmt.Errorf("invalid %s %s: want a duration from %v to %v, such as 12h or 90m",
+			st.pinWindow.name(), st.pinWindow.shown(), minPinWindow, actors.MaxWindow))
+	case w%time.Millisecond != 0:
+		errs.add(fmt.Errorf("invalid %s %s: want a whole number of milliseconds", st.pinWindow.name(), st.pinWindow.shown()))
+	default:
+		cfg.Window = w
+	}
+	return cfg
+}
+
 // botMode reports whether the settings ask for the Discord bot.
 func (st *settings) botMode() bool { return st.discordToken.value != "" }
 
@@ -265,6 +321,8 @@ type botSettings struct {
 	pinterestAPI, pinterestOAuth  string
 	shards                        int
 	continuousRefresh             bool
+	// engine configures the rate-limit engine (see checkEngine).
+	engine actors.Config
 	// tokenName and httpAddrName name the token and HTTP address settings
 	// in the errors met once the bot starts: the flag or variable that
 	// set them (see setting.name).

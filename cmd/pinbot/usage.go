@@ -62,7 +62,7 @@ the data directory (DIR/engine), reading one command per line from stdin:
 ` + demoCommandsHelp)
 	default:
 		fmt.Fprintf(&b, `pinbot pins images from Discord to Pinterest, keeping every Pinterest account
-within %[1]d pins in any rolling %[2]s.
+within %[1]d pins in any rolling %[2]s (--pin-limit, --pin-window).
 
 Usage:
   pinbot [flags]                    with %[4]s: run the bot; without: the local sandbox
@@ -103,6 +103,11 @@ or 32 random bytes and must be readable by its owner only; create one with
 The bot runs until SIGINT or SIGTERM, then stops in order: the bot (running
 commands finish), the HTTP listener, the engine (it writes every account's
 state), the stores. A second signal kills it at once.
+
+A change of --pin-limit or --pin-window between runs never frees a slot
+early: until the pins made under the earlier limit and window have left
+that window, a slot is free only if both rules leave one (see
+docs/design.md).
 
 Without %[1]s, pinbot starts the local sandbox: the bot between
 stand-ins of Discord and Pinterest on loopback, with a demo server and

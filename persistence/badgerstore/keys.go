@@ -10,6 +10,7 @@ import "encoding/binary"
 //	high-water:   "m/hw"
 //	clock anchor: "m/clock"
 //	job:          "j" + account + NUL + job ID (8 bytes, big-endian)
+//	rules:        "m/rules"
 
 const (
 	snapshotPrefix = 's'

@@ -47,30 +47,10 @@ func (s *Store) HighWater() (int64, error) {
 
 // Anchor returns the stored clock anchor (zero if none).
 func (s *Store) Anchor() (persistence.ClockAnchor, error) {
-	if !s.life.Enter() {
-		return persistence.ClockAnchor{}, persistence.ErrClosed
-	}
-	defer s.life.Exit()
 	var a persistence.ClockAnchor
-	err := s.view(func(txn *badger.Txn) error {
-		item, err := txn.Get(anchorKey)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("persistence: read clock anchor: %w", err)
-		}
-		var derr error
-		if err := item.Value(func(v []byte) error {
-			a, derr = codec.DecodeAnchor(v)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("persistence: read clock anchor: %w", err)
-		}
-		if derr != nil {
-			return fmt.Errorf("persistence: clock anchor: %w", derr)
-		}
-		return nil
+	err := s.getMeta(anchorKey, "clock anchor", func(v []byte) (err error) {
+		a, err = codec.DecodeAnchor(v)
+		return err
 	})
 	return a, err
 }
@@ -78,6 +58,42 @@ func (s *Store) Anchor() (persistence.ClockAnchor, error) {
 // SetAnchor stores a in a transaction of its own, durable when the store
 // is.
 func (s *Store) SetAnchor(a persistence.ClockAnchor) error {
+	return s.putMeta(anchorKey, codec.AppendAnchor(nil, a), "clock anchor")
+}
+
+// getMeta reads the value of the meta key key, if there is one, and
+// passes it to decode, whose error says the value is corrupt. what names
+// the value in errors.
+func (s *Store) getMeta(key []byte, what string, decode func(v []byte) error) error {
+	if !s.life.Enter() {
+		return persistence.ErrClosed
+	}
+	defer s.life.Exit()
+	return s.view(func(txn *badger.Txn) error {
+		item, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("persistence: read %s: %w", what, err)
+		}
+		var derr error
+		if err := item.Value(func(v []byte) error {
+			derr = decode(v)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("persistence: read %s: %w", what, err)
+		}
+		if derr != nil {
+			return fmt.Errorf("persistence: %s: %w", what, derr)
+		}
+		return nil
+	})
+}
+
+// putMeta stores value under the meta key key in a transaction of its
+// own, durable when the store is. what names the value in errors.
+func (s *Store) putMeta(key, value []byte, what string) error {
 	if !s.life.Enter() {
 		return persistence.ErrClosed
 	}
@@ -89,8 +105,8 @@ func (s *Store) SetAnchor(a persistence.ClockAnchor) error {
 	}
 	txn := s.db.NewTransactionAt(math.MaxUint64, true)
 	defer txn.Discard()
-	if err := txn.SetEntry(badger.NewEntry(anchorKey, codec.AppendAnchor(nil, a))); err != nil {
-		return wrapTxn("write clock anchor", err)
+	if err := txn.SetEntry(badger.NewEntry(key, value)); err != nil {
+		return wrapTxn("write "+what, err)
 	}
 	s.walMu.Lock()
 	defer s.walMu.Unlock()
@@ -99,7 +115,7 @@ func (s *Store) SetAnchor(a persistence.ClockAnchor) error {
 	s.settleLocked()
 	ts := s.nextVersion()
 	if err := txn.CommitAt(ts, nil); err != nil {
-		return fmt.Errorf("persistence: write clock anchor: commit: %w", err)
+		return fmt.Errorf("persistence: write %s: commit: %w", what, err)
 	}
 	s.committed(ts)
 	return nil

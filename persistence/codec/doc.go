@@ -1,6 +1,7 @@
 // Package codec is the byte encoding of every value a persistence store
 // keeps: account snapshots, journal events, the write-ahead-log records
-// of persistence/badgerstore, the high-water mark and the clock anchor.
+// of persistence/badgerstore, the high-water mark, the clock anchor and
+// the engine's rules.
 // The formats are in one package because they share one frame and one
 // space of format bytes, and because the in-memory test store
 // (persistence/persistencetest) keeps its values encoded exactly as the
@@ -70,6 +71,12 @@
 // Job body (format 0x61): ID uvarint, State byte, Enqueued varint, Slot
 // uvarint, Deadline varint, Finished varint, ExpiresAt varint,
 // len(Payload) uvarint, Payload bytes, len(Result) uvarint, Result bytes.
+//
+// Rules body (format 0x71), the limits the engine enforces:
+//
+//	Current rule, Lease varint, len(Earlier) uvarint, Earlier rules...
+//
+// where each rule is Limit varint, Window varint, Until varint.
 //
 // Differences of int64 values are computed with wrapping arithmetic, which
 // the decoder undoes with the same wrapping, so extreme values round-trip.

@@ -18,6 +18,7 @@ const (
 	formatWALV1       byte = 0x41
 	formatAnchorV1    byte = 0x51
 	formatJobV1       byte = 0x61
+	formatRulesV1     byte = 0x71
 
 	crcLen = 4
 )

@@ -26,6 +26,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	add(AppendHighWater(nil, t0))
 	add(AppendAnchor(nil, persistence.ClockAnchor{BootID: "boot", Uptime: 5, Engine: t0}))
+	for _, r := range codecRules {
+		add(AppendRules(nil, r))
+	}
 	for _, tt := range codecWALRecords {
 		add(AppendWALRecord(nil, tt.seq, tt.entries))
 	}
@@ -73,6 +76,13 @@ func FuzzDecode(f *testing.F) {
 				}
 			} else if !errors.Is(err, persistence.ErrCorrupt) {
 				t.Errorf("decodeAnchor: %v, want ErrCorrupt", err)
+			}
+			if r, err := DecodeRules(in); err == nil {
+				if enc := AppendRules(nil, r); !bytes.Equal(enc, in) {
+					t.Errorf("rules %+v re-encode to %x, decoded from %x", r, enc, in)
+				}
+			} else if !errors.Is(err, persistence.ErrCorrupt) {
+				t.Errorf("decodeRules: %v, want ErrCorrupt", err)
 			}
 			if hw, err := DecodeHighWater(in); err == nil {
 				if enc := AppendHighWater(nil, hw); !bytes.Equal(enc, in) {

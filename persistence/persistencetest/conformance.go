@@ -21,7 +21,8 @@ type storeFactory func(t *testing.T) persistence.Store
 // as subtests of t: writes and loads round-trip, snapshots supersede
 // events, the high-water mark only grows, scans are ordered and may call
 // the store, invalid input is refused, expiry follows the wall clock,
-// Close waits for the calls in progress, and concurrent use is safe.
+// Close waits for the calls in progress, concurrent use is safe, and a
+// store that is a persistence.RuleKeeper keeps the rules it is given.
 //
 // open returns an empty store for one subtest and arranges for it to be
 // closed when the subtest ends (a subtest may close it first). stored
@@ -49,6 +50,7 @@ func TestStore(t *testing.T, open func(t *testing.T) persistence.Store, stored f
 		{"CallerSlicesCopied", testCallerSlicesCopied},
 		{"Concurrent", testConcurrent},
 		{"CloseWaitsForCalls", testCloseWaitsForCalls},
+		{"Rules", testRules},
 	}
 	tests = append(tests, jobTests...)
 	for _, tt := range tests {

@@ -30,6 +30,7 @@ type MemStore struct {
 	accounts  map[string]*memAccount
 	highWater int64
 	anchor    persistence.ClockAnchor
+	rules     []byte // encoded by codec.AppendRules; nil when none stored
 }
 
 var _ persistence.Store = (*MemStore)(nil)

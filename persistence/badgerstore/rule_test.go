@@ -1,0 +1,54 @@
+package badgerstore
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/pinbot/pinbot/persistence"
+)
+
+// TestBadgerRulesReopen: the rules are durable, apart from the clock
+// anchor and the accounts, and an unreadable value is reported as corrupt.
+func TestBadgerRulesReopen(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions()
+	opts.Durable = true
+	s := openStore(t, dir, opts)
+	rules := persistence.Rules{
+		Current: persistence.Rule{Limit: 50, Window: 3_600_000},
+		Lease:   300_000,
+		Earlier: []persistence.Rule{{Limit: 100, Window: 43_200_000, Until: t3}},
+	}
+	if err := s.SetRules(rules); err != nil {
+		t.Fatal(err)
+	}
+	anchor := persistence.ClockAnchor{BootID: "boot", Uptime: 1, Engine: t1}
+	if err := s.SetAnchor(anchor); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, s, &persistence.Batch{HighWater: t2, Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, dir, opts)
+	if got, err := s.Rules(); err != nil || !reflect.DeepEqual(got, rules) {
+		t.Errorf("Rules after reopen = %+v, %v; want %+v", got, err, rules)
+	}
+	if a, err := s.Anchor(); err != nil || a != anchor {
+		t.Errorf("Anchor after reopen = %+v, %v; want %+v", a, err, anchor)
+	}
+
+	// A value that is not rules.
+	if err := s.putMeta(rulesKey, []byte("garbage"), "rules"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rules(); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("Rules of a corrupt value = %v, want ErrCorrupt", err)
+	}
+	// The key is a meta key: no scan of accounts sees it.
+	if got := accounts(t, s); len(got) != 1 || got[0] != "a" {
+		t.Errorf("Accounts = %q, want [a]", got)
+	}
+}
