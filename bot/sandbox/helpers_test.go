@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/actors"
 )
 
 // logBuffer keeps log lines, to show them when a test fails.
@@ -117,4 +119,22 @@ func (s *session) run(steps []step) {
 		s.t.Logf("logs:\n%s", s.logs)
 		s.t.FailNow()
 	}
+}
+
+// startSessionWith starts a sandbox on dir whose engine runs under ecfg.
+func startSessionWith(t *testing.T, dir string, ecfg actors.Config) *session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	logs := &logBuffer{}
+	cfg := testConfig(dir, logs)
+	cfg.Engine = &ecfg
+	sb, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v\nlogs:\n%s", err, logs)
+	}
+	s := &session{t: t, ctx: ctx, sb: sb, out: &bytes.Buffer{}, logs: logs}
+	s.con = sb.Console(s.out)
+	t.Cleanup(func() { s.close() })
+	return s
 }

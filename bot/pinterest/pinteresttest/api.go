@@ -110,6 +110,10 @@ func (s *Server) createPin(r *http.Request) result {
 		CreatedAt:   s.now(),
 	}
 	s.pins = append(s.pins, p)
+	if s.pinned != nil {
+		close(s.pinned)
+		s.pinned = nil
+	}
 	return result{status: http.StatusCreated, account: acct, body: pinAnswer{
 		ID:          p.ID,
 		CreatedAt:   p.CreatedAt.UTC().Format(time.RFC3339),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -59,6 +60,8 @@ type Server struct {
 	rejects  map[string]int // image URL -> error code
 	faults   []*activeFault
 	pins     []Pin
+	// pinned is closed, and replaced, whenever a pin is created.
+	pinned   chan struct{}
 	requests []Request
 }
 
@@ -302,6 +305,27 @@ func (s *Server) Pins() []Pin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.pins)
+}
+
+// WaitPins waits until accountID has at least n pins, and returns them;
+// or returns ctx's error.
+func (s *Server) WaitPins(ctx context.Context, accountID string, n int) ([]Pin, error) {
+	for {
+		s.mu.Lock()
+		if s.pinned == nil {
+			s.pinned = make(chan struct{})
+		}
+		ch := s.pinned
+		s.mu.Unlock()
+		if pins := s.PinsFor(accountID); len(pins) >= n {
+			return pins, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return s.PinsFor(accountID), fmt.Errorf("pinteresttest: waiting for %d pins of %s: %w", n, accountID, ctx.Err())
+		}
+	}
 }
 
 // PinsFor returns a copy of the pins created on accountID's boards.
