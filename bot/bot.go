@@ -46,6 +46,7 @@ type Bot struct {
 	mux    *handler.Mux
 
 	workers       chan struct{} // one token per running handler
+	jobWorkers    chan struct{} // one token per queued pin being run
 	autocompletes chan struct{}
 
 	// workCtx ends when Close gives up waiting: every handler's context
@@ -102,6 +103,7 @@ func New(cfg Config) (*Bot, error) {
 		slog:          discordio.NewSlogLogger(cfg.Log),
 		appID:         appID,
 		workers:       make(chan struct{}, cfg.Workers),
+		jobWorkers:    make(chan struct{}, cfg.Workers),
 		autocompletes: make(chan struct{}, maxAutocompletes),
 		idle:          make(chan struct{}),
 		closingCh:     make(chan struct{}),

@@ -74,7 +74,8 @@ type Config struct {
 	CloseTimeout time.Duration
 	// Workers is how many interactions are worked on at once; default
 	// DefaultWorkers. Every interaction is acknowledged at once whatever
-	// this limit; the work waits for a worker.
+	// this limit; the work waits for a worker. Queued pins that come due
+	// have as many workers of their own.
 	Workers int
 	// SlotMargin is how long before a reserved slot's deadline every
 	// request for its pin must have ended; default DefaultSlotMargin. A

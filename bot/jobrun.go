@@ -38,6 +38,16 @@ func (b *Bot) RunJob(j actors.Job) {
 		return
 	}
 	defer b.leave()
+	// At most Config.Workers queued pins run at once; the others wait
+	// here, their slots' send deadlines running (a pin that can no longer
+	// be sent in time goes back to the queue).
+	select {
+	case b.jobWorkers <- struct{}{}:
+		defer func() { <-b.jobWorkers }()
+	case <-b.closingCh:
+		b.endJob(j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
+		return
+	}
 	q, err := decodeQueuedPin(j.Payload)
 	if err != nil {
 		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("unreadable queued pin; dropped")
