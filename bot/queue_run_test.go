@@ -15,13 +15,15 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 )
 
-// setClocks moves the engine's, Pinterest's and Discord's clocks to t.
+// setClocks moves Discord's, Pinterest's and the engine's clocks to t,
+// the engine's last: moving it starts the jobs due, which must find the
+// other two there already.
 func (w *world) setClocks(t time.Time) {
-	w.eclock.Set(t)
-	w.pclock.Set(t)
 	if w.dclock != nil {
 		w.dclock.Set(t)
 	}
+	w.pclock.Set(t)
+	w.eclock.Set(t)
 }
 
 // nextJob waits for the next queued pin the bot ran.
@@ -253,7 +255,7 @@ func TestQueuedPinFreshImageURL(t *testing.T) {
 	w.nextJob()
 	pins := w.ps.PinsFor("acct")
 	if len(pins) != 1 || pins[0].ImageURL == old {
-		t.Fatalf("pins %+v; want one, with a fresh URL (not %s)", pins, old)
+		t.Fatalf("pins %+v; want one, with a fresh URL (not %s); jobs %+v; logs:\n%s", pins, old, w.jobs("acct"), w.logs.String())
 	}
 	// The URL seen when it was queued has expired: Pinterest refuses it.
 	sess, err := w.bot.session(w.ctx, "acct")
