@@ -92,6 +92,12 @@ type worldOptions struct {
 	engine func(*actors.Config)
 	// onJob is the engine's Config.OnJob: queued jobs start only with one.
 	onJob func(actors.Job)
+	// pinterest changes the Pinterest client's configuration, and
+	// pinterestServer configures its stand-in.
+	pinterest       func(*pinterest.Config)
+	pinterestServer []pinteresttest.Option
+	// bot changes the bot's configuration.
+	bot func(*Config)
 }
 
 // world is the bot between the two stand-ins, with a real engine and a
@@ -154,7 +160,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	t.Cleanup(w.dc.Close)
 
 	w.pclock = pinteresttest.NewClock(t0)
-	w.ps = pinteresttest.NewServer(pinteresttest.WithClock(w.pclock.Now))
+	w.ps = pinteresttest.NewServer(append([]pinteresttest.Option{pinteresttest.WithClock(w.pclock.Now)}, o.pinterestServer...)...)
 	t.Cleanup(w.ps.Close)
 
 	w.eclock = actors.NewManualClock(t0)
@@ -181,7 +187,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	}
 	t.Cleanup(func() { _ = w.links.Close() })
 
-	if w.pc, err = pinterest.New(pinterest.Config{
+	pcfg := pinterest.Config{
 		ClientID:     w.ps.ClientID(),
 		ClientSecret: w.ps.ClientSecret(),
 		RedirectURL:  "http://127.0.0.1:8080/oauth/callback",
@@ -190,7 +196,11 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Now:          w.pclock.Now,
 		Logger:       log,
 		HTTPClient:   o.pinterestHTTP,
-	}); err != nil {
+	}
+	if o.pinterest != nil {
+		o.pinterest(&pcfg)
+	}
+	if w.pc, err = pinterest.New(pcfg); err != nil {
 		t.Fatal(err)
 	}
 
@@ -199,7 +209,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		w.digestClock = scheduletest.NewClock(t0)
 		digestClock = w.digestClock
 	}
-	if w.bot, err = New(Config{
+	bcfg := Config{
 		DigestClock:  digestClock,
 		Token:        w.dc.Token(),
 		APIURL:       w.dc.APIURL(),
@@ -210,7 +220,11 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Workers:      o.workers,
 		CloseTimeout: cmp.Or(o.closeTimeout, 20*time.Second),
 		Now:          w.pclock.Now,
-	}); err != nil {
+	}
+	if o.bot != nil {
+		o.bot(&bcfg)
+	}
+	if w.bot, err = New(bcfg); err != nil {
 		t.Fatal(err)
 	}
 	w.bot.onDone = w.markDone
