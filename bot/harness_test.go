@@ -25,6 +25,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/gcra"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
@@ -96,6 +97,10 @@ type worldOptions struct {
 	// pinterestServer configures its stand-in.
 	pinterest       func(*pinterest.Config)
 	pinterestServer []pinteresttest.Option
+	// userRate is each user's allowance (Config.UserRate); zero turns
+	// it off, so that tests of other things may send any number of
+	// commands at one instant.
+	userRate gcra.Rate
 	// bot changes the bot's configuration.
 	bot func(*Config)
 }
@@ -220,6 +225,8 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Workers:      o.workers,
 		CloseTimeout: cmp.Or(o.closeTimeout, 20*time.Second),
 		Now:          w.pclock.Now,
+		UserRate:     o.userRate,
+		NoUserRate:   o.userRate.IsZero(),
 	}
 	if o.bot != nil {
 		o.bot(&bcfg)
