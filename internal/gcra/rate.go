@@ -79,36 +79,44 @@ var errSyntax = errors.New(`want N/PERIOD with an optional ",burst=B", such as "
 // ParseRate reads a Rate written "N/PERIOD" or "N/PERIOD,burst=B": N units
 // per PERIOD, where PERIOD is a unit (s, m, h or d) or a Go duration
 // ("10m", "90s"), and B the units that may be spent at once (default N).
-// "20/m" is 20 a minute, 20 at once. The Rate is validated.
+// "20/m" is 20 a minute, 20 at once. The Rate is validated. An error
+// wraps one that says what is wrong without quoting s.
 func ParseRate(s string) (Rate, error) {
-	s = strings.TrimSpace(s)
+	r, err := parseRate(strings.TrimSpace(s))
+	if err != nil {
+		return Rate{}, fmt.Errorf("gcra: rate %q: %w", s, err)
+	}
+	return r, nil
+}
+
+func parseRate(s string) (Rate, error) {
 	spec, burst, hasBurst := strings.Cut(s, ",")
 	n, period, ok := strings.Cut(spec, "/")
 	if !ok {
-		return Rate{}, fmt.Errorf("gcra: rate %q: %w", s, errSyntax)
+		return Rate{}, errSyntax
 	}
 	var r Rate
 	var err error
 	if r.Limit, err = strconv.Atoi(strings.TrimSpace(n)); err != nil {
-		return Rate{}, fmt.Errorf("gcra: rate %q: %q is not a whole number: %w", s, n, errSyntax)
+		return Rate{}, fmt.Errorf("%q is not a whole number: %w", n, errSyntax)
 	}
 	period = strings.TrimSpace(period)
 	if d, ok := units[period]; ok {
 		r.Period = d
 	} else if r.Period, err = time.ParseDuration(period); err != nil {
-		return Rate{}, fmt.Errorf("gcra: rate %q: %q is not a period: %w", s, period, errSyntax)
+		return Rate{}, fmt.Errorf("%q is not a period: %w", period, errSyntax)
 	}
 	if hasBurst {
 		v, ok := strings.CutPrefix(strings.TrimSpace(burst), "burst=")
 		if !ok {
-			return Rate{}, fmt.Errorf("gcra: rate %q: %w", s, errSyntax)
+			return Rate{}, errSyntax
 		}
 		if r.Burst, err = strconv.Atoi(v); err != nil || r.Burst < 1 {
-			return Rate{}, fmt.Errorf("gcra: rate %q: burst %q is not a whole number from 1: %w", s, v, errSyntax)
+			return Rate{}, fmt.Errorf("burst %q is not a whole number from 1: %w", v, errSyntax)
 		}
 	}
 	if err := r.Validate(); err != nil {
-		return Rate{}, fmt.Errorf("gcra: rate %q: %w", s, err)
+		return Rate{}, errors.New(strings.TrimPrefix(err.Error(), "gcra: "))
 	}
 	return r, nil
 }
