@@ -72,6 +72,8 @@ type Bot struct {
 
 	// rule names the engine's limit and window in what users read.
 	rule pinRule
+	// throttle is each user's allowance; nil with Config.NoUserRate.
+	throttle *throttle
 
 	// shardOpts are appended to the shard manager's options (tests).
 	shardOpts []sharding.ConfigOpt
@@ -108,6 +110,9 @@ func New(cfg Config) (*Bot, error) {
 		idle:          make(chan struct{}),
 		closingCh:     make(chan struct{}),
 		rule:          ruleOf(cfg.Engine.Config()),
+	}
+	if !cfg.NoUserRate {
+		b.throttle = newThrottle(cfg.UserRate, cfg.Engine.Now)
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	b.sessions.m = make(map[string]cachedSession)

@@ -16,6 +16,7 @@ import (
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/internal/gcra"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -92,6 +93,13 @@ type Config struct {
 	// board lists are kept; default time.Now. Pin counts use the
 	// Engine's clock.
 	Now func() time.Time
+
+	// UserRate is how much each user may ask of the bot, in units (a
+	// /pin costs one per image, anything else one), on the Engine's
+	// clock; default DefaultUserRate. A command over it is acknowledged
+	// and answered with when to try again. NoUserRate turns it off.
+	UserRate   gcra.Rate
+	NoUserRate bool
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -118,6 +126,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := applicationID(c.Token); err != nil {
 		return err
+	}
+	if !c.UserRate.IsZero() {
+		if err := c.UserRate.Validate(); err != nil {
+			return fmt.Errorf("bot: Config.UserRate: %w", err)
+		}
 	}
 	if c.APIURL != "" {
 		if err := checkURL("APIURL", c.APIURL, "http", "https"); err != nil {
@@ -182,6 +195,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.UserRate.IsZero() {
+		c.UserRate = DefaultUserRate
 	}
 	return c
 }

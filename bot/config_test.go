@@ -3,6 +3,8 @@ package bot
 import (
 	"strings"
 	"testing"
+
+	"github.com/pinbot/pinbot/internal/gcra"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -26,6 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative workers", func(c *Config) { c.Workers = -1 }, "Config.Workers"},
 		{"negative handler timeout", func(c *Config) { c.HandlerTimeout = -1 }, "Config.HandlerTimeout"},
 		{"negative close timeout", func(c *Config) { c.CloseTimeout = -1 }, "Config.CloseTimeout"},
+		{"bad user rate", func(c *Config) { c.UserRate = gcra.Rate{Limit: 5} }, "Config.UserRate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

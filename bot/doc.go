@@ -89,9 +89,12 @@
 //     engine counts it as a pin made at the end of its lease; releases it
 //     if the pin surely was not made.
 //
-// A 429 holds the account in the engine until Pinterest's reset; a refused
-// grant marks the account for re-linking; these, an unknown outcome and an
-// unreachable Pinterest stop the batch, and what remains is skipped. The
+// A 429 holds the account in the engine until Pinterest's reset, and so
+// does a pin the client held back because Pinterest's rate-limit headers
+// said the account had no request left; a refused grant marks the account
+// for re-linking; these, an unknown outcome and an unreachable Pinterest
+// (its circuit breaker open included) stop the batch, and what remains is
+// skipped. The
 // reply lists every image pinned (with its Pinterest URL), failed or
 // skipped, and why.
 //
@@ -100,10 +103,12 @@
 // Every command and component interaction is acknowledged at once with a
 // deferred ephemeral response (a /queue component with a deferred update
 // of the message it is on), on the goroutine disgo starts for the event
-// (async events), before anything else. The work then waits for one of
-// Config.Workers workers, so a burst of thousands of commands queues
-// instead of running at once, while every interaction meets Discord's
-// 3-second deadline. An interaction whose acknowledgement Discord refuses
+// (async events), before anything else. It is then charged to its user's
+// allowance (Config.UserRate: a /pin one unit per image, anything else
+// one); over it, the user is told when to try again. The work then waits
+// for one of Config.Workers workers, so a burst of thousands of commands
+// queues instead of running at once, while every interaction meets
+// Discord's 3-second deadline. An interaction whose acknowledgement Discord refuses
 // (too late, or already acknowledged, as when an event is delivered
 // twice) is not worked on, so no command runs twice. Autocomplete, which
 // cannot be deferred, answers within two seconds from a cache of each

@@ -25,6 +25,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/gcra"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
@@ -92,6 +93,16 @@ type worldOptions struct {
 	engine func(*actors.Config)
 	// onJob is the engine's Config.OnJob: queued jobs start only with one.
 	onJob func(actors.Job)
+	// pinterest changes the Pinterest client's configuration, and
+	// pinterestServer configures its stand-in.
+	pinterest       func(*pinterest.Config)
+	pinterestServer []pinteresttest.Option
+	// userRate is each user's allowance (Config.UserRate); zero turns
+	// it off, so that tests of other things may send any number of
+	// commands at one instant.
+	userRate gcra.Rate
+	// bot changes the bot's configuration.
+	bot func(*Config)
 }
 
 // world is the bot between the two stand-ins, with a real engine and a
@@ -154,7 +165,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	t.Cleanup(w.dc.Close)
 
 	w.pclock = pinteresttest.NewClock(t0)
-	w.ps = pinteresttest.NewServer(pinteresttest.WithClock(w.pclock.Now))
+	w.ps = pinteresttest.NewServer(append([]pinteresttest.Option{pinteresttest.WithClock(w.pclock.Now)}, o.pinterestServer...)...)
 	t.Cleanup(w.ps.Close)
 
 	w.eclock = actors.NewManualClock(t0)
@@ -181,7 +192,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	}
 	t.Cleanup(func() { _ = w.links.Close() })
 
-	if w.pc, err = pinterest.New(pinterest.Config{
+	pcfg := pinterest.Config{
 		ClientID:     w.ps.ClientID(),
 		ClientSecret: w.ps.ClientSecret(),
 		RedirectURL:  "http://127.0.0.1:8080/oauth/callback",
@@ -190,7 +201,11 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Now:          w.pclock.Now,
 		Logger:       log,
 		HTTPClient:   o.pinterestHTTP,
-	}); err != nil {
+	}
+	if o.pinterest != nil {
+		o.pinterest(&pcfg)
+	}
+	if w.pc, err = pinterest.New(pcfg); err != nil {
 		t.Fatal(err)
 	}
 
@@ -199,7 +214,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		w.digestClock = scheduletest.NewClock(t0)
 		digestClock = w.digestClock
 	}
-	if w.bot, err = New(Config{
+	bcfg := Config{
 		DigestClock:  digestClock,
 		Token:        w.dc.Token(),
 		APIURL:       w.dc.APIURL(),
@@ -210,7 +225,13 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Workers:      o.workers,
 		CloseTimeout: cmp.Or(o.closeTimeout, 20*time.Second),
 		Now:          w.pclock.Now,
-	}); err != nil {
+		UserRate:     o.userRate,
+		NoUserRate:   o.userRate.IsZero(),
+	}
+	if o.bot != nil {
+		o.bot(&bcfg)
+	}
+	if w.bot, err = New(bcfg); err != nil {
 		t.Fatal(err)
 	}
 	w.bot.onDone = w.markDone

@@ -35,11 +35,13 @@ const (
 // directly, bounded by autocompleteTimeout. Everything else is deferred
 // at once with an ephemeral "thinking" response (a /queue component with
 // a deferred update of its message, see editsInPlace), on the event's own
-// goroutine (disgo runs each event on one when async events are on), then
-// waits for one of Config.Workers workers: a burst of commands queues,
-// acknowledged, instead of running all at once. An interaction whose
-// deferral fails (too late, or already acknowledged, as when an event is
-// delivered twice) is not worked on, so no interaction is answered twice.
+// goroutine (disgo runs each event on one when async events are on), is
+// charged to its user's allowance (see throttle: over it, it is answered
+// with when to try again), then waits for one of Config.Workers workers:
+// a burst of commands queues, acknowledged, instead of running all at
+// once. An interaction whose deferral fails (too late, or already
+// acknowledged, as when an event is delivered twice) is not worked on,
+// so no interaction is answered twice.
 func (b *Bot) admit(next handler.Handler) handler.Handler {
 	return func(e *handler.InteractionEvent) error {
 		if !b.enter() {
@@ -79,6 +81,9 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		if err != nil && !b.deferredAnyway(e.Token(), err) {
 			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
 				Msg("interaction not acknowledged; not working on it")
+			return nil
+		}
+		if b.throttled(e) {
 			return nil
 		}
 

@@ -285,6 +285,8 @@ func (p *pinner) run(bt batch) {
 				e.res, e.why = resSkipped, p.rep.stopWhy
 			case p.attempts >= MaxPinsPerBatch:
 				e.res, e.why = resSkipped, fmt.Sprintf("one command pins at most %d images", MaxPinsPerBatch)
+			case j > 0 && bt.target == nil && !p.chargeExtra():
+				e.res, e.why = resSkipped, whyThrottled
 			case p.queueing:
 				p.attempts++
 				p.queueEntry(*msg, &e)

@@ -29,6 +29,11 @@ type Client struct {
 
 	// refreshes counts the token refreshes in flight (see accessToken).
 	refreshes sync.WaitGroup
+
+	// breaker guards every request (see BreakerConfig); appPauses are
+	// the app's rate-limit pauses (see pausesOf).
+	breaker   *breaker
+	appPauses pauses
 }
 
 // New returns a Client for cfg, after validating it.
@@ -38,9 +43,16 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg = cfg.withDefaults()
 	log := cfg.Logger.With().Str("component", "pinterest").Logger()
+	hc := wrapHTTPClient(cfg.HTTPClient, log)
+	hc.Transport = &sinkTransport{base: hc.Transport}
+	host := cfg.APIBase
+	if u, err := url.Parse(cfg.APIBase); err == nil {
+		host = u.Host
+	}
 	return &Client{
-		cfg:  cfg,
-		http: wrapHTTPClient(cfg.HTTPClient, log),
+		cfg:     cfg,
+		breaker: newBreaker(host, cfg.Breaker, cfg.Now),
+		http:    hc,
 		oauth: &oauth2.Config{
 			ClientID:     cfg.ClientID,
 			ClientSecret: cfg.ClientSecret,
@@ -80,45 +92,60 @@ type response struct {
 //
 // A 401 answer refreshes the grant and repeats the request once; a second
 // 401 is ErrReauthRequired. A request without side effects is repeated
-// once more after a 5xx answer or a transport error. A request with side
-// effects is never repeated except after a 401, which means Pinterest did
-// not act on it.
+// after a 5xx answer, a 429 or a transport error, with backoff (see
+// RetryConfig). A request with side effects is never repeated except
+// after a 401, which means Pinterest did not act on it. Every request
+// first waits for (or, with side effects, fails on) a rate-limit pause
+// Pinterest announced for its kind (see admit), and goes through the
+// circuit breaker.
 func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 	if s == nil {
 		return fmt.Errorf("pinterest: %s: nil Session", cl.op())
 	}
-	reauthed, retried := false, false
+	op := cl.op()
+	ps := c.pausesOf(s)
+	reauthed := false
 	rejected := ""
+	failures := 0 // failed tries that may be repeated
 	for {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("pinterest: %s: %w", cl.op(), err)
+			return fmt.Errorf("pinterest: %s: %w", op, err)
 		}
 		tok, err := c.accessToken(ctx, s, rejected)
 		if err != nil {
 			return err
 		}
+		if err := c.admit(ctx, ps, op, !cl.sideEffect); err != nil {
+			return err
+		}
 		if cl.sideEffect {
-			if err := c.timeLeft(ctx, cl.op()); err != nil {
-				c.log.Warn().Str("op", cl.op()).Err(err).Msg("pinterest request not sent")
+			if err := c.timeLeft(ctx, op); err != nil {
+				c.log.Warn().Str("op", op).Err(err).Msg("pinterest request not sent")
 				return err
 			}
 		}
 		res, err := c.send(ctx, cl, tok)
+		if errors.Is(err, ErrCircuitOpen) {
+			c.log.Warn().Str("op", op).Msg("pinterest request not sent: circuit open")
+			return fmt.Errorf("%w: %s", err, op)
+		}
 		if err != nil {
 			if cl.sideEffect {
-				c.log.Warn().Str("op", cl.op()).Err(err).Msg("pinterest request failed, outcome unknown")
-				return fmt.Errorf("%w: pinterest: %s: %w", ErrOutcomeUnknown, cl.op(), err)
+				c.log.Warn().Str("op", op).Err(err).Msg("pinterest request failed, outcome unknown")
+				return fmt.Errorf("%w: pinterest: %s: %w", ErrOutcomeUnknown, op, err)
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("pinterest: %s: %w", cl.op(), err)
+				return fmt.Errorf("pinterest: %s: %w", op, err)
 			}
-			if !retried {
-				retried = true
-				c.log.Debug().Str("op", cl.op()).Err(err).Msg("pinterest request failed, retrying once")
+			failures++
+			if c.retry(ctx, op, failures, 0) {
 				continue
 			}
-			c.log.Warn().Str("op", cl.op()).Err(err).Msg("pinterest request failed")
-			return fmt.Errorf("%w: pinterest: %s: %w", ErrUnavailable, cl.op(), err)
+			c.log.Warn().Str("op", op).Err(err).Msg("pinterest request failed")
+			return gaveUp(ctx, op, fmt.Errorf("%w: pinterest: %s: %w", ErrUnavailable, op, err))
+		}
+		if res.status != http.StatusTooManyRequests {
+			c.observe(ps, op, res.header)
 		}
 
 		switch {
@@ -127,7 +154,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 				return nil
 			}
 			if err := json.Unmarshal(res.body, out); err != nil {
-				err = fmt.Errorf("pinterest: %s: decoding answer (rid %s): %w", cl.op(), res.header.Get(ridHeader), err)
+				err = fmt.Errorf("pinterest: %s: decoding answer (rid %s): %w", op, res.header.Get(ridHeader), err)
 				if cl.sideEffect {
 					return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 				}
@@ -136,7 +163,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			return nil
 
 		case res.status == http.StatusUnauthorized:
-			ae := c.apiError(cl.op(), res)
+			ae := c.apiError(op, res)
 			if reauthed {
 				ae.kind = ErrReauthRequired
 				c.logFailure(ae, "pinterest access token rejected after refresh")
@@ -144,34 +171,63 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			}
 			reauthed = true
 			rejected = tok
-			c.log.Info().Str("op", cl.op()).Str("rid", ae.RequestID).
+			c.log.Info().Str("op", op).Str("rid", ae.RequestID).
 				Msg("pinterest access token rejected, refreshing")
 			continue
 
+		case res.status == http.StatusTooManyRequests:
+			rl := c.rateLimited(c.apiError(op, res), res.header)
+			ps.set(op, pause{until: rl.ResetAt, spam: rl.Spam})
+			if !cl.sideEffect && !rl.Spam {
+				failures++
+				if c.retry(ctx, op, failures, rl.Wait) {
+					continue
+				}
+			}
+			return rl
+
 		case res.status >= 500:
-			ae := c.apiError(cl.op(), res)
+			ae := c.apiError(op, res)
 			if cl.sideEffect {
 				c.logFailure(ae, "pinterest server error, outcome unknown")
 				return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ae)
 			}
-			if !retried {
-				retried = true
-				c.log.Debug().Str("op", cl.op()).Int("status", ae.Status).Str("rid", ae.RequestID).
-					Msg("pinterest server error, retrying once")
+			failures++
+			if c.retry(ctx, op, failures, 0) {
 				continue
 			}
 			ae.kind = ErrUnavailable
 			c.logFailure(ae, "pinterest server error")
-			return ae
+			return gaveUp(ctx, op, ae)
 
 		default:
-			return c.classify(cl.op(), res)
+			return c.classify(op, res)
 		}
 	}
 }
 
-// send performs one HTTP exchange for cl, bounded by RequestTimeout.
+// send performs one HTTP exchange for cl through the circuit breaker,
+// bounded by RequestTimeout. It fails with ErrCircuitOpen, having sent
+// nothing, while the breaker is open.
 func (c *Client) send(ctx context.Context, cl call, accessToken string) (*response, error) {
+	done, err := c.breaker.allow()
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.exchange(ctx, cl, accessToken)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		done(errBreakerExcluded)
+	case err != nil, res.status >= 500:
+		done(errBreakerFailure)
+	default:
+		done(nil)
+	}
+	return res, err
+}
+
+// exchange performs one HTTP exchange for cl, bounded by RequestTimeout.
+func (c *Client) exchange(ctx context.Context, cl call, accessToken string) (*response, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	u := c.cfg.APIBase + cl.path

@@ -263,7 +263,9 @@ func TestCreatePinOutcomeUnknown(t *testing.T) {
 	}
 }
 
-func TestGetRetriesOnce(t *testing.T) {
+// TestGetRetries: a GET is repeated after a 5xx answer or a timeout, up
+// to Retry.MaxAttempts tries, then fails with ErrUnavailable.
+func TestGetRetries(t *testing.T) {
 	tests := []struct {
 		name      string
 		fault     pinteresttest.Fault
@@ -273,9 +275,10 @@ func TestGetRetriesOnce(t *testing.T) {
 		wantCalls int
 	}{
 		{"5xx then success", pinteresttest.ServerError(pinteresttest.PathUserAccount, 500), 1, 0, nil, 2},
-		{"5xx twice", pinteresttest.ServerError(pinteresttest.PathUserAccount, 503), 2, 0, pinterest.ErrUnavailable, 2},
+		{"5xx twice then success", pinteresttest.ServerError(pinteresttest.PathUserAccount, 503), 2, 0, nil, 3},
+		{"5xx every time", pinteresttest.ServerError(pinteresttest.PathUserAccount, 503), 3, 0, pinterest.ErrUnavailable, 3},
 		{"timeout then success", pinteresttest.Hang(pinteresttest.PathUserAccount), 1, 100 * time.Millisecond, nil, 2},
-		{"timeout twice", pinteresttest.Hang(pinteresttest.PathUserAccount), 2, 100 * time.Millisecond, pinterest.ErrUnavailable, 2},
+		{"timeout every time", pinteresttest.Hang(pinteresttest.PathUserAccount), 3, 100 * time.Millisecond, pinterest.ErrUnavailable, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

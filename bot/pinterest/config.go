@@ -98,9 +98,20 @@ type Config struct {
 	// component=pinterest. Tokens, codes and secrets are never logged. The
 	// zero value logs nothing.
 	Logger zerolog.Logger
-	// Now is the clock used for token expiry and rate-limit resets;
-	// default time.Now.
+	// Now is the clock used for token expiry, rate-limit resets and the
+	// circuit breaker's open period; default time.Now.
 	Now func() time.Time
+
+	// Retry says how requests that are safe to repeat are repeated.
+	Retry RetryConfig
+	// Breaker configures the circuit breaker every request goes through.
+	Breaker BreakerConfig
+	// AppRateLimits says that Pinterest counts this app's requests per
+	// app rather than per user (Trial access: so many requests a day per
+	// app), so that an answer's x-ratelimit-* headers hold back the
+	// requests of every account rather than of the answer's own. Token
+	// requests, which carry no user, always count for the app.
+	AppRateLimits bool
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -145,7 +156,10 @@ func (c Config) Validate() error {
 	case c.MaxBoardPages < 0:
 		return errors.New("pinterest: Config.MaxBoardPages is negative")
 	}
-	return nil
+	if err := c.Retry.validate(); err != nil {
+		return err
+	}
+	return c.Breaker.validate()
 }
 
 func checkURL(field, raw string) error {
@@ -195,5 +209,7 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Retry = c.Retry.withDefaults()
+	c.Breaker = c.Breaker.withDefaults()
 	return c
 }

@@ -49,9 +49,29 @@
 //
 // POST /pins is never retried, because Pinterest has no idempotency key;
 // only a 401, which Pinterest answers before acting, leads to one repeat
-// after a refresh. GET requests are repeated once after a 5xx answer or a
-// transport error. A 429 is never retried here: the caller decides when to
-// come back.
+// after a refresh. GET requests are repeated after a 5xx answer, a
+// transport error or a 429 whose reset is near, with exponential backoff
+// and full jitter (Config.Retry), within the caller's context. A token
+// refresh is repeated only when its connection was never made: once it
+// reached Pinterest, the refresh token may have rotated.
+//
+// # Rate limits
+//
+// Every answer's x-ratelimit-remaining is read. When it says no request
+// of that kind is left (or Pinterest answered 429), the next requests of
+// that kind for that account (for the app, under Config.AppRateLimits, and
+// for token requests) are held back until the reset Pinterest announced:
+// a GET waits if the reset is near, anything else fails at once with a
+// *RateLimitError whose Preempted is set, having sent nothing.
+//
+// # Circuit breaker
+//
+// Consecutive failures (5xx, timeouts, failed connections) open a circuit
+// breaker (Config.Breaker): while it is open every request fails at once
+// with ErrCircuitOpen, which matches ErrUnavailable, without touching the
+// network; after a while one probe goes through. Client.BreakerState and
+// Client.BreakerCounts report it, and Config.Breaker.OnStateChange is
+// called on every change.
 //
 // # Logging
 //

@@ -50,8 +50,15 @@ var (
 
 	// ErrUnavailable means a request without side effects (a GET, or a
 	// token request) failed with a 5xx answer or a transport error, after
-	// its one retry where retrying is allowed. Trying later may succeed.
+	// its retries where retrying is allowed (see RetryConfig). Trying
+	// later may succeed.
 	ErrUnavailable = errors.New("pinterest: service unavailable")
+
+	// ErrCircuitOpen means a request was not sent because the Client's
+	// circuit breaker is open: Pinterest failed too many times in a row
+	// (see BreakerConfig). Nothing was sent, so nothing was created. It
+	// also matches ErrUnavailable.
+	ErrCircuitOpen = fmt.Errorf("pinterest: not sent: Pinterest failed repeatedly, so calls are paused (circuit open): %w", ErrUnavailable)
 )
 
 // maxMessageBytes bounds the Pinterest message kept in an APIError.
@@ -100,11 +107,12 @@ func (e *APIError) Is(target error) bool {
 	return e.kind != nil && target == e.kind
 }
 
-// RateLimitError is Pinterest's 429 answer. It matches ErrRateLimited, and
-// also ErrSpamBlocked when Spam is true; errors.As reaches the *APIError
-// inside it.
+// RateLimitError is Pinterest's 429 answer, or a request the Client held
+// back because Pinterest had said it would refuse it (Preempted). It
+// matches ErrRateLimited, and also ErrSpamBlocked when Spam is true;
+// errors.As reaches the *APIError inside it.
 type RateLimitError struct {
-	// API is the answer as received.
+	// API is the answer as received; nil when Preempted.
 	API *APIError
 	// ResetAt is the instant, on the Client's clock, after which a new
 	// request may be tried. It is never before the instant the answer was
@@ -115,6 +123,13 @@ type RateLimitError struct {
 	// Spam is true when the answer came from Pinterest's spam and abuse
 	// defences (see Config.SpamCodes for how that is recognized).
 	Spam bool
+	// Preempted is true when the request was not sent: an earlier answer
+	// for the same kind of request and account (or app) said that
+	// Pinterest would refuse it until ResetAt, by x-ratelimit-remaining 0
+	// or a 429. Nothing was sent, so nothing was created.
+	Preempted bool
+
+	op string // the request held back, when Preempted
 }
 
 // Error implements error.
@@ -122,6 +137,10 @@ func (e *RateLimitError) Error() string {
 	what := "rate limited"
 	if e.Spam {
 		what = "blocked by spam protection"
+	}
+	if e.API == nil {
+		return fmt.Sprintf("pinterest: %s: not sent: %s for %s (until %s), as Pinterest's rate-limit headers announced",
+			e.op, what, e.Wait.Round(time.Second), e.ResetAt.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("pinterest: %s for %s (until %s): %v",
 		what, e.Wait.Round(time.Second), e.ResetAt.UTC().Format(time.RFC3339), e.API)
@@ -132,8 +151,13 @@ func (e *RateLimitError) Is(target error) bool {
 	return target == ErrRateLimited || (e.Spam && target == ErrSpamBlocked)
 }
 
-// Unwrap returns the *APIError.
-func (e *RateLimitError) Unwrap() error { return e.API }
+// Unwrap returns the *APIError, or nil when Preempted.
+func (e *RateLimitError) Unwrap() error {
+	if e.API == nil {
+		return nil
+	}
+	return e.API
+}
 
 // Pinterest error codes the Client interprets.
 const (

@@ -21,21 +21,46 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 const redirectURL = "https://bot.example/oauth/callback"
 
 // env is a Client wired to a stand-in server, sharing a manual clock.
+// The Client's waits before a retry move the clock instead of sleeping,
+// and are recorded; its random draws are half their bound.
 type env struct {
 	clk  *pinteresttest.Clock
 	srv  *pinteresttest.Server
 	c    *pinterest.Client
 	logs *syncBuffer
+
+	mu     sync.Mutex
+	waited []time.Duration
+}
+
+// sleep is the Client's Retry.Sleep: it records d and moves the clock.
+func (e *env) sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.waited = append(e.waited, d)
+	e.mu.Unlock()
+	e.clk.Advance(d)
+	return nil
+}
+
+// waits returns the waits taken so far.
+func (e *env) waits() []time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]time.Duration(nil), e.waited...)
 }
 
 // newEnv starts a stand-in server and a Client for it; mod, when not nil,
-// adjusts the Client's Config.
-func newEnv(t *testing.T, mod func(*pinterest.Config)) *env {
+// adjusts the Client's Config. opts configure the server.
+func newEnv(t *testing.T, mod func(*pinterest.Config), opts ...pinteresttest.Option) *env {
 	t.Helper()
 	clk := pinteresttest.NewClock(t0)
-	srv := pinteresttest.NewServer(pinteresttest.WithClock(clk.Now))
+	srv := pinteresttest.NewServer(append([]pinteresttest.Option{pinteresttest.WithClock(clk.Now)}, opts...)...)
 	t.Cleanup(srv.Close)
 	logs := &syncBuffer{}
+	e := &env{clk: clk, srv: srv, logs: logs}
 	cfg := pinterest.Config{
 		ClientID:       srv.ClientID(),
 		ClientSecret:   srv.ClientSecret(),
@@ -45,6 +70,10 @@ func newEnv(t *testing.T, mod func(*pinterest.Config)) *env {
 		RequestTimeout: 10 * time.Second,
 		Logger:         zerolog.New(logs).Level(zerolog.DebugLevel),
 		Now:            clk.Now,
+		Retry: pinterest.RetryConfig{
+			Sleep: e.sleep,
+			Rand:  func(n int64) int64 { return n / 2 },
+		},
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -53,7 +82,8 @@ func newEnv(t *testing.T, mod func(*pinterest.Config)) *env {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return &env{clk: clk, srv: srv, c: c, logs: logs}
+	e.c = c
+	return e
 }
 
 // boards returns n boards with ids b1…bn.

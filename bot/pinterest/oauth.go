@@ -31,25 +31,66 @@ func (c *Client) Exchange(ctx context.Context, code string) (*oauth2.Token, erro
 	if c.cfg.ContinuousRefresh {
 		opts = append(opts, oauth2.SetAuthURLParam("continuous_refresh", "true"))
 	}
-	tctx, cancel := c.tokenContext(ctx)
-	defer cancel()
-	tok, err := c.oauth.Exchange(tctx, code, opts...)
-	if err != nil {
-		return nil, c.tokenError(ctx, "exchange code", err)
-	}
-	return c.stamp(tok), nil
+	return c.tokenCall(ctx, ctx, "exchange code", func(tctx context.Context) (*oauth2.Token, error) {
+		return c.oauth.Exchange(tctx, code, opts...)
+	})
 }
 
 // refresh trades refreshToken for a new token. Pinterest rotates refresh
 // tokens, so refreshToken is dead once this has reached Pinterest, whatever
-// the outcome seen here.
-func (c *Client) refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error) {
-	tctx, cancel := c.tokenContext(ctx)
-	defer cancel()
-	tok, err := c.oauth.TokenSource(tctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
-	if err != nil {
-		return nil, c.tokenError(ctx, "refresh token", err)
+// the outcome seen here. Waits before a repeat end with wait.
+func (c *Client) refresh(ctx, wait context.Context, refreshToken string) (*oauth2.Token, error) {
+	return c.tokenCall(ctx, wait, "refresh token", func(tctx context.Context) (*oauth2.Token, error) {
+		return c.oauth.TokenSource(tctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
+	})
+}
+
+// tokenCall performs a token request for op with fetch, held back while
+// the app's token requests are paused by Pinterest's rate limit. It is
+// repeated, with backoff, only after a failure to connect: then nothing
+// reached Pinterest, so a refresh token is still unused and a code
+// unspent. Any other failure may have reached Pinterest and is not
+// repeated. Waits before a repeat end with wait, and a repeat is made
+// only if it fits before ctx's send deadline (see WithSendDeadline).
+func (c *Client) tokenCall(ctx, wait context.Context, op string, fetch func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
+	for attempt := 1; ; attempt++ {
+		if err := c.admit(ctx, &c.appPauses, opToken, false); err != nil {
+			return nil, err
+		}
+		tok, err := c.tokenOnce(ctx, op, fetch)
+		if err == nil || !isDialError(err) || !c.retry(wait, op, attempt, 0) {
+			return tok, err
+		}
 	}
+}
+
+// tokenOnce performs one token request through the circuit breaker and
+// reads its answer's rate-limit headers.
+func (c *Client) tokenOnce(ctx context.Context, op string, fetch func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
+	done, err := c.breaker.allow()
+	if err != nil {
+		c.log.Warn().Str("op", op).Msg("pinterest token request not sent: circuit open")
+		return nil, fmt.Errorf("%w: %s", err, op)
+	}
+	sink := &headerSink{}
+	tctx, cancel := c.tokenContext(context.WithValue(ctx, headerSinkKey{}, sink))
+	defer cancel()
+	tok, err := fetch(tctx)
+	var re *oauth2.RetrieveError
+	switch {
+	case err == nil:
+		done(nil)
+	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500:
+		done(nil) // Pinterest answered
+	case ctx.Err() != nil:
+		done(errBreakerExcluded)
+	default:
+		done(errBreakerFailure)
+	}
+	if err != nil {
+		return nil, c.tokenError(ctx, op, err)
+	}
+	c.observe(&c.appPauses, opToken, sink.header())
 	return c.stamp(tok), nil
 }
 
@@ -94,13 +135,16 @@ func (c *Client) tokenError(ctx context.Context, op string, err error) error {
 	if ae.Message == "" {
 		ae.Message = truncate(re.ErrorDescription, maxMessageBytes)
 	}
+	c.observe(&c.appPauses, opToken, header)
 	oauthErr := re.ErrorCode
 	if oauthErr == "" {
 		oauthErr = eb.oauthError
 	}
 	switch {
 	case ae.Status == http.StatusTooManyRequests:
-		return c.rateLimited(ae, header)
+		rl := c.rateLimited(ae, header)
+		c.appPauses.set(opToken, pause{until: rl.ResetAt, spam: rl.Spam})
+		return rl
 	case isInvalidGrant(ae.Status, ae.Code, oauthErr):
 		ae.kind = ErrReauthRequired
 	case ae.Status >= 500:
@@ -143,7 +187,7 @@ func (c *Client) accessToken(ctx context.Context, s *Session, rejected string) (
 	go func() {
 		defer c.refreshes.Done()
 		defer func() { <-s.refreshing }()
-		tok, err := c.renew(context.WithoutCancel(ctx), s, rejected)
+		tok, err := c.renew(context.WithoutCancel(ctx), ctx, s, rejected)
 		done <- result{tok, err}
 	}()
 	select {
@@ -173,8 +217,9 @@ func (c *Client) Wait(ctx context.Context) error {
 
 // renew makes s's token usable: it saves a refreshed token not saved yet,
 // else refreshes the grant when the current token cannot be used. The
-// caller holds s.refreshing.
-func (c *Client) renew(ctx context.Context, s *Session, rejected string) (string, error) {
+// caller holds s.refreshing. Waits before repeating a refresh that
+// never connected end with wait, the caller's context.
+func (c *Client) renew(ctx, wait context.Context, s *Session, rejected string) (string, error) {
 	s.mu.Lock()
 	reauth, pending, cur := s.reauth, s.pending, s.tok
 	s.mu.Unlock()
@@ -199,7 +244,7 @@ func (c *Client) renew(ctx context.Context, s *Session, rejected string) (string
 	if err := c.timeLeft(ctx, "refresh token"); err != nil {
 		return "", err
 	}
-	next, err := c.refresh(ctx, cur.RefreshToken)
+	next, err := c.refresh(ctx, wait, cur.RefreshToken)
 	if err != nil {
 		if errors.Is(err, ErrReauthRequired) {
 			s.mu.Lock()

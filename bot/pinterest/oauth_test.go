@@ -350,6 +350,16 @@ func TestRefreshFailuresOtherThanInvalidGrant(t *testing.T) {
 			if s.ReauthRequired() {
 				t.Errorf("session marked for reauthorization")
 			}
+			if errors.Is(err, pinterest.ErrRateLimited) {
+				// Until the reset, the next try is held back unsent.
+				before := e.srv.Count(http.MethodPost, pinteresttest.PathToken)
+				var rl *pinterest.RateLimitError
+				if _, err := e.c.CreatePin(ctx, s, pinReq); !errors.As(err, &rl) || !rl.Preempted || rl.Wait != time.Minute {
+					t.Fatalf("try before the reset: err = %v, want a Preempted RateLimitError waiting 1m", err)
+				}
+				wantCount(t, e.srv, http.MethodPost, pinteresttest.PathToken, before)
+				e.clk.Advance(time.Minute)
+			}
 			// The refresh token was not consumed; the next try works.
 			if _, err := e.c.CreatePin(ctx, s, pinReq); err != nil {
 				t.Errorf("retry: %v", err)

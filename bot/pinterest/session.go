@@ -34,6 +34,9 @@ type Session struct {
 	tok     *oauth2.Token // current token, persisted
 	pending *oauth2.Token // refreshed token not yet saved
 	reauth  bool          // Pinterest declared the grant invalid
+
+	// pauses are the account's rate-limit pauses (see Client.pausesOf).
+	pauses pauses
 }
 
 // NewSession returns a Session starting from tok, the account's stored

@@ -12,6 +12,8 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/app"
+	"github.com/pinbot/pinbot/internal/edge"
+	"github.com/pinbot/pinbot/internal/gcra"
 )
 
 // runBot runs the Discord bot until ctx ends: it builds the program
@@ -46,10 +48,14 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			APIURL:     cfg.discordAPI,
 			GatewayURL: cfg.discordGateway,
 			Shards:     cfg.shards,
+			UserRate:   cfg.userRate,
+			NoUserRate: cfg.userRate.IsZero(),
 		},
-		Engine:   &cfg.engine,
-		Listener: ln,
-		Log:      log,
+		Engine:      &cfg.engine,
+		Listener:    ln,
+		HTTPLimit:   edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies},
+		NoHTTPLimit: cfg.httpRate.IsZero(),
+		Log:         log,
 	})
 	if err != nil {
 		// Build closed what it had opened.
@@ -66,6 +72,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
+		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -100,4 +107,14 @@ func buildError(cfg botSettings, dir layout, err error) error {
 			"use the key file it was created with (a data directory the sandbox made uses %s)", dir.links(), sandboxKeyName)}
 	}
 	return err
+}
+
+// rateText shows a rate setting in the log: the rate, or off.
+type rateText gcra.Rate
+
+func (r rateText) String() string {
+	if gcra.Rate(r).IsZero() {
+		return "off"
+	}
+	return gcra.Rate(r).String()
 }

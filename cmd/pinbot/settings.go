@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/internal/edge"
+	"github.com/pinbot/pinbot/internal/gcra"
 )
 
 // discordTokenEnv names the variable that carries the Discord bot token;
@@ -102,6 +105,18 @@ var (
 		flag: "pin-window", env: "PINBOT_PIN_WINDOW", arg: "DURATION", def: bot.WindowShort(actors.DefaultWindow),
 		help: fmt.Sprintf("length of the rolling window, %v to %v, such as 12h or 90m", minPinWindow, actors.MaxWindow),
 	}
+	httpRateOption = option{
+		flag: "http-rate", env: "PINBOT_HTTP_RATE", arg: "RATE", def: "20/m",
+		help: `requests each client address may make to the HTTP listener: N/PERIOD with an optional ",burst=B" (such as 20/m, 5/s,burst=20), or off`,
+	}
+	trustedProxiesOption = option{
+		flag: "trusted-proxies", env: "PINBOT_TRUSTED_PROXIES", arg: "CIDRS", defHelp: "none",
+		help: "comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For the HTTP listener believes",
+	}
+	userRateOption = option{
+		flag: "user-rate", env: "PINBOT_USER_RATE", arg: "RATE", def: "60/10m",
+		help: `units of work each Discord user may ask for (a /pin costs one per image, other commands one): N/PERIOD with an optional ",burst=B", or off`,
+	}
 )
 
 // Bounds of --pin-limit and --pin-window.
@@ -160,6 +175,7 @@ type settings struct {
 	shards                               setting
 	continuousRefresh                    setting
 	pinLimit, pinWindow                  setting
+	httpRate, trustedProxies, userRate   setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -181,6 +197,9 @@ func newSettings(getenv func(string) string) settings {
 		continuousRefresh: setting{opt: &continuousRefreshOption},
 		pinLimit:          setting{opt: &pinLimitOption},
 		pinWindow:         setting{opt: &pinWindowOption},
+		httpRate:          setting{opt: &httpRateOption},
+		trustedProxies:    setting{opt: &trustedProxiesOption},
+		userRate:          setting{opt: &userRateOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -199,6 +218,7 @@ func (st *settings) all() []*setting {
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth,
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
+		&st.httpRate, &st.trustedProxies, &st.userRate,
 	}
 }
 
@@ -222,6 +242,7 @@ var allOptions = []*option{
 	&discordAPIOption, &discordGatewayOption, &pinterestAPIOption, &pinterestOAuthOption,
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
+	&httpRateOption, &trustedProxiesOption, &userRateOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -321,6 +342,12 @@ type botSettings struct {
 	pinterestAPI, pinterestOAuth  string
 	shards                        int
 	continuousRefresh             bool
+	// httpRate limits each client of the HTTP listener, trusting the
+	// X-Forwarded-For of trustedProxies; userRate each Discord user. A
+	// zero rate is "off".
+	httpRate       gcra.Rate
+	trustedProxies []netip.Prefix
+	userRate       gcra.Rate
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
 	// tokenName and httpAddrName name the token and HTTP address settings
@@ -417,7 +444,28 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		errs.add(fmt.Errorf("invalid %s %s: want true or false", st.continuousRefresh.name(), st.continuousRefresh.shown()))
 	}
 	b.continuousRefresh = cr
+	b.httpRate = checkRate(errs, &st.httpRate)
+	b.userRate = checkRate(errs, &st.userRate)
+	proxies, err := edge.ParseProxies(st.trustedProxies.value)
+	if err != nil {
+		errs.add(fmt.Errorf("invalid %s %s: %s", st.trustedProxies.name(), st.trustedProxies.shown(), strings.TrimPrefix(err.Error(), "edge: ")))
+	}
+	b.trustedProxies = proxies
 	return b
+}
+
+// checkRate reads a rate setting: "off" is the zero Rate, anything else
+// a gcra.ParseRate rate. Problems go to errs.
+func checkRate(errs *configErrors, s *setting) gcra.Rate {
+	if strings.TrimSpace(s.value) == "off" {
+		return gcra.Rate{}
+	}
+	r, err := gcra.ParseRate(s.value)
+	if err != nil {
+		errs.add(fmt.Errorf("invalid %s %s: %v; or off", s.name(), s.shown(), errors.Unwrap(err)))
+		return gcra.Rate{}
+	}
+	return r
 }
 
 // configErrors are every problem found in the configuration, so that one
@@ -495,6 +543,7 @@ func (st *settings) ignoredInSandbox() []string {
 	for _, s := range []*setting{
 		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
+		&st.httpRate, &st.trustedProxies, &st.userRate,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)

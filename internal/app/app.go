@@ -1,6 +1,7 @@
 // Package app builds the whole program from one Config: the engine's
 // store and engine, the token store, the Pinterest client, the HTTP
-// handler (OAuth callback and health check) and the Discord bot, and
+// handler (OAuth callback and health check, behind a per-client rate
+// limit, package internal/edge) and the Discord bot, and
 // tears them down in reverse order with one closer stack. The bot
 // command and the local sandbox both build through it; the sandbox
 // passes the stand-ins' addresses.
@@ -34,6 +35,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -85,6 +87,11 @@ type Config struct {
 	// Listener is where the OAuth callback and the health check are
 	// served; Build takes it over and closes it with the App.
 	Listener net.Listener
+	// HTTPLimit limits each client's requests to the listener (package
+	// internal/edge); its zero value is edge's defaults. NoHTTPLimit
+	// turns the limit off.
+	HTTPLimit   edge.Config
+	NoHTTPLimit bool
 	// PurgeEvery is how often expired OAuth states are deleted; 0 means
 	// DefaultPurgeEvery.
 	PurgeEvery time.Duration
@@ -99,6 +106,9 @@ type App struct {
 	Links     *links.Store
 	Pinterest *pinterest.Client
 	Bot       *bot.Bot
+	// Edge limits the HTTP listener's clients; nil when
+	// Config.NoHTTPLimit is set.
+	Edge *edge.Limiter
 
 	log      zerolog.Logger
 	httpDone chan error // the HTTP server's end, once
@@ -138,6 +148,13 @@ func Build(cfg Config) (_ *App, err error) {
 		}
 		return nil
 	})
+	if !cfg.NoHTTPLimit {
+		ecfg := cfg.HTTPLimit
+		ecfg.Log = cfg.Log
+		if a.Edge, err = edge.New(ecfg); err != nil {
+			return nil, err
+		}
+	}
 
 	store, err := OpenStore(cfg.EngineDir, cfg.Log)
 	if err != nil {
@@ -183,6 +200,9 @@ func Build(cfg Config) (_ *App, err error) {
 	ln := listener
 	listener = nil // the server closes it from now on
 	srv := h.Server(ln.Addr().String())
+	if a.Edge != nil {
+		srv.Handler = a.Edge.Wrap(srv.Handler)
+	}
 	a.httpDone = make(chan error, 1)
 	served := make(chan struct{})
 	go func() {

@@ -22,7 +22,10 @@
 // requests, requests held until the test releases them (HoldUntil), pins
 // created behind an error answer, pins created after the client gave up
 // (DelayedCreate), and looping bookmarks; RejectImage models images
-// Pinterest refuses.
+// Pinterest refuses. WithRateLimit makes it enforce a rate limit per
+// account and endpoint, or per app, announced on every answer with
+// x-ratelimit-limit, x-ratelimit-remaining and x-ratelimit-reset, and
+// refused with 429 and Retry-After.
 //
 // # Usage
 //

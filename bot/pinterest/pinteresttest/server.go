@@ -63,6 +63,10 @@ type Server struct {
 	// pinned is closed, and replaced, whenever a pin is created.
 	pinned   chan struct{}
 	requests []Request
+	// limit, when set, is enforced and announced (see RateLimit); quotas
+	// are its windows.
+	limit  *RateLimit
+	quotas map[quotaKey]*quotaWindow
 }
 
 // Option configures a Server.
@@ -438,6 +442,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		At:        s.now(),
 	})
 	f := s.takeFaultLocked(r.Method, r.URL.Path)
+	var quota http.Header
+	overQuota := false
+	if f == nil || f.Status == 0 || f.AfterEffect {
+		quota, overQuota = s.takeQuotaLocked(r)
+	}
 	s.mu.Unlock()
 
 	answer := true // false: the client is gone, the answer goes nowhere
@@ -465,6 +474,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var res result
 	if f != nil && f.Status != 0 && !f.AfterEffect {
 		res = faultResult(f)
+	} else if overQuota {
+		res = rateLimitedResult()
 	} else {
 		res = s.route(r, f)
 		if p, ok := res.body.(pinAnswer); ok {
@@ -478,6 +489,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if res.header == nil {
 		res.header = http.Header{}
+	}
+	for k, vs := range quota {
+		res.header[k] = vs
 	}
 	if f != nil {
 		for k, vs := range f.Header {
