@@ -47,9 +47,10 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			GatewayURL: cfg.discordGateway,
 			Shards:     cfg.shards,
 		},
-		Engine:   &cfg.engine,
-		Listener: ln,
-		Log:      log,
+		Engine:     &cfg.engine,
+		Listener:   ln,
+		AdminToken: cfg.adminToken,
+		Log:        log,
 	})
 	if err != nil {
 		// Build closed what it had opened.
@@ -66,6 +67,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
+		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {

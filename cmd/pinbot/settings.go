@@ -70,6 +70,10 @@ var (
 		flag: "encryption-key-file", env: "PINBOT_ENCRYPTION_KEY_FILE", arg: "FILE", defHelp: "none",
 		help: "key of the token store: 16, 24 or 32 bytes, mode 0600 (the bot requires it)",
 	}
+	adminTokenFileOption = option{
+		flag: "admin-token-file", env: "PINBOT_ADMIN_TOKEN_FILE", arg: "FILE", defHelp: "none: no dashboard",
+		help: "file holding the token of the operator dashboard, served at /admin on --http-addr (one line of at least 16 characters)",
+	}
 	discordAPIOption = option{
 		flag: "discord-api-url", env: "PINBOT_DISCORD_API_URL", arg: "URL", defHelp: "https://discord.com/api/v10",
 		help: "Discord REST API base",
@@ -160,6 +164,7 @@ type settings struct {
 	shards                               setting
 	continuousRefresh                    setting
 	pinLimit, pinWindow                  setting
+	adminTokenFile                       setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -181,6 +186,7 @@ func newSettings(getenv func(string) string) settings {
 		continuousRefresh: setting{opt: &continuousRefreshOption},
 		pinLimit:          setting{opt: &pinLimitOption},
 		pinWindow:         setting{opt: &pinWindowOption},
+		adminTokenFile:    setting{opt: &adminTokenFileOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -199,6 +205,7 @@ func (st *settings) all() []*setting {
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth,
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
+		&st.adminTokenFile,
 	}
 }
 
@@ -222,6 +229,7 @@ var allOptions = []*option{
 	&discordAPIOption, &discordGatewayOption, &pinterestAPIOption, &pinterestOAuthOption,
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
+	&adminTokenFileOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -323,6 +331,9 @@ type botSettings struct {
 	continuousRefresh             bool
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
+	// adminToken is the operator dashboard's token (see readAdminToken);
+	// nil: no dashboard.
+	adminToken []byte
 	// tokenName and httpAddrName name the token and HTTP address settings
 	// in the errors met once the bot starts: the flag or variable that
 	// set them (see setting.name).
@@ -495,6 +506,7 @@ func (st *settings) ignoredInSandbox() []string {
 	for _, s := range []*setting{
 		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
+		&st.adminTokenFile,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)
