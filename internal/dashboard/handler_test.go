@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pinbot/pinbot/actors"
 )
 
@@ -169,5 +171,25 @@ func TestNew(t *testing.T) {
 	}
 	if _, err := New(Config{Token: []byte("x")}); err == nil || !strings.Contains(err.Error(), "Engine") {
 		t.Errorf("no engine: %v", err)
+	}
+}
+
+// TestNoMetrics: without the metric families the page says "no data"
+// where each would be, and nothing fails.
+func TestNoMetrics(t *testing.T) {
+	f := newFixture(t)
+	for _, g := range []prometheus.Gatherer{nil, prometheus.NewRegistry()} {
+		d, err := New(Config{Token: []byte(testToken), Engine: f.eng, Gatherer: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := get(t, d.Mount(http404()), "GET", Path, "Bearer "+testToken)
+		html := body(t, resp)
+		if resp.StatusCode != 200 || strings.Count(html, "no data") != 5 || strings.Contains(html, `class="problem"`) {
+			t.Errorf("gatherer %v: %d, %d \"no data\":\n%s", g, resp.StatusCode, strings.Count(html, "no data"), html)
+		}
+		if !strings.Contains(html, "98/100") {
+			t.Errorf("gatherer %v: the engine's part is missing", g)
+		}
 	}
 }
