@@ -18,7 +18,7 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps bench-engine bench-bot soak build
+.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
@@ -48,9 +48,10 @@ build:
 test: test-deps vet unit gateway fuzz
 
 # What the tests need beyond Go: redis-server, for the smoke run of the
-# Redis comparison in cmd/pinbench (PINBOT_REQUIRE_REDIS=1 below makes
-# those tests fail rather than skip when it is missing).
-test-deps: bench-deps
+# Redis comparison in cmd/pinbench, and Chromium, for the browser test of
+# the /admin dashboard (PINBOT_REQUIRE_REDIS=1 and PINBOT_REQUIRE_CHROMIUM=1
+# below make those tests fail rather than skip when either is missing).
+test-deps: bench-deps browser-deps
 
 # redis-server from Debian's packages (needs root and apt-get).
 bench-deps:
@@ -58,11 +59,18 @@ bench-deps:
 		command -v apt-get >/dev/null 2>&1 || { echo "redis-server is missing and apt-get is not available: install redis-server" >&2; exit 1; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
 
+# Debian's chromium (needs root and apt-get), driven headless by the
+# dashboard's browser test in internal/dashboard.
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "chromium is missing and apt-get is not available: install chromium" >&2; exit 1; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
 vet:
 	$(GO) vet ./...
 
 unit:
-	PINBOT_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
+	PINBOT_REQUIRE_REDIS=1 PINBOT_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
 
 # Tests that open a real disgo gateway connection (in-process, or in a
 # child process built from the test binary) run without -race: disgo

@@ -30,16 +30,18 @@ const (
 	opCancel
 	opFinish
 	opRunJobs // from the job timer: start the jobs due; no reply
+	opSurvey  // Engine.Survey: the status and pins, not a use of the account
 )
 
 // request is the one message type callers send to an account actor.
 type request struct {
-	op    opKind
-	n     int
-	id    uint64
-	at    int64
-	job   *jobArgs      // the job requests' arguments
-	reply chan response // capacity 1: the actor never blocks on it; nil for no reply
+	op     opKind
+	n      int
+	id     uint64
+	at     int64
+	job    *jobArgs      // the job requests' arguments
+	survey *surveyArgs   // opSurvey's timeline
+	reply  chan response // capacity 1: the actor never blocks on it; nil for no reply
 }
 
 type response struct {
@@ -306,6 +308,10 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		// Not a use of the account: lastUsed unchanged.
 		a.handOutRecovered()
 		a.schedule(now)
+		return
+	}
+	if m.op == opSurvey {
+		a.survey(m, now) // not a use either
 		return
 	}
 	a.served++

@@ -55,6 +55,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Listener:    ln,
 		HTTPLimit:   edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies},
 		NoHTTPLimit: cfg.httpRate.IsZero(),
+		AdminToken:  cfg.adminToken,
 		Log:         log,
 	})
 	if err != nil {
@@ -73,6 +74,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("user_rate", rateText(cfg.userRate)).
+		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -35,6 +35,7 @@
 //	--shards N                    PINBOT_SHARDS               gateway shards; 0: Discord's recommendation (0)
 //	--pin-limit N                 PINBOT_PIN_LIMIT            pins per account in any window, 1 to 65536 (100)
 //	--pin-window DURATION         PINBOT_PIN_WINDOW           the rolling window, 1s to 596h31m23.648s (12h)
+//	--admin-token-file FILE       PINBOT_ADMIN_TOKEN_FILE     token of the dashboard at /admin (bot; none: no dashboard)
 //	--json                                                    accounts only: print JSON
 //
 // The limit and the window are the bot's, the sandbox's and the demo's;
@@ -55,6 +56,12 @@
 // create one with
 //
 //	head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key
+//
+// The admin token file, when given, holds one line of at least 16
+// printable characters (its line break is dropped): the bot then serves
+// the operator dashboard at /admin on PINBOT_HTTP_ADDR to requests
+// carrying it as a Bearer token, and to browsers signing in at
+// /admin/login (package internal/dashboard).
 //
 // # Data directory
 //

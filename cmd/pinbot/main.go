@@ -108,6 +108,11 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 		key, err = readKeyFile(&st.keyFile)
 		errs.add(err)
 	}
+	if st.adminTokenFile.value != "" {
+		var err error
+		cfg.adminToken, err = readAdminToken(&st.adminTokenFile)
+		errs.add(err)
+	}
 	if err := errs.err(); err != nil {
 		var ke *keyError
 		if len(errs) == 1 && errors.As(err, &ke) {

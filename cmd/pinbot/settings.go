@@ -73,6 +73,10 @@ var (
 		flag: "encryption-key-file", env: "PINBOT_ENCRYPTION_KEY_FILE", arg: "FILE", defHelp: "none",
 		help: "key of the token store: 16, 24 or 32 bytes, mode 0600 (the bot requires it)",
 	}
+	adminTokenFileOption = option{
+		flag: "admin-token-file", env: "PINBOT_ADMIN_TOKEN_FILE", arg: "FILE", defHelp: "none: no dashboard",
+		help: "file holding the token of the operator dashboard, served at /admin on --http-addr (one line of at least 16 characters)",
+	}
 	discordAPIOption = option{
 		flag: "discord-api-url", env: "PINBOT_DISCORD_API_URL", arg: "URL", defHelp: "https://discord.com/api/v10",
 		help: "Discord REST API base",
@@ -176,6 +180,7 @@ type settings struct {
 	continuousRefresh                    setting
 	pinLimit, pinWindow                  setting
 	httpRate, trustedProxies, userRate   setting
+	adminTokenFile                       setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -200,6 +205,7 @@ func newSettings(getenv func(string) string) settings {
 		httpRate:          setting{opt: &httpRateOption},
 		trustedProxies:    setting{opt: &trustedProxiesOption},
 		userRate:          setting{opt: &userRateOption},
+		adminTokenFile:    setting{opt: &adminTokenFileOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -219,6 +225,7 @@ func (st *settings) all() []*setting {
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
 		&st.httpRate, &st.trustedProxies, &st.userRate,
+		&st.adminTokenFile,
 	}
 }
 
@@ -243,6 +250,7 @@ var allOptions = []*option{
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
 	&httpRateOption, &trustedProxiesOption, &userRateOption,
+	&adminTokenFileOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -350,6 +358,9 @@ type botSettings struct {
 	userRate       gcra.Rate
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
+	// adminToken is the operator dashboard's token (see readAdminToken);
+	// nil: no dashboard.
+	adminToken []byte
 	// tokenName and httpAddrName name the token and HTTP address settings
 	// in the errors met once the bot starts: the flag or variable that
 	// set them (see setting.name).
@@ -544,6 +555,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
 		&st.httpRate, &st.trustedProxies, &st.userRate,
+		&st.adminTokenFile,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)

@@ -100,6 +100,10 @@ Register PINBOT_PUBLIC_URL/oauth/callback as the app's redirect URI with
 Pinterest; the bot serves it on PINBOT_HTTP_ADDR. The key file holds 16, 24
 or 32 random bytes and must be readable by its owner only; create one with
   head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key
+With PINBOT_ADMIN_TOKEN_FILE, the bot also serves an operator dashboard at
+/admin on PINBOT_HTTP_ADDR (sign in at /admin/login with the file's token);
+create one with
+  head -c 24 /dev/urandom | base64 > admin.token && chmod 600 admin.token
 The bot runs until SIGINT or SIGTERM, then stops in order: the bot (running
 commands finish), the HTTP listener, the engine (it writes every account's
 state), the stores. A second signal kills it at once.

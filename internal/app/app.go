@@ -1,8 +1,9 @@
 // Package app builds the whole program from one Config: the engine's
 // store and engine, the token store, the Pinterest client, the HTTP
-// handler (OAuth callback and health check, behind a per-client rate
-// limit, package internal/edge) and the Discord bot, and
-// tears them down in reverse order with one closer stack. The bot
+// handler (OAuth callback, health check and, given an admin token, the
+// operator dashboard, behind a per-client rate limit, package
+// internal/edge) and the Discord bot, and tears them down in reverse
+// order with one closer stack. The bot
 // command and the local sandbox both build through it; the sandbox
 // passes the stand-ins' addresses.
 //
@@ -28,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
@@ -92,6 +94,13 @@ type Config struct {
 	// turns the limit off.
 	HTTPLimit   edge.Config
 	NoHTTPLimit bool
+	// AdminToken, when not empty, serves the operator dashboard at /admin
+	// on the listener to requests carrying it as a Bearer token (package
+	// internal/dashboard); without it there is no dashboard. Gatherer is
+	// where the dashboard reads the metrics; nil means
+	// prometheus.DefaultGatherer.
+	AdminToken []byte
+	Gatherer   prometheus.Gatherer
 	// PurgeEvery is how often expired OAuth states are deleted; 0 means
 	// DefaultPurgeEvery.
 	PurgeEvery time.Duration
@@ -200,6 +209,11 @@ func Build(cfg Config) (_ *App, err error) {
 	ln := listener
 	listener = nil // the server closes it from now on
 	srv := h.Server(ln.Addr().String())
+	if srv.Handler, err = a.withAdmin(cfg, srv.Handler); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	// The per-client limit covers every route, the dashboard's included.
 	if a.Edge != nil {
 		srv.Handler = a.Edge.Wrap(srv.Handler)
 	}

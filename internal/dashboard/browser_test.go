@@ -1,0 +1,255 @@
+package dashboard
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// requireChromiumEnv, when set, makes the browser test fail instead of
+// skipping when Chromium is missing (make test sets it: CI installs
+// Chromium with make browser-deps).
+const requireChromiumEnv = "PINBOT_REQUIRE_CHROMIUM"
+
+// browserBudget bounds the whole browser test.
+const browserBudget = 20 * time.Second
+
+// chromium returns the path of Debian's chromium, skipping the test when
+// it is missing unless requireChromiumEnv is set.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(requireChromiumEnv) != "" {
+		t.Fatalf("chromium is not installed and %s is set: run make browser-deps (apt-get install chromium)", requireChromiumEnv)
+	}
+	t.Skipf("chromium is not installed: run make browser-deps (apt-get install chromium), or set %s=1 to fail instead of skipping", requireChromiumEnv)
+	return ""
+}
+
+// newBrowser starts headless Chromium for the test, bounded by
+// browserBudget, and returns the context of its first tab.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), browserBudget)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // the tests run as root in CI
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 900),
+		// The machine has no network beyond loopback: nothing but the
+		// test server is to be reached.
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("no-pings", true),
+	)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil { // starts the browser
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return bctx
+}
+
+// console collects what a tab writes to its console: calls of the
+// console API, uncaught exceptions and the browser's log entries.
+type console struct {
+	mu   sync.Mutex
+	msgs []chromedp.ConsoleMessage
+}
+
+// listen collects ctx's tab's console messages until ctx ends.
+func listen(ctx context.Context) *console {
+	c := &console{}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			c.mu.Lock()
+			c.msgs = append(c.msgs, m)
+			c.mu.Unlock()
+		}
+	}()
+	return c
+}
+
+// errors returns the errors and exceptions collected so far.
+func (c *console) errors() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, m := range c.msgs {
+		if m.Type == chromedp.ConsoleError || m.IsException() {
+			out = append(out, m.URL+": "+m.String())
+		}
+	}
+	return out
+}
+
+// TestBrowserDashboard signs in to the dashboard in headless Chromium,
+// over a seeded engine and metrics registry, and checks the numbers it
+// shows, that it loads without a console error and that it refuses
+// without the token and with a wrong one; it saves a screenshot.
+func TestBrowserDashboard(t *testing.T) {
+	browser := newBrowser(t)
+	f := newFixture(t)
+	srv := f.server(t)
+
+	t.Run("refused without the token", func(t *testing.T) {
+		resp, err := chromedp.Run(browser, chromedp.NavigateResponse(srv.URL+Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != 401 || !strings.HasPrefix(headerValue(resp.Headers, "WWW-Authenticate"), "Bearer") {
+			t.Fatalf("GET %s: %d, WWW-Authenticate %q", Path, resp.Status, headerValue(resp.Headers, "WWW-Authenticate"))
+		}
+		text := mustRun(t, browser, chromedp.Text(chromedp.CSS("main")))
+		if !strings.Contains(text, "needs the admin token") || strings.Contains(text, "acct-") {
+			t.Fatalf("the 401 page reads %q", text)
+		}
+	})
+
+	t.Run("refused with a wrong token", func(t *testing.T) {
+		signIn(t, browser, srv.URL, "not-the-token")
+		mustDo(t, browser, chromedp.WaitVisible(chromedp.ID("login-error")))
+		if got := mustRun(t, browser, chromedp.Text(chromedp.ID("login-error"))); got != "That token was not accepted." {
+			t.Fatalf("login error %q", got)
+		}
+		if html := mustRun(t, browser, chromedp.InnerHTML(chromedp.ID("dashboard"), chromedp.NodeReady)); html != "" {
+			t.Fatalf("the dashboard shows after a wrong token: %q", html)
+		}
+		if kept := mustRun(t, browser, chromedp.Evaluate[any](`sessionStorage.getItem("pinbot.admin.token")`)); kept != nil {
+			t.Fatalf("a refused token is kept in sessionStorage: %v", kept)
+		}
+	})
+
+	// A tab of its own: the refusals above log their 401s.
+	tab, cancel := chromedp.NewContext(browser)
+	defer cancel()
+	con := listen(tab)
+	signIn(t, tab, srv.URL, testToken)
+	mustDo(t, tab, chromedp.WaitVisible(chromedp.ID("busiest")))
+
+	t.Run("numbers", func(t *testing.T) {
+		rows := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#busiest tbody tr")].map(r => r.querySelector(".account").textContent + " " + r.querySelector(".ratio").textContent)`))
+		want := []string{"acct-alice-art 98/100", "acct-bob-photos 75/100", "acct-carol 41/100", "acct-dave 12/100", "acct-erin 3/100"}
+		if !slices.Equal(rows, want) {
+			t.Errorf("busiest rows %q, want %q", rows, want)
+		}
+		for id, want := range map[string]string{
+			"pins-total":     "1,251",
+			"failures-total": "17",
+			"waiting":        "2",
+			"shards":         "3",
+			"timeline-total": "229",
+			"rule":           "100 pins per 12h",
+		} {
+			if got := mustRun(t, tab, chromedp.Text(chromedp.ID(id))); got != want {
+				t.Errorf("#%s reads %q, want %q", id, got, want)
+			}
+		}
+		failures := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#failures tr")].map(r => [...r.cells].map(c => c.textContent.trim()).filter(Boolean).join(" "))`))
+		if want := []string{"invalid_image 9", "timeout 5", "rate_limited 3"}; !slices.Equal(failures, want) {
+			t.Errorf("failures %q, want %q", failures, want)
+		}
+		queue := mustRun(t, tab, chromedp.Text(chromedp.ID("queue")))
+		if !strings.Contains(queue, "acct-bob-photos") || !strings.Contains(queue, "held until") {
+			t.Errorf("queue reads %q", queue)
+		}
+		upstreams := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#upstreams tr.total")].map(r => [...r.cells].slice(0, 7).map(c => c.textContent.trim()).join(" | "))`))
+		want = []string{
+			"Pinterest | all routes | 1,000 | 40 | 4.0% | 50 ms | 2.35 s",
+			"Discord | all routes | 2,000 | 10 | 0.5% | 75 ms | 100 ms",
+		}
+		if !slices.Equal(upstreams, want) {
+			t.Errorf("upstream totals %q, want %q", upstreams, want)
+		}
+		if bars := mustRun(t, tab, chromedp.Evaluate[int](`document.querySelectorAll("#timeline rect.pinbar").length`)); bars != 49 {
+			t.Errorf("%d bars in the timeline, want 49", bars)
+		}
+	})
+
+	t.Run("screenshot", func(t *testing.T) {
+		png := mustRun(t, tab, chromedp.FullScreenshot(100))
+		path := filepath.Join(t.ArtifactDir(), "dashboard.png")
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s (kept with go test -artifacts -outputdir DIR)", path)
+	})
+
+	t.Run("no console errors", func(t *testing.T) {
+		if errs := con.errors(); len(errs) > 0 {
+			t.Fatalf("the dashboard wrote to the console:\n%s", strings.Join(errs, "\n"))
+		}
+	})
+
+	t.Run("sign out", func(t *testing.T) {
+		mustDo(t, tab, chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("login-form")))
+		if kept := mustRun(t, tab, chromedp.Evaluate[any](`sessionStorage.getItem("pinbot.admin.token")`)); kept != nil {
+			t.Fatalf("the token is kept after signing out: %v", kept)
+		}
+		if n := mustRun(t, tab, chromedp.Evaluate[int](`document.querySelectorAll("#busiest").length`)); n != 0 {
+			t.Fatal("the dashboard still shows after signing out")
+		}
+	})
+}
+
+// signIn opens the sign-in page in ctx's tab and submits token.
+func signIn(t *testing.T, ctx context.Context, base, token string) {
+	t.Helper()
+	mustDo(t, ctx,
+		chromedp.Navigate(base+LoginPath),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.CSS("#login-form button")),
+	)
+}
+
+func mustDo(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRun[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// headerValue returns a response header's value whatever its case.
+func headerValue(h map[string]any, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			s, _ := v.(string)
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,57 @@
+// Package dashboard is the operator dashboard served at /admin on the
+// bot's HTTP listener: the accounts nearest their limit, a timeline of
+// pins over the window, failures by reason, Pinterest's and Discord's
+// error rates and latency, the gateway shards and the queue.
+//
+//	GET /admin             the dashboard, rendered on the server    token
+//	GET /admin/data.json   the same data as JSON                    token
+//	GET /admin/login       the sign-in page a browser opens
+//	GET /admin/static/…    its script, stylesheet and icon
+//
+// # The token
+//
+// Requests for the dashboard and its data carry the admin token as
+// "Authorization: Bearer <token>"; it is compared in constant time (both
+// sides hashed with SHA-256, then crypto/subtle). Without it, or with
+// another, they get 401 with "WWW-Authenticate: Bearer" (RFC 6750) and
+// nothing else. A program mounts the dashboard only when a token is
+// configured: otherwise /admin is the listener's 404.
+//
+// A browser cannot send that header when it navigates, so /admin/login
+// asks for the token, keeps it in the tab's sessionStorage (gone when
+// the tab closes, never in a cookie, so no request from another site can
+// carry it) and fetches /admin with the header, every 15 seconds, putting
+// the dashboard the server rendered into the page. One renderer, on the
+// server, with html/template escaping every value, serves both the
+// browser and a curl with the header; the script is a few dozen lines,
+// embedded with the rest (go:embed), with no build step and nothing
+// loaded from elsewhere.
+//
+// Every answer under /admin is sent with Cache-Control: no-store,
+// X-Frame-Options: DENY, Referrer-Policy: no-referrer, nosniff and a
+// Content-Security-Policy allowing only the dashboard's own script,
+// stylesheet and icon: no inline script or style (the usage bars and the
+// timeline are SVG shapes whose sizes are attributes).
+//
+// # Where the data comes from, and what it costs
+//
+// The engine: actors.Engine.Survey examines at most Config.MaxAccounts
+// accounts (10,000): those with queued pins, then those in memory, then
+// stored ones in key order; it reads resident accounts through their
+// actors without counting as a use, and the others from the store
+// without spawning their actors. The page says when the accounts
+// examined are a sample.
+//
+// The metrics: a prometheus.Gatherer, from which the families named by
+// the Metric constants are read by name. A family that is absent shows
+// "no data".
+//
+// One assembly of both serves every request for Config.TTL (10 s), and
+// requests during an assembly wait for it: the page costs at most one
+// survey per TTL, however many operators look.
+//
+// # Usage
+//
+//	d, err := dashboard.New(dashboard.Config{Token: token, Engine: eng, Gatherer: reg, Log: log})
+//	srv.Handler = d.Mount(srv.Handler) // /admin… to d, the rest as before
+package dashboard

@@ -1,0 +1,115 @@
+package dashboard
+
+import (
+	"math"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func gather(t *testing.T, reg *prometheus.Registry) Metrics {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readMetrics(fams)
+}
+
+// TestMetricsAbsent: with none of the families, each part is "no data",
+// not an error; unrelated families are ignored.
+func TestMetricsAbsent(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "other_total", Help: "x"}))
+	// A vector with no series yet is absent from Gather.
+	reg.MustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricPinFailures, Help: "x"}, []string{"reason"}))
+	m := gather(t, reg)
+	if m.Pins.Present || m.Failures.Present || m.UpstreamsPresent || m.Shards != nil || m.Upstreams != nil {
+		t.Fatalf("metrics from an empty registry: %+v", m)
+	}
+	if m := readMetrics(nil); m.Pins.Present || m.Shards != nil {
+		t.Fatalf("metrics of nothing: %+v", m)
+	}
+}
+
+// TestMetricsRead: the fixture's registry, read by name.
+func TestMetricsRead(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	registerTestMetrics(t, reg)
+	m := gather(t, reg)
+	if !m.Pins.Present || m.Pins.Total != 1251 || m.Pins.Items[0] != (Count{"ok", 1234}) {
+		t.Errorf("pins %+v", m.Pins)
+	}
+	want := []Count{{"invalid_image", 9}, {"timeout", 5}, {"rate_limited", 3}}
+	if len(m.Failures.Items) != 3 || m.Failures.Total != 17 {
+		t.Fatalf("failures %+v", m.Failures)
+	}
+	for i, c := range want {
+		if m.Failures.Items[i] != c {
+			t.Errorf("failure %d: %+v want %+v", i, m.Failures.Items[i], c)
+		}
+	}
+	if m.Shards == nil || *m.Shards != 3 {
+		t.Errorf("shards %v", m.Shards)
+	}
+	if len(m.Upstreams) != 2 || m.Upstreams[0].Name != "pinterest" || m.Upstreams[1].Name != "discord" {
+		t.Fatalf("upstreams %+v", m.Upstreams)
+	}
+	p := m.Upstreams[0]
+	if p.All.Requests != 1000 || p.All.Errors != 40 || p.All.ErrorRate() != 0.04 {
+		t.Errorf("pinterest %+v", p.All)
+	}
+	if len(p.Routes) != 2 || p.Routes[0].Route != "POST /pins" || p.Routes[0].Requests != 820 || p.Routes[1].Latency != nil {
+		t.Errorf("pinterest routes %+v", p.Routes)
+	}
+	// 100 observations: 50 in (0, 0.05], 40 in (0.1, 0.25], 10 in (1, 2.5].
+	// p50 is the 50th: the top of the first bucket; p99 is 9/10 of the
+	// way through (1, 2.5].
+	l := p.All.Latency
+	if l == nil || !near(l.P50, 0.05) || !near(l.P99, 2.35) || l.P50Over || l.P99Over || l.Count != 100 {
+		t.Errorf("pinterest latency %+v", l)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestQuantile steps through histogram_quantile's cases.
+func TestQuantile(t *testing.T) {
+	b := &buckets{bounds: []float64{0.1, 0.5, 1}, counts: []float64{10, 10, 30}, count: 40}
+	for i, c := range []struct {
+		q    float64
+		v    float64
+		over bool
+	}{
+		{0, 0, false},
+		{0.125, 0.05, false}, // rank 5: half of (0, 0.1]
+		{0.25, 0.1, false},   // rank 10: the top of the first bucket
+		{0.5, 0.75, false},   // rank 20: the empty (0.1, 0.5] is passed over
+		{0.75, 1, false},     // rank 30: the top of the last finite bucket
+		{0.99, 1, true},      // rank 39.6: beyond it, in +Inf
+	} {
+		v, over := b.quantile(c.q)
+		if !near(v, c.v) || over != c.over {
+			t.Errorf("step %d: quantile(%v) = %v, %v want %v, %v", i, c.q, v, over, c.v, c.over)
+		}
+	}
+	if (&buckets{}).latency() != nil {
+		t.Error("an empty histogram has a latency")
+	}
+}
+
+// TestBucketsMerge: histograms with other bounds merge on the union of
+// the bounds.
+func TestBucketsMerge(t *testing.T) {
+	a := &buckets{bounds: []float64{1, 2}, counts: []float64{1, 3}, count: 4}
+	a.merge(&buckets{bounds: []float64{1.5, 2}, counts: []float64{2, 2}, count: 2})
+	want := []float64{1, 3, 5}
+	if len(a.bounds) != 3 || a.bounds[1] != 1.5 || a.count != 6 {
+		t.Fatalf("merged %+v", a)
+	}
+	for i := range want {
+		if a.counts[i] != want[i] {
+			t.Fatalf("merged counts %v want %v", a.counts, want)
+		}
+	}
+}
