@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/app"
@@ -47,6 +48,11 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			GatewayURL: cfg.discordGateway,
 			Shards:     cfg.shards,
 		},
+		Discord: discorduser.Config{
+			ClientSecret: cfg.discordClientSecret,
+			AuthorizeURL: cfg.discordOAuth,
+			RedirectURL:  cfg.discordRedirectURL,
+		},
 		Engine:   &cfg.engine,
 		Listener: ln,
 		Log:      log,
@@ -65,6 +71,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	}()
 
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
+		Bool("discord_sign_in", cfg.discordClientSecret != "").
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
@@ -93,6 +100,8 @@ func buildError(cfg botSettings, dir layout, err error) error {
 		return &usageError{err: err}
 	case errors.Is(err, app.ErrBotConfig):
 		return &usageError{err: fmt.Errorf("invalid %s: %w", cfg.tokenName, err)}
+	case errors.Is(err, app.ErrDiscordConfig):
+		return &usageError{err: err}
 	case errors.Is(err, app.ErrDataDirInUse):
 		return fmt.Errorf("%w (%s); stop it, then try again", app.ErrDataDirInUse, dir.dir)
 	case errors.Is(err, links.ErrEncryptionKey):
