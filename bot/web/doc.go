@@ -56,8 +56,9 @@
 // link's token (256 random bits, compared in constant time), before the
 // link expires, from the bot's own origin (http.CrossOriginProtection,
 // and the cookie's SameSite). A POST that fails a check gets a page
-// saying why and stores nothing; unless the link is unknown, it also
-// cancels the link, so that a token cannot be guessed at. A second POST
+// saying why and stores nothing; one that names the link but fails its
+// checks (token, browser, sign-in) also cancels it, so that a token
+// cannot be guessed at. A second POST
 // of a confirmed link gets 409 "confirmed already". A GET never stores
 // anything.
 //
