@@ -157,7 +157,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	log.Info().Str("link_prefix", prefix(p.id)).Msg("oauth callback: link waiting for confirmation")
 	h.setBrowserCookie(w, browser)
-	h.redirect(w, ConfirmPath+"?"+url.Values{"link": {p.id}}.Encode())
+	h.redirect(w, confirmRef(p.id))
 }
 
 // boardNote says where the newly linked account's pins go, and how to

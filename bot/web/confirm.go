@@ -5,6 +5,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -51,7 +52,7 @@ func (h *Handler) showConfirm(w http.ResponseWriter, r *http.Request) {
 		PinterestPic:    p.acctPic,
 		Board:           boardNote(p.acct),
 		CanConfirm:      !h.signIn || p.signedIn,
-		Action:          ConfirmPath,
+		Action:          confirmName,
 		LinkID:          p.id,
 		CSRF:            p.csrf,
 		Expires:         p.expires.UTC().Format("15:04 MST") + " (" + ttlText(p.expires.Sub(now)) + ")",
@@ -214,8 +215,17 @@ func (h *Handler) setBrowserCookie(w http.ResponseWriter, value string) {
 	})
 }
 
-// redirect sends the browser to location, a path of this listener, with
-// a GET.
+// confirmName is ConfirmPath relative to its directory, which holds
+// every page of the flow: links and redirects are relative, so that they
+// stay right when a proxy serves the listener under a path of its own
+// (PUBLIC_URL https://example.org/pinbot).
+const confirmName = "confirm"
+
+// confirmRef is the relative address of link id's confirmation page.
+func confirmRef(id string) string { return confirmName + "?" + url.Values{"link": {id}}.Encode() }
+
+// redirect sends the browser to location, an address relative to the
+// request's, with a GET.
 func (h *Handler) redirect(w http.ResponseWriter, location string) {
 	setPageHeaders(w.Header())
 	w.Header().Set("Location", location)

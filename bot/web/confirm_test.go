@@ -399,3 +399,24 @@ func do(t *testing.T, b *webtest.Browser, req *http.Request) webtest.Page {
 	}
 	return got
 }
+
+// TestUnderAPathPrefix: behind a proxy that serves the listener under a
+// path of its own, the flow's redirects and form stay under it.
+func TestUnderAPathPrefix(t *testing.T) {
+	e := newEnvWith(t, envOptions{signIn: true, prefix: "/pinbot"})
+	e.srv.AddAccount("1001", "alice")
+	if err := e.dc.SetOAuth2User(snowflake.MustParse(u1)); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	p := e.confirmPage(t, b, e.callbackURL(t, u1))
+	if !strings.HasPrefix(p.URL, e.ts.URL+"/pinbot"+web.ConfirmPath+"?") || p.FormAction != e.ts.URL+"/pinbot"+web.ConfirmPath {
+		t.Fatalf("confirmation page at %s, form to %s; want both under /pinbot", p.URL, p.FormAction)
+	}
+	if p = e.open(t, b, p.SignInURL); !p.CanConfirm || !strings.HasPrefix(p.URL, e.ts.URL+"/pinbot"+web.ConfirmPath+"?") {
+		t.Fatalf("after signing in: %d %q at %s", p.Status, p.Message, p.URL)
+	}
+	if done := e.submit(t, b, p, webtest.Confirm); done.Title != "Linked" {
+		t.Fatalf("confirm: %d %q", done.Status, done.Message)
+	}
+}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,16 @@ func TestServerSettings(t *testing.T) {
 	}
 	if want := time.Minute + web.WriteMargin; srv.WriteTimeout != want {
 		t.Errorf("WriteTimeout = %v, want %v (the callback timeout plus a margin)", srv.WriteTimeout, want)
+	}
+}
+
+// TestFlowSharesADirectory: the pages of the flow link to each other by
+// relative addresses ("confirm?link=…"), which hold only while they
+// share a directory.
+func TestFlowSharesADirectory(t *testing.T) {
+	dir := path.Dir(web.ConfirmPath)
+	if path.Dir(web.CallbackPath) != dir || path.Dir(web.DiscordCallbackPath) != dir || path.Base(web.ConfirmPath) != "confirm" {
+		t.Errorf("%s, %s and %s are not in one directory, or the confirmation page is not named confirm",
+			web.CallbackPath, web.ConfirmPath, web.DiscordCallbackPath)
 	}
 }

@@ -93,6 +93,9 @@ type envOptions struct {
 	signIn bool
 	// web, when not nil, adjusts the handler's Config.
 	web func(*web.Config)
+	// prefix is the path under which a proxy serves the listener, such
+	// as "/pinbot"; "" serves it at the root.
+	prefix string
 }
 
 // newEnv builds an env; mod, when not nil, adjusts the Pinterest client's
@@ -138,13 +141,14 @@ func newEnvWith(t *testing.T, o envOptions) *env {
 
 	// The handler is set before the first request is sent.
 	var h http.Handler
-	e.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	// A proxy serving the listener under o.prefix strips it.
+	e.ts = httptest.NewServer(http.StripPrefix(o.prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })))
 	t.Cleanup(e.ts.Close)
 
 	cfg := pinterest.Config{
 		ClientID:       e.srv.ClientID(),
 		ClientSecret:   e.srv.ClientSecret(),
-		RedirectURL:    e.ts.URL + web.CallbackPath,
+		RedirectURL:    e.ts.URL + o.prefix + web.CallbackPath,
 		APIBase:        e.srv.APIBase(),
 		AuthURL:        e.srv.AuthURL(),
 		RequestTimeout: 10 * time.Second,
@@ -161,7 +165,7 @@ func newEnvWith(t *testing.T, o envOptions) *env {
 	if o.signIn {
 		dcfg.ClientSecret = e.dc.OAuth2ClientSecret()
 		dcfg.AuthorizeURL = e.dc.OAuth2AuthorizeURL()
-		dcfg.RedirectURL = e.ts.URL + web.DiscordCallbackPath
+		dcfg.RedirectURL = e.ts.URL + o.prefix + web.DiscordCallbackPath
 		e.dc.AddOAuth2Redirect(dcfg.RedirectURL)
 	}
 	if e.discord, err = discorduser.New(dcfg); err != nil {

@@ -79,5 +79,5 @@ func (h *Handler) discordCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.Info().Msg("discord sign-in: the user who ran /link")
-	h.redirect(w, ConfirmPath+"?"+url.Values{"link": {p.id}}.Encode())
+	h.redirect(w, confirmRef(p.id))
 }
