@@ -31,8 +31,16 @@ func (h *Handler) showConfirm(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusBadRequest, pageConfirmUnknown)
 		return
 	}
-	id := r.URL.Query().Get("link")
+	q := r.URL.Query()
+	id := q.Get("link")
 	log := h.log.With().Str("link_prefix", prefix(id)).Logger()
+	if q.Has("csrf") || q.Has("action") {
+		// The form sent as a GET (or a link made to look like it): a GET
+		// confirms nothing, and says so.
+		log.Warn().Msg("confirmation refused: a GET")
+		writePage(w, http.StatusBadRequest, pageConfirmByGet)
+		return
+	}
 	browser := h.browserCookie(r)
 	now := h.now()
 	p, err := h.pending.view(id, browser, now)

@@ -215,7 +215,7 @@ func TestConfirmRefusals(t *testing.T) {
 		}, http.StatusBadRequest, "expired", true},
 		{"GET with the form", func(t *testing.T, e *env, b *webtest.Browser, p webtest.Page) webtest.Page {
 			return e.open(t, b, p.FormAction+"?"+withAction(p.Form, "confirm").Encode())
-		}, http.StatusOK, "Only continue if you are Ann", false},
+		}, http.StatusBadRequest, "never by opening an address", false},
 		{"cross-site", func(t *testing.T, e *env, b *webtest.Browser, p webtest.Page) webtest.Page {
 			req := formRequest(t, p, withAction(p.Form, "confirm"))
 			req.Header.Set("Sec-Fetch-Site", "cross-site")

@@ -60,7 +60,8 @@
 // checks (token, browser, sign-in) also cancels it, so that a token
 // cannot be guessed at. A second POST
 // of a confirmed link gets 409 "confirmed already". A GET never stores
-// anything.
+// anything; one carrying the form's fields gets a page saying that only
+// the page's button confirms.
 //
 // # Signing in with Discord
 //

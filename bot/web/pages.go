@@ -53,6 +53,8 @@ var (
 	pageBadCSRF = page{"Nothing linked",
 		"This request did not come from the confirmation page pinbot showed (its security token is missing or wrong). " +
 			"Nothing was linked, and this link can no longer be confirmed. Run /link in Discord to start again."}
+	pageConfirmByGet = page{"Nothing linked",
+		"A link is confirmed only with the button on pinbot's confirmation page, never by opening an address. Nothing was linked."}
 	pageAlreadyLinked = page{"Already linked",
 		"This link was confirmed already; nothing more was stored. You can close this tab and go back to Discord."}
 	pageCanceled = page{"Nothing linked",
