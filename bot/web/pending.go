@@ -329,13 +329,6 @@ func (ps *pendingLinks) purgeLocked(now time.Time) {
 	}
 }
 
-// len returns how many links are held, open or not.
-func (ps *pendingLinks) len() int {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return len(ps.byID)
-}
-
 // public returns a copy of p without its grant.
 func (p *pendingLink) public() pendingLink {
 	c := *p
