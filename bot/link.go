@@ -19,7 +19,8 @@ const maxButtonURL = 512
 
 // handleLink serves /link: an ephemeral message with Pinterest's
 // authorization address, whose state is bound to the user, single use
-// and short lived. The OAuth callback finishes the link.
+// and short lived. The OAuth callback (bot/web) shows who the link is
+// for, and stores it once the browser confirms.
 func (b *Bot) handleLink(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
 	b.reply(inv.token, b.link(inv))
@@ -43,8 +44,9 @@ func (b *Bot) link(inv invocation) reply {
 	}
 	u2 := b.cfg.Pinterest.AuthCodeURL(state)
 	r := reply{content: fmt.Sprintf("Open this link to connect a Pinterest account to Pinbot:\n<%s>\n"+
-		"It works once and expires in %d minutes. It links the Pinterest account approved with it to your Discord account, whoever opens it: do not share it. "+
-		"After you approve on Pinterest, pins go to the account's board if it has only one; otherwise choose its default board in /settings (or name one with the board: option of /pin).",
+		"It works once and expires in %d minutes. Do not share it: it links to your Discord account. "+
+		"After you approve on Pinterest, check the page pinbot shows and confirm there. "+
+		"Pins go to the account's board if it has only one; otherwise choose its default board in /settings (or name one with the board: option of /pin).",
 		u2, int(links.DefaultStateTTL.Minutes()))}
 	if len(u2) <= maxButtonURL {
 		r.components = []discord.LayoutComponent{discord.NewActionRow(discord.NewLinkButton("Connect Pinterest", u2))}

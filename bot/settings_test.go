@@ -12,8 +12,10 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/bot/web/webtest"
 )
 
 // stateOf returns the OAuth state of the authorization URL in a /link
@@ -171,8 +173,9 @@ func TestAutocompleteBoards(t *testing.T) {
 
 // linkThroughOAuth links a Pinterest account to user the way a person
 // does: /link, then its address opened with the Pinterest stand-in signed
-// in as the account, which redirects to the OAuth callback (bot/web). It
-// returns the /link reply and the callback's page.
+// in as the account, which redirects to the OAuth callback (bot/web),
+// which shows the confirmation page, whose confirm button the person
+// presses. It returns the /link reply and the last page's message.
 func (w *world) linkThroughOAuth(t *testing.T, user snowflake.ID, accountID string) (reply, page string) {
 	t.Helper()
 	reply, _ = w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdLink}})
@@ -192,16 +195,26 @@ func (w *world) linkThroughOAuth(t *testing.T, user snowflake.ID, accountID stri
 	if resp.StatusCode != http.StatusFound || loc == "" {
 		t.Fatalf("authorization page: status %d, Location %q", resp.StatusCode, loc)
 	}
-	h, err := web.New(web.Config{Links: w.links, Pinterest: w.pc, Now: w.pclock.Now})
+	users, err := discorduser.New(discorduser.Config{Token: w.dc.Token(), APIURL: w.dc.APIURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, loc, nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("callback: %d %s", rec.Code, rec.Body)
+	h, err := web.New(web.Config{Links: w.links, Pinterest: w.pc, Discord: users, AvatarSources: []string{}, Now: w.pclock.Now})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return reply, rec.Body.String()
+	// The callback listens where the Pinterest client's redirect says.
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	b := webtest.NewBrowser(nil)
+	p, err := b.Get(w.ctx, strings.Replace(loc, "http://127.0.0.1:8080", ts.URL, 1))
+	if err != nil || p.Title != "Confirm the link" {
+		t.Fatalf("callback: %v %d %q", err, p.Status, p.Message)
+	}
+	if p, err = b.Submit(w.ctx, p, webtest.Confirm); err != nil || p.Status != http.StatusOK {
+		t.Fatalf("confirm: %v %d %q", err, p.Status, p.Message)
+	}
+	return reply, p.Message
 }
 
 // TestFirstPinAfterLink links accounts as a person does, then pins at
@@ -215,7 +228,8 @@ func TestFirstPinAfterLink(t *testing.T) {
 	w.ps.AddAccount("2002", "many", pinteresttest.Board{ID: "b2", Name: "Cats"}, pinteresttest.Board{ID: "b3", Name: "Travel"})
 
 	reply, page := w.linkThroughOAuth(t, alice, "1001")
-	must(t, reply, "After you approve on Pinterest, pins go to the account's board if it has only one; "+
+	must(t, reply, "After you approve on Pinterest, check the page pinbot shows and confirm there. "+
+		"Pins go to the account's board if it has only one; "+
 		"otherwise choose its default board in /settings (or name one with the board: option of /pin).")
 	must(t, page, "Linked Pinterest account solo", "Pins go to its board Only; choose another default board with /settings in Discord.")
 	text, _ := w.pin(alice, w.addImages(w.channel.ID, 1, "").ID.String())

@@ -178,6 +178,27 @@
 // GET /guilds/{id}/members/{user}, GET /guilds/{id}/roles and
 // GET /channels/{id}, or from disgo's cache filled by GUILD_CREATE.
 //
+// # OAuth2
+//
+// The application's OAuth2 authorization code flow, as a site that signs
+// users in with Discord uses it: the authorization page at
+// OAuth2AuthorizeURL (on the site's root, as https://discord.com/oauth2/authorize),
+// POST /oauth2/token (RouteOAuth2Token, under APIURL) and GET /users/@me
+// with the access token as a Bearer token. The client id is the
+// application ID (OAuth2ClientID), the secret OAuth2ClientSecret;
+// AddOAuth2Redirect registers the redirect URIs the page sends users to
+// (others get a 400 page, as an unknown client_id does). The page acts as
+// a browser signed in as the user SetOAuth2User names and approves at
+// once, redirecting with code and state; DenyOAuth2 makes it redirect
+// with error=access_denied instead, and an unknown scope gets
+// error=invalid_scope. The token endpoint takes the client's credentials
+// in HTTP Basic authentication or in the form, and answers as Discord
+// does: token_type Bearer, expires_in 604800, a refresh token that works
+// once, the scopes space-separated; errors are RFC 6749 JSON
+// ({"error":"invalid_grant",...}, 401 invalid_client). GET /users/@me
+// answers the token's user when the token grants identify, else 401;
+// a Bearer token opens no other route.
+//
 // Decisions that depend on time read only the clock given to WithClock,
 // once per request or action (Fault.Delay alone is real time: it stands
 // for the network). The Wait methods block on the server's state, never on

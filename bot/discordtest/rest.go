@@ -334,6 +334,7 @@ func buildRoutes() []route {
 		{RouteGetRoles, true, (*Server).handleGetRoles},
 		{RouteGetMember, true, (*Server).handleGetMember},
 		{RouteCreateDM, true, (*Server).handleCreateDM},
+		{RouteOAuth2Token, false, (*Server).handleOAuth2Token},
 	}
 	out := make([]route, 0, len(table))
 	for _, t := range table {
@@ -395,7 +396,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	case rt == nil:
 		s.finishREST(w, idx, apiErr(http.StatusNotFound, 0, "404: Not Found"), nil, false)
 		return
-	case rt.botAuth && r.Header.Get("Authorization") != "Bot "+s.cfg.token:
+	case rt.botAuth && !s.authorized(rt, r):
 		s.finishREST(w, idx, apiErr(http.StatusUnauthorized, 0, "401: Unauthorized"), nil, false)
 		return
 	}

@@ -99,7 +99,10 @@ func (s *Server) handleGetGatewayBot(_ *restRequest) restResponse {
 	})
 }
 
-func (s *Server) handleGetCurrentUser(_ *restRequest) restResponse {
+func (s *Server) handleGetCurrentUser(rq *restRequest) restResponse {
+	if u, ok := s.bearerUserLocked(rq.r); ok {
+		return oauth2Me(u)
+	}
 	return okJSON(wireSelfUser{wireUser: s.botUser.wire(), Verified: true})
 }
 

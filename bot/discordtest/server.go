@@ -202,6 +202,7 @@ type Server struct {
 	rest    restState
 	dms     dmState
 	chlog   channelLimitState
+	oauth2  oauth2State
 	inters  map[snowflake.ID]*interaction
 	byToken map[string]*interaction
 	dupAcks int
@@ -351,6 +352,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveGateway(w, r)
 	case r.URL.Path == apiPrefix || strings.HasPrefix(r.URL.Path, apiPrefix+"/"):
 		s.serveREST(w, r)
+	case r.URL.Path == OAuth2AuthorizePath:
+		s.serveAuthorize(w, r)
 	default:
 		writeJSON(w, http.StatusNotFound, apiError{Message: "404: Not Found", Code: 0}, nil)
 	}

@@ -13,12 +13,16 @@ type Account struct {
 	Username string
 	// AccountType is PINNER or BUSINESS.
 	AccountType string
+	// ProfileImage is the address of the account's profile picture, ""
+	// when Pinterest gives none.
+	ProfileImage string
 }
 
 type accountJSON struct {
-	ID          string `json:"id"`
-	Username    string `json:"username"`
-	AccountType string `json:"account_type"`
+	ID           string `json:"id"`
+	Username     string `json:"username"`
+	AccountType  string `json:"account_type"`
+	ProfileImage string `json:"profile_image"`
 }
 
 // UserAccount returns the account of s (GET /user_account).

@@ -363,6 +363,10 @@ func TestUserAccount(t *testing.T) {
 	if got != want {
 		t.Errorf("UserAccount = %+v, want %+v", got, want)
 	}
+	e.srv.SetProfileImage("2783136121146311751", "https://i.pinimg.com/75x75_RS/ab/cd/ef/abcdef.jpg")
+	if got, err = e.c.UserAccount(t.Context(), s); err != nil || got.ProfileImage != "https://i.pinimg.com/75x75_RS/ab/cd/ef/abcdef.jpg" {
+		t.Errorf("UserAccount = %+v, %v; want the profile image", got, err)
+	}
 }
 
 func TestNoSecretsInLogs(t *testing.T) {

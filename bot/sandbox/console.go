@@ -57,7 +57,7 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
   /settings                       your accounts, their 12-hour pin counts, the active one
   /switch ACCOUNT                 make ACCOUNT active (picks it in the /settings menu)
   /board BOARD                    choose the active account's default board (/settings menu)
-  /link [ACCOUNT]                 run /link, then approve it on the Pinterest stand-in as ACCOUNT
+  /link [ACCOUNT]                 run /link, approve it on the Pinterest stand-in as ACCOUNT, sign in with Discord, confirm
   /unlink ACCOUNT                 run /unlink
   /as USER                        act as another demo user: alice, bob or carol
   /channel NAME                   act in another channel: general, art or staff
@@ -478,7 +478,8 @@ func findAccount(arg string) (demoAccount, bool) {
 // link runs /link, then opens the address it answered with, the
 // Pinterest stand-in signed in as the account arg names (by default the
 // first demo account the user has not linked), which approves and sends
-// the browser to the bot's callback.
+// the browser to the bot's callback; the browser signs in with Discord as
+// the console's user and confirms on the page that follows.
 func (c *Console) link(ctx context.Context, arg string) {
 	var acct demoAccount
 	if arg != "" {
@@ -514,12 +515,22 @@ func (c *Console) link(ctx context.Context, arg string) {
 		return // the bot gave no address, and said why
 	}
 	c.printf("Browser: opening the address; the Pinterest stand-in is signed in as @%s and approves.\n", acct.Username)
-	p, err := c.sb.approve(ctx, authURL, acct)
+	confirmShown := false
+	_, err = c.sb.approve(ctx, authURL, acct, c.user.ID.String(), func(p page) {
+		switch {
+		case p.Title == "Confirm the link" && confirmShown:
+			c.printf("Browser: signed in with Discord as %s; pressing confirm.\n", c.user.Name)
+		case p.Title == "Confirm the link":
+			confirmShown = true
+			c.printf("Browser: %s: %s\n", p.Title, p.Message)
+			c.printf("Browser: signing in with Discord as %s, as the page asks.\n", c.user.Name)
+		default:
+			c.printf("Browser: %s: %s\n", p.Title, p.Message)
+		}
+	})
 	if _, refused := isLinkRefused(err); err != nil && !refused {
 		c.errorf("%v", err)
-		return
 	}
-	c.printf("Browser: %s: %s\n", p.Title, p.Message)
 }
 
 // defaultLinkAccount is the first demo account the user has not linked,

@@ -46,7 +46,10 @@
 // the token store for a state bound to the user (as /link does), opens
 // the authorization address on the Pinterest stand-in, which signs in the
 // demo account and redirects to the bot's callback, which exchanges the
-// code, reads the account and stores the link.
+// code, reads the account and shows its confirmation page. The sandbox
+// runs the bot with sign-in with Discord required (the Discord stand-in's
+// OAuth2 client secret), so the sandbox's browser signs in there as the
+// user, then presses confirm, which stores the link.
 //
 // # State across runs
 //
@@ -78,7 +81,8 @@
 //	/switch ACCOUNT                pick ACCOUNT in the /settings menu
 //	/board BOARD                   pick the active account's default board
 //	/link [ACCOUNT]                run /link, then approve it on the
-//	                               Pinterest stand-in signed in as ACCOUNT
+//	                               Pinterest stand-in signed in as ACCOUNT,
+//	                               sign in with Discord and confirm
 //	/unlink ACCOUNT                run /unlink
 //	/as USER                       act as another demo user
 //	/channel NAME                  act in another channel

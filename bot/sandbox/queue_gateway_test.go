@@ -1,5 +1,9 @@
 //go:build !race
 
+// The test in this file opens a real disgo gateway connection, which
+// races with its own heartbeat under -race (see bot/discordtest): it
+// runs in `make gateway`, without -race.
+
 package sandbox
 
 import (

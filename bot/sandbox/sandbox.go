@@ -14,6 +14,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
@@ -144,6 +145,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: OAuth callback listener: %w", err)
 	}
 	s.webURL = "http://" + ln.Addr().String()
+	s.discord.AddOAuth2Redirect(s.webURL + web.DiscordCallbackPath)
 	a, err := app.Build(app.Config{
 		EngineDir:     cfg.EngineDir,
 		LinksDir:      cfg.LinksDir,
@@ -162,9 +164,18 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			Shards:       1,
 			CloseTimeout: botCloseTimeout,
 		},
-		Engine:   cfg.Engine,
-		Listener: ln,
-		Log:      cfg.Log,
+		// The browser signs in with Discord before it confirms a link, as
+		// with PINBOT_DISCORD_CLIENT_SECRET set.
+		Discord: discorduser.Config{
+			ClientSecret: s.discord.OAuth2ClientSecret(),
+			AuthorizeURL: s.discord.OAuth2AuthorizeURL(),
+			RedirectURL:  s.webURL + web.DiscordCallbackPath,
+		},
+		// The demo users' avatars would come from Discord's CDN: none.
+		AvatarSources: []string{},
+		Engine:        cfg.Engine,
+		Listener:      ln,
+		Log:           cfg.Log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w (engine store %s, token store %s, key %s)", err, cfg.EngineDir, cfg.LinksDir, cfg.KeyFile)

@@ -123,7 +123,8 @@ func TestDisgoGatewaySandboxCommands(t *testing.T) {
 		{line: "/link studio_shared", want: []string{
 			"Open this link to connect a Pinterest account to Pinbot:",
 			"[button \"Connect Pinterest\"] " + s.sb.pinterest.AuthURL(),
-			"Browser: Linked: Linked Pinterest account studio_shared to the Discord account",
+			"Browser: Confirm the link: Only continue if you are carol (@carol) on Discord and you ran /link yourself.",
+			"Browser: Linked: Linked Pinterest account studio_shared to the Discord account carol (@carol)",
 		}},
 		{line: "/settings", want: []string{"▶ @studio_shared (active) — 12-hour pins: 0/100 — default board: Studio"}},
 		{line: "/board Moodboard", want: []string{"Default board for @studio_shared is now Moodboard."}},

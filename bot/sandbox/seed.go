@@ -4,20 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/web/webtest"
 )
-
-// maxPageBytes bounds how much of the callback's page is read.
-const maxPageBytes = 64 << 10
 
 // seedDiscord fills the Discord stand-in with the demo server, its
 // channels, users and messages.
@@ -146,14 +142,14 @@ func (s *Sandbox) ensureBoard(ctx context.Context, userID string, a demoAccount)
 
 // linkThroughOAuth links the account to the user the way /link does: a
 // state bound to the user, the authorization address, the Pinterest
-// stand-in's approval and the bot's callback. It returns the callback's
-// page.
+// stand-in's approval, the bot's callback and its confirmation page. It
+// returns the last page.
 func (s *Sandbox) linkThroughOAuth(ctx context.Context, userID string, a demoAccount) (page, error) {
 	state, err := s.links.NewState(ctx, userID, time.Now())
 	if err != nil {
 		return page{}, fmt.Errorf("sandbox: OAuth state for user %s: %w", userID, err)
 	}
-	return s.approve(ctx, s.client.AuthCodeURL(state), a)
+	return s.approve(ctx, s.client.AuthCodeURL(state), a, userID, nil)
 }
 
 // page is what the bot's callback showed in the browser.
@@ -162,34 +158,61 @@ type page struct {
 	Title, Message string
 }
 
-// approve opens authURL, the Pinterest authorization address, with the
-// stand-in signed in as a: the stand-in grants access at once and
-// redirects to the bot's callback, whose page approve returns. It fails
-// when the link was not made.
-func (s *Sandbox) approve(ctx context.Context, authURL string, a demoAccount) (page, error) {
+// approve opens authURL, the Pinterest authorization address, in a new
+// browser with the stand-in signed in as a: the stand-in grants access at
+// once and redirects to the bot's callback, which shows its confirmation
+// page. When the page asks, the browser signs in with Discord as the user
+// userID; then it presses confirm. seen, when not nil, is told each page
+// on the way. approve returns the last page, and fails when the link was
+// not made.
+func (s *Sandbox) approve(ctx context.Context, authURL string, a demoAccount, userID string, seen func(page)) (page, error) {
 	s.approveMu.Lock()
 	defer s.approveMu.Unlock()
 	s.pinterest.SetLoggedIn(a.ID)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	if err != nil {
-		return page{}, fmt.Errorf("sandbox: authorization address: %w", err)
+	b := webtest.NewBrowser(s.http)
+	step := func(p webtest.Page, err error) (page, bool, error) {
+		if err != nil {
+			return page{}, false, fmt.Errorf("sandbox: linking @%s: %w", a.Username, err)
+		}
+		pg := page{Status: p.Status, Title: p.Title, Message: p.Message}
+		if seen != nil {
+			seen(pg)
+		}
+		return pg, p.Status == http.StatusOK, nil
 	}
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return page{}, fmt.Errorf("sandbox: linking @%s: %w", a.Username, err)
+	p, err := b.Get(ctx, authURL)
+	pg, ok, err := step(p, err)
+	if err != nil || !ok || p.FormAction == "" {
+		return pg, s.refused(a, pg, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes))
-	if err != nil {
-		return page{}, fmt.Errorf("sandbox: linking @%s: reading the page: %w", a.Username, err)
+	if p.SignInURL != "" {
+		id, perr := snowflake.Parse(userID)
+		if perr == nil {
+			perr = s.discord.SetOAuth2User(id)
+		}
+		if perr != nil {
+			return pg, fmt.Errorf("sandbox: signing in with Discord as user %s: %w", userID, perr)
+		}
+		p, err = b.Get(ctx, p.SignInURL)
+		if pg, ok, err = step(p, err); err != nil || !ok || !p.CanConfirm {
+			return pg, s.refused(a, pg, err)
+		}
 	}
-	p := parsePage(body)
-	p.Status = resp.StatusCode
-	if resp.StatusCode != http.StatusOK || p.Title != "Linked" {
-		return p, fmt.Errorf("sandbox: linking @%s: %w", a.Username, &linkError{page: p})
+	p, err = b.Submit(ctx, p, webtest.Confirm)
+	if pg, ok, err = step(p, err); err != nil || !ok || pg.Title != "Linked" {
+		return pg, s.refused(a, pg, err)
 	}
 	s.log.Info().Str("account", a.ID).Msg("demo account linked through OAuth")
-	return p, nil
+	return pg, nil
+}
+
+// refused is the error of a link that was not made: err, or the page
+// that said why.
+func (s *Sandbox) refused(a demoAccount, p page, err error) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("sandbox: linking @%s: %w", a.Username, &linkError{page: p})
 }
 
 // linkError is a link the callback refused, with its page.
@@ -204,20 +227,10 @@ func (e *linkError) Error() string {
 }
 
 // parsePage reads the title and message of one of the callback's pages:
-// the text of its <h1> and of its first <p>.
+// the text of its <h1> and of its first paragraph.
 func parsePage(body []byte) page {
-	s := string(body)
-	return page{Title: between(s, "<h1>", "</h1>"), Message: between(s, "<p>", "</p>")}
-}
-
-// between returns the unescaped text of s between open and the next close.
-func between(s, open, close string) string {
-	_, rest, ok := strings.Cut(s, open)
-	if !ok {
-		return ""
-	}
-	text, _, _ := strings.Cut(rest, close)
-	return strings.TrimSpace(html.UnescapeString(text))
+	p := webtest.ParsePage(string(body), nil)
+	return page{Title: p.Title, Message: p.Message}
 }
 
 // isLinkRefused reports whether err is a link the callback refused.

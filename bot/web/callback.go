@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
 
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 )
@@ -20,7 +21,11 @@ const maxAccounts = links.MaxAccountsPerUser
 // to match log lines of one link, far too few to use the state.
 const statePrefixLen = 6
 
-// callback serves Pinterest's redirect back to the bot.
+// callback serves Pinterest's redirect back to the bot: it checks the
+// state, reads who ran /link from Discord, exchanges the code, reads the
+// Pinterest account, and keeps all that, token included, in memory as a
+// link waiting for confirmation, bound to this browser by a cookie. It
+// stores nothing: it sends the browser to the confirmation page.
 func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	if len(r.URL.RawQuery) > maxQueryLen {
 		h.log.Info().Int("query_bytes", len(r.URL.RawQuery)).Msg("oauth callback: query too long")
@@ -68,8 +73,23 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	log = log.With().Str("user", userID).Logger()
 
+	// Who ran /link, to name on the confirmation page; asked before the
+	// code is exchanged, so that no grant is made for a page that cannot
+	// be shown.
+	du, err := h.discord.User(ctx, userID)
+	if err != nil {
+		if errors.Is(err, discorduser.ErrUnknownUser) {
+			log.Warn().Err(err).Msg("oauth callback: discord does not know the user who ran /link")
+			writePage(w, http.StatusBadRequest, pageDiscordUnknownUser)
+			return
+		}
+		log.Warn().Err(err).Msg("oauth callback: reading the discord user failed")
+		writePage(w, http.StatusBadGateway, pageDiscordDown)
+		return
+	}
+
 	// The state is spent and, once exchanged, so is the code: finish even
-	// if the browser goes away now, or the grant would be thrown away.
+	// if the browser goes away now.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer pcancel()
 	tok, err := h.pin.Exchange(pctx, code)
@@ -77,10 +97,11 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		h.pinterestFailed(w, log, "exchange code", err)
 		return
 	}
-	// The account id, under which the token is stored, is only known
-	// after GET /user_account. Until then the token stays in memory: the
-	// Session keeps whatever its saver accepted (a rotated token, should
-	// a refresh happen), and Link below stores Session.Token().
+	// The account id is only known after GET /user_account. The token
+	// stays in memory, and is stored only once the browser confirms. The
+	// token is minutes old, so nothing here refreshes it; should Pinterest
+	// rotate it all the same, the Session keeps the new one, and that is
+	// the one kept.
 	sess, err := pinterest.NewSession(tok, keepInMemory)
 	if err != nil {
 		log.Error().Err(err).Msg("oauth callback: unusable token from Pinterest")
@@ -102,38 +123,41 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	} else if len(boards) == 1 {
 		acct.DefaultBoard, acct.DefaultBoardName = boards[0].ID, boards[0].Name
 	}
+	if stored, err := h.links.Account(pctx, pa.ID); err == nil && stored.DefaultBoard != "" {
+		acct.DefaultBoard, acct.DefaultBoardName = stored.DefaultBoard, stored.DefaultBoardName
+	}
+	userPic, acctPic := h.fetchBoth(pctx, h.discord.AvatarURL(du), pa.ProfileImage)
 
-	// Pinterest has granted access: store it even if the browser has gone.
-	lctx := context.WithoutCancel(ctx)
-	if err := h.links.Link(lctx, userID, acct, sess.Token()); err != nil {
-		if errors.Is(err, links.ErrTooManyAccounts) {
-			log.Info().Msg("oauth callback: user has too many accounts")
-			writePage(w, http.StatusConflict, pageTooMany)
+	browser := h.browserCookie(r)
+	if browser == "" {
+		if browser, err = newSecret(); err != nil {
+			log.Error().Err(err).Msg("oauth callback: no random bytes for the browser's cookie")
+			writePage(w, http.StatusInternalServerError, pageInternal)
 			return
 		}
-		log.Error().Err(err).Msg("oauth callback: storing the link failed")
+	}
+	p, err := h.pending.add(pendingLink{
+		browser: browser,
+		user:    du,
+		userPic: userPic,
+		acct:    acct,
+		acctPic: acctPic,
+		tok:     sess.Token(),
+		expires: h.now().Add(h.confirmTTL),
+	}, h.now())
+	switch {
+	case errors.Is(err, errTooManyPending):
+		log.Warn().Msg("oauth callback: too many links waiting for confirmation")
+		writePage(w, http.StatusServiceUnavailable, pageBusy)
+		return
+	case err != nil:
+		log.Error().Err(err).Msg("oauth callback: keeping the link for confirmation failed")
 		writePage(w, http.StatusInternalServerError, pageInternal)
 		return
 	}
-	if stored, err := h.links.Account(lctx, pa.ID); err == nil {
-		acct = stored
-	} else {
-		log.Warn().Err(err).Msg("oauth callback: reading the linked account back failed")
-	}
-	log.Info().Msg("oauth callback: pinterest account linked")
-	if h.onLinked != nil {
-		h.onLinked(userID, acct)
-	}
-	name := acct.Username
-	if name == "" {
-		name = acct.ID
-	}
-	writePage(w, http.StatusOK, page{
-		Title: "Linked",
-		Message: "Linked Pinterest account " + name + " to the Discord account (user ID " + userID +
-			") that asked for this link with /link. " + boardNote(acct) + " You can close this tab and go back to Discord. " +
-			"If that was not you, remove Pinbot from the apps connected to your Pinterest account.",
-	})
+	log.Info().Str("link_prefix", prefix(p.id)).Msg("oauth callback: link waiting for confirmation")
+	h.setBrowserCookie(w, browser)
+	h.redirect(w, confirmRef(p.id))
 }
 
 // boardNote says where the newly linked account's pins go, and how to
@@ -203,7 +227,7 @@ func (h *Handler) pinterestFailed(w http.ResponseWriter, log zerolog.Logger, op 
 }
 
 // keepInMemory is the TokenSaver of the callback's Session: the token is
-// stored by Link once the account id is known.
+// stored by Link once the browser confirms the link.
 func keepInMemory(context.Context, *oauth2.Token) error { return nil }
 
 // prefix returns the first characters of state, for logs.

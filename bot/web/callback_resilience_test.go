@@ -28,16 +28,17 @@ func TestDeclinedShowsNoArbitraryText(t *testing.T) {
 	}
 }
 
-// TestDisconnectAfterExchangeKeepsGrant: once the code has been exchanged,
-// Pinterest has issued a grant and the state and the code are both spent.
-// A browser that goes away (tab closed, Stop pressed) before GET
-// /user_account answers must not make the callback drop the token: the
-// user, who will never see the page, would have to start over.
-func TestDisconnectAfterExchangeKeepsGrant(t *testing.T) {
+// TestDisconnectAfterExchangeStoresNothing: once the code has been
+// exchanged, Pinterest has issued a grant and the state and the code are
+// both spent. A browser that goes away (tab closed, Stop pressed) before
+// GET /user_account answers does not stop the callback, which finishes
+// reading the account and keeps the link waiting; but nobody confirmed
+// it, so nothing is stored.
+func TestDisconnectAfterExchangeStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
 	e.srv.AddAccount("1001", "alice")
-	cb := e.callbackURL(t, "u1")
+	cb := e.callbackURL(t, u1)
 
 	arrived := make(chan struct{}, 1)
 	// The first GET /user_account answers late, after the browser left.
@@ -65,7 +66,11 @@ func TestDisconnectAfterExchangeKeepsGrant(t *testing.T) {
 	if n := e.tokenRequests(); n != 1 {
 		t.Fatalf("%d token requests, want the one exchange", n)
 	}
-	if _, err := e.store.Token(ctx, "1001"); errors.Is(err, links.ErrNoToken) {
-		t.Errorf("Pinterest granted access (code exchanged, state consumed) but the grant was discarded because the browser disconnected")
+	if !webLogged(e.logs.String(), "link waiting for confirmation") {
+		t.Errorf("the callback stopped with the browser:\n%s", e.logs)
 	}
+	if _, err := e.store.Token(ctx, "1001"); !errors.Is(err, links.ErrNoToken) {
+		t.Errorf("Token(1001) = %v; nobody confirmed, want ErrNoToken", err)
+	}
+	e.nothingLinked(t, u1, "1001")
 }

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,11 @@ func TestRoutes(t *testing.T) {
 		{http.MethodHead, web.HealthPath, http.StatusMethodNotAllowed, "", "GET"},
 		{http.MethodPost, web.CallbackPath + "?code=x&state=y", http.StatusMethodNotAllowed, "only answers GET", "GET"},
 		{http.MethodPut, web.CallbackPath, http.StatusMethodNotAllowed, "only answers GET", "GET"},
+		{http.MethodPost, web.DiscordCallbackPath, http.StatusMethodNotAllowed, "only answers GET", "GET"},
+		{http.MethodPut, web.ConfirmPath, http.StatusMethodNotAllowed, "only answers GET and POST", "GET, POST"},
+		{http.MethodGet, web.ConfirmPath, http.StatusBadRequest, "This confirmation is not valid", ""},
+		{http.MethodPost, web.ConfirmPath, http.StatusBadRequest, "did not come from the confirmation page", ""},
+		{http.MethodGet, web.DiscordCallbackPath + "?code=x&state=y", http.StatusBadRequest, "sign-in is not valid", ""},
 		{http.MethodGet, "/", http.StatusNotFound, "nothing here", ""},
 		{http.MethodGet, "/oauth/callback/extra", http.StatusNotFound, "nothing here", ""},
 	}
@@ -52,9 +58,12 @@ func TestNewValidates(t *testing.T) {
 		cfg  web.Config
 		msg  string
 	}{
-		{"no store", web.Config{Pinterest: e.pin}, "Config.Links"},
-		{"no client", web.Config{Links: e.store}, "Config.Pinterest"},
-		{"negative timeout", web.Config{Links: e.store, Pinterest: e.pin, CallbackTimeout: -time.Second}, "Config.CallbackTimeout"},
+		{"no store", web.Config{Pinterest: e.pin, Discord: e.discord}, "Config.Links"},
+		{"no client", web.Config{Links: e.store, Discord: e.discord}, "Config.Pinterest"},
+		{"no discord", web.Config{Links: e.store, Pinterest: e.pin}, "Config.Discord"},
+		{"negative timeout", web.Config{Links: e.store, Pinterest: e.pin, Discord: e.discord, CallbackTimeout: -time.Second}, "Config.CallbackTimeout"},
+		{"negative confirm TTL", web.Config{Links: e.store, Pinterest: e.pin, Discord: e.discord, ConfirmTTL: -time.Second}, "Config.ConfirmTTL"},
+		{"public URL", web.Config{Links: e.store, Pinterest: e.pin, Discord: e.discord, PublicURL: "pinbot.example"}, "Config.PublicURL"},
 	}
 	for _, tt := range tests {
 		if _, err := web.New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.msg) {
@@ -65,7 +74,7 @@ func TestNewValidates(t *testing.T) {
 
 func TestServerSettings(t *testing.T) {
 	e := newEnv(t, nil)
-	h, err := web.New(web.Config{Links: e.store, Pinterest: e.pin, CallbackTimeout: time.Minute})
+	h, err := web.New(web.Config{Links: e.store, Pinterest: e.pin, Discord: e.discord, CallbackTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +88,16 @@ func TestServerSettings(t *testing.T) {
 	}
 	if want := time.Minute + web.WriteMargin; srv.WriteTimeout != want {
 		t.Errorf("WriteTimeout = %v, want %v (the callback timeout plus a margin)", srv.WriteTimeout, want)
+	}
+}
+
+// TestFlowSharesADirectory: the pages of the flow link to each other by
+// relative addresses ("confirm?link=…"), which hold only while they
+// share a directory.
+func TestFlowSharesADirectory(t *testing.T) {
+	dir := path.Dir(web.ConfirmPath)
+	if path.Dir(web.CallbackPath) != dir || path.Dir(web.DiscordCallbackPath) != dir || path.Base(web.ConfirmPath) != "confirm" {
+		t.Errorf("%s, %s and %s are not in one directory, or the confirmation page is not named confirm",
+			web.CallbackPath, web.ConfirmPath, web.DiscordCallbackPath)
 	}
 }

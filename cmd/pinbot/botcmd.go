@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/app"
@@ -51,6 +52,11 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			UserRate:   cfg.userRate,
 			NoUserRate: cfg.userRate.IsZero(),
 		},
+		Discord: discorduser.Config{
+			ClientSecret: cfg.discordClientSecret,
+			AuthorizeURL: cfg.discordOAuth,
+			RedirectURL:  cfg.discordRedirectURL,
+		},
 		Engine:      &cfg.engine,
 		Listener:    ln,
 		HTTPLimit:   edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies},
@@ -72,6 +78,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	}()
 
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
+		Bool("discord_sign_in", cfg.discordClientSecret != "").
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
@@ -102,6 +109,8 @@ func buildError(cfg botSettings, dir layout, err error) error {
 		return &usageError{err: err}
 	case errors.Is(err, app.ErrBotConfig):
 		return &usageError{err: fmt.Errorf("invalid %s: %w", cfg.tokenName, err)}
+	case errors.Is(err, app.ErrDiscordConfig):
+		return &usageError{err: err}
 	case errors.Is(err, app.ErrDataDirInUse):
 		return fmt.Errorf("%w (%s); stop it, then try again", app.ErrDataDirInUse, dir.dir)
 	case errors.Is(err, links.ErrEncryptionKey):

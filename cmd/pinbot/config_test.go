@@ -145,6 +145,10 @@ func TestBotConfigErrors(t *testing.T) {
 			want: []string{`invalid PINBOT_PINTEREST_OAUTH_URL "/oauth"`}},
 		{env: with(full, map[string]string{discordTokenEnv: "two words"}),
 			want: []string{"invalid DISCORD_TOKEN: it contains spaces or line breaks"}},
+		{env: with(full, map[string]string{"PINBOT_DISCORD_OAUTH_URL": "discord.com/oauth2/authorize"}),
+			want: []string{`invalid PINBOT_DISCORD_OAUTH_URL "discord.com/oauth2/authorize": want an absolute http or https URL`}},
+		{env: with(full, map[string]string{"PINBOT_DISCORD_CLIENT_SECRET": testSecret + " x"}),
+			want: []string{"invalid PINBOT_DISCORD_CLIENT_SECRET: it contains spaces or line breaks"}},
 		{env: with(full, map[string]string{"PINBOT_LOG_LEVEL": "chatty"}),
 			want: []string{`invalid PINBOT_LOG_LEVEL "chatty"`}},
 	}
@@ -293,6 +297,25 @@ func TestPublicURLRedirect(t *testing.T) {
 		case tt.redirect != "" && b.redirectURL != tt.redirect:
 			t.Errorf("PINBOT_PUBLIC_URL %q: redirect %q, want %q", tt.publicURL, b.redirectURL, tt.redirect)
 		}
+	}
+}
+
+// TestDiscordSignInSettings: PINBOT_DISCORD_CLIENT_SECRET turns the
+// sign-in with Discord on, with Discord's redirect next to Pinterest's.
+func TestDiscordSignInSettings(t *testing.T) {
+	t.Parallel()
+	env := with(botEnv(t, t.TempDir()), map[string]string{"PINBOT_PUBLIC_URL": "https://pinbot.example/bot/"})
+	st := newSettings(func(k string) string { return env[k] })
+	b, err := st.validateBot()
+	if err != nil || b.discordClientSecret != "" || b.discordRedirectURL != "" {
+		t.Errorf("without a secret: %+v, %v; want no sign-in", b, err)
+	}
+	env = with(env, map[string]string{"PINBOT_DISCORD_CLIENT_SECRET": "d1sc0rd", "PINBOT_DISCORD_OAUTH_URL": "http://127.0.0.1:1/oauth2/authorize"})
+	st = newSettings(func(k string) string { return env[k] })
+	b, err = st.validateBot()
+	if err != nil || b.discordClientSecret != "d1sc0rd" || b.discordOAuth != "http://127.0.0.1:1/oauth2/authorize" ||
+		b.discordRedirectURL != "https://pinbot.example/bot/oauth/discord" {
+		t.Errorf("with a secret: secret set %t, authorize %q, redirect %q, %v", b.discordClientSecret != "", b.discordOAuth, b.discordRedirectURL, err)
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/bot/web/webtest"
 )
 
 // Environment of TestDisgoGatewayCrashSoak.
@@ -79,14 +80,16 @@ func linkWithBoard(ctx context.Context, t *testing.T, dc *discordtest.Server, in
 	if mm == nil {
 		t.Fatalf("/link answered %q, want an address", r.Data.Content)
 	}
-	resp, err := http.Get(mm[1]) // the stand-in approves and redirects to the bot's callback
-	if err != nil {
-		t.Fatal(err)
+	// The stand-in approves and redirects to the bot's callback, which
+	// shows its confirmation page; the browser confirms.
+	b := webtest.NewBrowser(nil)
+	page, err := b.Get(ctx, mm[1])
+	if err != nil || page.Title != "Confirm the link" {
+		t.Fatalf("OAuth callback: %v %d %q", err, page.Status, page.Message)
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Linked Pinterest account "+username) {
-		t.Fatalf("OAuth callback: %d %s", resp.StatusCode, page)
+	if page, err = b.Submit(ctx, page, webtest.Confirm); err != nil || page.Status != http.StatusOK ||
+		!strings.Contains(page.Message, "Linked Pinterest account "+username) {
+		t.Fatalf("confirmation: %v %d %q", err, page.Status, page.Message)
 	}
 	in, r = reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
 	all = append(all, in)

@@ -32,6 +32,8 @@
 //	--discord-gateway-url URL     PINBOT_DISCORD_GATEWAY_URL  gateway address (Discord's recommendation)
 //	--pinterest-api-url URL       PINBOT_PINTEREST_API_URL    Pinterest API base (https://api.pinterest.com/v5)
 //	--pinterest-oauth-url URL     PINBOT_PINTEREST_OAUTH_URL  authorization page (https://www.pinterest.com/oauth/)
+//	--discord-client-secret S     PINBOT_DISCORD_CLIENT_SECRET  set: sign in with Discord before a link (none)
+//	--discord-oauth-url URL       PINBOT_DISCORD_OAUTH_URL    Discord's authorization page (https://discord.com/oauth2/authorize)
 //	--shards N                    PINBOT_SHARDS               gateway shards; 0: Discord's recommendation (0)
 //	--pin-limit N                 PINBOT_PIN_LIMIT            pins per account in any window, 1 to 65536 (100)
 //	--pin-window DURATION         PINBOT_PIN_WINDOW           the rolling window, 1s to 596h31m23.648s (12h)
@@ -48,7 +50,12 @@
 // bot checks its whole configuration, key file included, before it opens
 // or logs anything, and lists every problem found at once. The
 // OAuth redirect address to register with Pinterest is PINBOT_PUBLIC_URL
-// followed by /oauth/callback; the bot serves it on PINBOT_HTTP_ADDR.
+// followed by /oauth/callback; the bot serves it on PINBOT_HTTP_ADDR. A
+// link is stored only once the browser confirms it on the page that
+// follows; with PINBOT_DISCORD_CLIENT_SECRET set, the browser must first
+// sign in with Discord as the user who ran /link, and the redirect to
+// register with the Discord application is PINBOT_PUBLIC_URL followed by
+// /oauth/discord.
 //
 // The key file holds exactly 16, 24 or 32 random bytes (AES-128, -192,
 // -256): pinbot refuses to start without one, and refuses one that its

@@ -93,6 +93,16 @@ var (
 		flag: "pinterest-oauth-url", env: "PINBOT_PINTEREST_OAUTH_URL", arg: "URL", defHelp: "https://www.pinterest.com/oauth/",
 		help: "Pinterest authorization page",
 	}
+	discordClientSecretOption = option{
+		flag: "discord-client-secret", env: "PINBOT_DISCORD_CLIENT_SECRET", arg: "SECRET", defHelp: "none: the confirmation page alone",
+		help: "Discord application's OAuth2 client secret; when set, the browser must sign in with Discord as the user who ran /link " +
+			"before it may confirm a link (register URL/oauth/discord, URL the public URL, as a redirect of the application)",
+		secret: true,
+	}
+	discordOAuthOption = option{
+		flag: "discord-oauth-url", env: "PINBOT_DISCORD_OAUTH_URL", arg: "URL", defHelp: "https://discord.com/oauth2/authorize",
+		help: "Discord's OAuth2 authorization page, for the sign-in with Discord",
+	}
 	shardsOption = option{
 		flag: "shards", env: "PINBOT_SHARDS", arg: "N", def: "0",
 		help: "gateway shards; 0 takes Discord's recommendation",
@@ -176,6 +186,7 @@ type settings struct {
 	httpAddr, publicURL, keyFile         setting
 	discordAPI, discordGateway           setting
 	pinterestAPI, pinterestOAuth         setting
+	discordClientSecret, discordOAuth    setting
 	shards                               setting
 	continuousRefresh                    setting
 	pinLimit, pinWindow                  setting
@@ -186,26 +197,28 @@ type settings struct {
 // newSettings returns the defaults overridden by the environment.
 func newSettings(getenv func(string) string) settings {
 	st := settings{
-		dataDir:           setting{opt: &dataDirOption},
-		logLevel:          setting{opt: &logLevelOption},
-		discordToken:      setting{opt: &discordTokenOption},
-		clientID:          setting{opt: &clientIDOption},
-		clientSecret:      setting{opt: &clientSecretOption},
-		httpAddr:          setting{opt: &httpAddrOption},
-		publicURL:         setting{opt: &publicURLOption},
-		keyFile:           setting{opt: &keyFileOption},
-		discordAPI:        setting{opt: &discordAPIOption},
-		discordGateway:    setting{opt: &discordGatewayOption},
-		pinterestAPI:      setting{opt: &pinterestAPIOption},
-		pinterestOAuth:    setting{opt: &pinterestOAuthOption},
-		shards:            setting{opt: &shardsOption},
-		continuousRefresh: setting{opt: &continuousRefreshOption},
-		pinLimit:          setting{opt: &pinLimitOption},
-		pinWindow:         setting{opt: &pinWindowOption},
-		httpRate:          setting{opt: &httpRateOption},
-		trustedProxies:    setting{opt: &trustedProxiesOption},
-		userRate:          setting{opt: &userRateOption},
-		adminTokenFile:    setting{opt: &adminTokenFileOption},
+		dataDir:             setting{opt: &dataDirOption},
+		logLevel:            setting{opt: &logLevelOption},
+		discordToken:        setting{opt: &discordTokenOption},
+		clientID:            setting{opt: &clientIDOption},
+		clientSecret:        setting{opt: &clientSecretOption},
+		httpAddr:            setting{opt: &httpAddrOption},
+		publicURL:           setting{opt: &publicURLOption},
+		keyFile:             setting{opt: &keyFileOption},
+		discordAPI:          setting{opt: &discordAPIOption},
+		discordGateway:      setting{opt: &discordGatewayOption},
+		pinterestAPI:        setting{opt: &pinterestAPIOption},
+		pinterestOAuth:      setting{opt: &pinterestOAuthOption},
+		shards:              setting{opt: &shardsOption},
+		continuousRefresh:   setting{opt: &continuousRefreshOption},
+		pinLimit:            setting{opt: &pinLimitOption},
+		pinWindow:           setting{opt: &pinWindowOption},
+		httpRate:            setting{opt: &httpRateOption},
+		trustedProxies:      setting{opt: &trustedProxiesOption},
+		userRate:            setting{opt: &userRateOption},
+		adminTokenFile:      setting{opt: &adminTokenFileOption},
+		discordClientSecret: setting{opt: &discordClientSecretOption},
+		discordOAuth:        setting{opt: &discordOAuthOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -222,6 +235,7 @@ func (st *settings) all() []*setting {
 		&st.discordToken, &st.clientID, &st.clientSecret,
 		&st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth,
+		&st.discordClientSecret, &st.discordOAuth,
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
 		&st.httpRate, &st.trustedProxies, &st.userRate,
@@ -247,6 +261,7 @@ var allOptions = []*option{
 	&discordTokenOption, &clientIDOption, &clientSecretOption,
 	&httpAddrOption, &publicURLOption, &keyFileOption,
 	&discordAPIOption, &discordGatewayOption, &pinterestAPIOption, &pinterestOAuthOption,
+	&discordClientSecretOption, &discordOAuthOption,
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
 	&httpRateOption, &trustedProxiesOption, &userRateOption,
@@ -348,8 +363,13 @@ type botSettings struct {
 	keyFile                       string
 	discordAPI, discordGateway    string
 	pinterestAPI, pinterestOAuth  string
-	shards                        int
-	continuousRefresh             bool
+	// discordClientSecret, when set, requires the sign-in with Discord
+	// before a link is confirmed; discordOAuth is Discord's authorization
+	// page and discordRedirectURL where it sends the browser back.
+	discordClientSecret, discordOAuth string
+	discordRedirectURL                string
+	shards                            int
+	continuousRefresh                 bool
 	// httpRate limits each client of the HTTP listener, trusting the
 	// X-Forwarded-For of trustedProxies; userRate each Discord user. A
 	// zero rate is "off".
@@ -368,8 +388,12 @@ type botSettings struct {
 }
 
 // callbackPath is where the bot's listener serves the OAuth callback
-// (bot/web.CallbackPath).
-const callbackPath = "/oauth/callback"
+// (bot/web.CallbackPath), discordCallbackPath the sign-in with Discord's
+// (bot/web.DiscordCallbackPath).
+const (
+	callbackPath        = "/oauth/callback"
+	discordCallbackPath = "/oauth/discord"
+)
 
 // validateBot checks the settings the bot needs, beyond those of
 // validate. Its errors name the flag or environment variable at fault,
@@ -385,17 +409,19 @@ func (st *settings) validateBot() (botSettings, error) {
 // those of checkCommon, to errs, and returns the bot's settings.
 func (st *settings) checkBot(errs *configErrors) botSettings {
 	b := botSettings{
-		token:          st.discordToken.value,
-		clientID:       st.clientID.value,
-		clientSecret:   st.clientSecret.value,
-		httpAddr:       st.httpAddr.value,
-		keyFile:        st.keyFile.value,
-		discordAPI:     st.discordAPI.value,
-		discordGateway: st.discordGateway.value,
-		pinterestAPI:   st.pinterestAPI.value,
-		pinterestOAuth: st.pinterestOAuth.value,
-		tokenName:      st.discordToken.name(),
-		httpAddrName:   st.httpAddr.name(),
+		token:               st.discordToken.value,
+		clientID:            st.clientID.value,
+		clientSecret:        st.clientSecret.value,
+		httpAddr:            st.httpAddr.value,
+		keyFile:             st.keyFile.value,
+		discordAPI:          st.discordAPI.value,
+		discordGateway:      st.discordGateway.value,
+		pinterestAPI:        st.pinterestAPI.value,
+		pinterestOAuth:      st.pinterestOAuth.value,
+		discordClientSecret: st.discordClientSecret.value,
+		discordOAuth:        st.discordOAuth.value,
+		tokenName:           st.discordToken.name(),
+		httpAddrName:        st.httpAddr.name(),
 	}
 	if strings.TrimSpace(b.token) != b.token || strings.ContainsAny(b.token, " \t\r\n") {
 		errs.add(fmt.Errorf("invalid %s: it contains spaces or line breaks", st.discordToken.name()))
@@ -407,6 +433,10 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		if strings.TrimSpace(s.value) == "" {
 			errs.add(fmt.Errorf("%s is set, so %s is required", st.discordToken.name(), s.both()))
 		}
+	}
+	if b.discordClientSecret != "" && (strings.TrimSpace(b.discordClientSecret) != b.discordClientSecret ||
+		strings.ContainsAny(b.discordClientSecret, " \t\r\n")) {
+		errs.add(fmt.Errorf("invalid %s: it contains spaces or line breaks", st.discordClientSecret.name()))
 	}
 	if strings.TrimSpace(b.keyFile) == "" {
 		errs.add(fmt.Errorf("%s is set, so %s is required: the OAuth tokens are stored encrypted with it. "+
@@ -427,6 +457,9 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		default:
 			b.publicURL = strings.TrimRight(u.String(), "/")
 			b.redirectURL = b.publicURL + callbackPath
+			if b.discordClientSecret != "" {
+				b.discordRedirectURL = b.publicURL + discordCallbackPath
+			}
 		}
 	}
 	for _, c := range []struct {
@@ -437,6 +470,7 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		{&st.discordGateway, []string{"ws", "wss"}},
 		{&st.pinterestAPI, []string{"http", "https"}},
 		{&st.pinterestOAuth, []string{"http", "https"}},
+		{&st.discordOAuth, []string{"http", "https"}},
 	} {
 		if c.s.value == "" {
 			continue
@@ -556,6 +590,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
 		&st.httpRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile,
+		&st.discordClientSecret, &st.discordOAuth,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)

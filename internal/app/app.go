@@ -34,6 +34,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
@@ -50,6 +51,8 @@ var (
 	ErrPinterestConfig = errors.New("invalid Pinterest settings")
 	// ErrBotConfig wraps an invalid Config.Bot (such as a malformed token).
 	ErrBotConfig = errors.New("invalid bot settings")
+	// ErrDiscordConfig wraps an invalid Config.Discord.
+	ErrDiscordConfig = errors.New("invalid Discord sign-in settings")
 )
 
 // configError is an invalid setting of one part of the program: it reads
@@ -86,6 +89,15 @@ type Config struct {
 	// Bot configures the Discord bot; Build sets its Engine, Links,
 	// Pinterest and Log.
 	Bot bot.Config
+	// Discord configures how the confirmation page of a link reads the
+	// Discord user who ran /link and, with a ClientSecret, signs the
+	// browser in with Discord (see package bot/web). Build sets its Token
+	// and APIURL from Bot and, when empty, its RedirectURL to the address
+	// of web.DiscordCallbackPath next to Pinterest's redirect.
+	Discord discorduser.Config
+	// AvatarSources are where the confirmation page's pictures may come
+	// from; see web.Config.AvatarSources.
+	AvatarSources []string
 	// Listener is where the OAuth callback and the health check are
 	// served; Build takes it over and closes it with the App.
 	Listener net.Listener
@@ -202,7 +214,25 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil
 	})
 
-	h, err := web.New(web.Config{Links: a.Links, Pinterest: a.Pinterest, Log: cfg.Log})
+	// The listener's public address is that of Pinterest's redirect.
+	publicURL := strings.TrimSuffix(cfg.Pinterest.RedirectURL, web.CallbackPath)
+	dcfg := cfg.Discord
+	dcfg.Token, dcfg.APIURL = cfg.Bot.Token, cfg.Bot.APIURL
+	if dcfg.RedirectURL == "" && dcfg.ClientSecret != "" {
+		dcfg.RedirectURL = publicURL + web.DiscordCallbackPath
+	}
+	discord, err := discorduser.New(dcfg)
+	if err != nil {
+		return nil, &configError{kind: ErrDiscordConfig, err: err}
+	}
+	h, err := web.New(web.Config{
+		Links:         a.Links,
+		Pinterest:     a.Pinterest,
+		Discord:       discord,
+		PublicURL:     publicURL,
+		AvatarSources: cfg.AvatarSources,
+		Log:           cfg.Log,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -9,15 +9,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/bot/web/webtest"
 )
 
 // testConfig is a Config over fresh directories, pointing at stand-ins.
@@ -128,5 +131,60 @@ func TestBuildFailures(t *testing.T) {
 	}
 	if _, err := Build(Config{}); err == nil {
 		t.Error("Build without a listener succeeded")
+	}
+}
+
+// TestBuildLinksWithSignIn: with a Discord client secret, Build wires the
+// sign-in with Discord, with its redirect next to Pinterest's: a link is
+// stored once the browser signed in as the user who ran /link and
+// confirmed, and not before.
+func TestBuildLinksWithSignIn(t *testing.T) {
+	ctx := context.Background()
+	dc, ps := discordtest.NewServer(), pinteresttest.NewServer()
+	defer dc.Close()
+	defer ps.Close()
+	g, err := dc.AddGuild(discordtest.Guild{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, err := dc.AddMember(discordtest.Member{GuildID: g.ID, Username: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps.AddAccount("1001", "alice")
+	cfg := testConfig(t, dc, ps, t.TempDir())
+	public := strings.TrimSuffix(cfg.Pinterest.RedirectURL, web.CallbackPath)
+	dc.AddOAuth2Redirect(public + web.DiscordCallbackPath)
+	cfg.Discord = discorduser.Config{ClientSecret: dc.OAuth2ClientSecret(), AuthorizeURL: dc.OAuth2AuthorizeURL()}
+	cfg.AvatarSources = []string{}
+	a, err := Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+
+	state, err := a.Links.NewState(ctx, ann.UserID.String(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := webtest.NewBrowser(nil)
+	p, err := b.Get(ctx, a.Pinterest.AuthCodeURL(state))
+	if err != nil || p.Title != "Confirm the link" || p.CanConfirm || !strings.HasPrefix(p.SignInURL, dc.OAuth2AuthorizeURL()) {
+		t.Fatalf("callback: %v %d %q, sign-in %q", err, p.Status, p.Message, p.SignInURL)
+	}
+	if err := dc.SetOAuth2User(ann.UserID); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = b.Get(ctx, p.SignInURL); err != nil || !p.CanConfirm {
+		t.Fatalf("after signing in: %v %d %q", err, p.Status, p.Message)
+	}
+	if _, err := a.Links.Token(ctx, "1001"); !errors.Is(err, links.ErrNoToken) {
+		t.Fatalf("Token before the confirmation: %v, want ErrNoToken", err)
+	}
+	if p, err = b.Submit(ctx, p, webtest.Confirm); err != nil || p.Title != "Linked" {
+		t.Fatalf("confirm: %v %d %q", err, p.Status, p.Message)
+	}
+	if _, err := a.Links.Token(ctx, "1001"); err != nil {
+		t.Errorf("Token after the confirmation: %v", err)
 	}
 }

@@ -239,11 +239,12 @@ func (s *Server) userAccount(r *http.Request) result {
 		}
 	}
 	return result{status: http.StatusOK, account: acct, body: accountAnswer{
-		AccountType: "PINNER",
-		ID:          a.id,
-		Username:    a.username,
-		BoardCount:  len(a.boards),
-		PinCount:    pins,
+		AccountType:  "PINNER",
+		ID:           a.id,
+		Username:     a.username,
+		ProfileImage: a.profileImage,
+		BoardCount:   len(a.boards),
+		PinCount:     pins,
 	}}
 }
 

@@ -15,7 +15,8 @@
 //     recorded with the Server's clock;
 //   - GET /v5/boards: the token owner's boards, with page_size and
 //     bookmark pagination;
-//   - GET /v5/user_account: the token owner's id and username.
+//   - GET /v5/user_account: the token owner's id, username and profile
+//     image (SetProfileImage).
 //
 // Every answer carries an x-pinterest-rid header. Faults (Inject) model
 // rate limits, spam blocks, expired tokens, server errors, slow and hung

@@ -157,9 +157,10 @@ type Board struct {
 }
 
 type account struct {
-	id       string
-	username string
-	boards   []Board
+	id           string
+	username     string
+	profileImage string
+	boards       []Board
 }
 
 func (a *account) hasBoard(id string) bool {
@@ -233,6 +234,16 @@ func (s *Server) SetLoggedIn(accountID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loggedIn = accountID
+}
+
+// SetProfileImage sets the profile_image GET /v5/user_account answers for
+// accountID, an address; "" (the default) answers none.
+func (s *Server) SetProfileImage(accountID, imageURL string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.accounts[accountID]; ok {
+		a.profileImage = imageURL
+	}
 }
 
 // ExpireAccessTokens makes every access token of accountID expired, as if
