@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -142,5 +143,51 @@ func TestAfterRestoreJobs(t *testing.T) {
 		if j.ID == first.ID && string(j.Result) != "pinned" {
 			t.Errorf("the done job's result is %q, want kept", j.Result)
 		}
+	}
+}
+
+// TestAfterRestoreClock: the restore's instant, from which the hold
+// runs, is engine time as a start would take it: on the boot of the
+// stored clock anchor, the anchor plus the boot-time clock, whatever the
+// wall clock says; after a reboot, the wall clock, never behind the
+// stored high-water mark. The anchor it stores carries that time to the
+// next start.
+func TestAfterRestoreClock(t *testing.T) {
+	w := newRestartWorld(t)
+	w.start()
+	w.pin("a", 10)
+	w.stop()
+	restore := func() Restored {
+		t.Helper()
+		cfg := DefaultConfig()
+		cfg.Uptime = w.up
+		cfg.Wall = func() int64 { return w.wall.UnixMilli() }
+		r, err := AfterRestore(cfg, w.store, zerolog.Nop())
+		if err != nil {
+			t.Fatalf("AfterRestore: %v", err)
+		}
+		return r
+	}
+	hold := 5*time.Minute + 12*time.Hour
+
+	// Same boot, the wall clock set back 3 hours meanwhile.
+	w.pass(time.Hour)
+	w.wall = w.wall.Add(-3 * time.Hour)
+	first := restore()
+	if !first.At.Equal(w.real) || !first.HoldUntil.Equal(w.real.Add(hold)) {
+		t.Fatalf("same boot: restored at %v, held until %v; want %v and %v", first.At, first.HoldUntil, w.real, w.real.Add(hold))
+	}
+	w.pass(time.Minute)
+	w.start()
+	if st, err := w.eng.Status(context.Background(), "b"); err != nil || !st.NextFree.Equal(w.real.Add(hold-time.Minute)) {
+		t.Fatalf("next start on the same boot: %+v, %v; want the hold's end %v", st, err, w.real.Add(hold-time.Minute))
+	}
+	w.stop()
+
+	// A reboot with the wall clock behind the first restore: the
+	// instant it stored is the floor.
+	w.up.reboot("boot-2", time.Minute)
+	if r := restore(); !r.At.Equal(first.At) {
+		t.Fatalf("after a reboot: restored at %v, want the stored instant %v", r.At, first.At)
 	}
 }
