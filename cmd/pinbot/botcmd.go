@@ -47,9 +47,10 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			GatewayURL: cfg.discordGateway,
 			Shards:     cfg.shards,
 		},
-		Engine:   &cfg.engine,
-		Listener: ln,
-		Log:      log,
+		Engine:        &cfg.engine,
+		Listener:      ln,
+		ControlSocket: dir.control(),
+		Log:           log,
 	})
 	if err != nil {
 		// Build closed what it had opened.
