@@ -107,7 +107,7 @@ func AfterRestore(cfg Config, store persistence.Store, log zerolog.Logger) (Rest
 		return Restored{}, err
 	}
 	r := Restored{At: time.UnixMilli(now), HoldUntil: time.UnixMilli(hold.Until), Unfinished: unfinished}
-	log.Warn().Time("hold_until", r.HoldUntil).Int("unfinished_jobs", unfinished).
+	log.Info().Time("hold_until", r.HoldUntil).Int("unfinished_jobs", unfinished).
 		Msg("restored from a backup: the pins made after it are unknown, so no account is granted a slot before the hold ends")
 	return r, nil
 }
