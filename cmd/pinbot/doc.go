@@ -9,10 +9,12 @@
 //
 // # Usage
 //
-//	pinbot [flags]                    the bot, or the sandbox
-//	pinbot [flags] accounts [flags]   list the stored accounts and their pin counts
-//	pinbot [flags] demo [flags]       an interactive demo of the engine alone
-//	pinbot help [command]             show the help of pinbot or of a command
+//	pinbot [flags]                       the bot, or the sandbox
+//	pinbot [flags] accounts [flags]      list the stored accounts and their pin counts
+//	pinbot [flags] demo [flags]          an interactive demo of the engine alone
+//	pinbot [flags] backup [flags] FILE   back up the data directory, while pinbot runs too
+//	pinbot [flags] restore [flags] FILE  restore a backup into the data directory
+//	pinbot help [command]                show the help of pinbot or of a command
 //
 // # Configuration
 //
@@ -36,6 +38,7 @@
 //	--pin-limit N                 PINBOT_PIN_LIMIT            pins per account in any window, 1 to 65536 (100)
 //	--pin-window DURATION         PINBOT_PIN_WINDOW           the rolling window, 1s to 596h31m23.648s (12h)
 //	--json                                                    accounts only: print JSON
+//	--force                                                   backup: replace FILE; restore: move a non-empty DIR aside
 //
 // The limit and the window are the bot's, the sandbox's and the demo's;
 // accounts lists the counts under those the data directory was last run
@@ -62,6 +65,7 @@
 //	DIR/links        linked accounts and OAuth tokens (Badger, encrypted)
 //	DIR/sandbox.key  the sandbox's key for DIR/links, made by the sandbox
 //	DIR/sandbox.log  the sandbox's logs
+//	DIR/pinbot.sock  the running bot's or sandbox's control socket
 //
 // Each store admits one process at a time: a second pinbot on the same
 // directory fails with "data directory is in use by another pinbot
@@ -70,6 +74,20 @@
 // DIR/sandbox.key. A directory holding the engine's files directly, as the
 // first versions of pinbot wrote it, is refused with a message saying to
 // move them into DIR/engine.
+//
+// # Backup and restore
+//
+// `pinbot backup FILE` asks the bot or sandbox running on the data
+// directory for a backup over DIR/pinbot.sock (a Unix socket only its
+// owner may use), so that the bot goes on working; when none answers, it
+// opens the stores itself. The file holds both stores, the token store's
+// encrypted with a key derived from its own; it is written under another
+// name, checked and renamed, and replaces an existing FILE only with
+// --force. `pinbot restore FILE` checks the whole file first, refuses a
+// non-empty data directory unless --force (which moves it aside, to
+// DIR.before-restore-TIME) and a directory a pinbot runs on, and holds
+// every account until the pins made after the backup, which it does not
+// hold, have left their window (package internal/backup, docs/design.md).
 //
 // # The bot
 //
