@@ -326,3 +326,26 @@ func TestBackupOnline(t *testing.T) {
 		t.Errorf("restore over held stores: %s", r.stderr)
 	}
 }
+
+// TestProgressLine: on a terminal, the bytes written show on one line,
+// redrawn in place and ended once; elsewhere nothing shows.
+func TestProgressLine(t *testing.T) {
+	t.Parallel()
+	var file, bar bytes.Buffer
+	p := &progressWriter{w: &file, bar: &bar, label: "backing up data"}
+	p.Write(make([]byte, 1500))
+	p.Write(make([]byte, 10)) // within progressEvery: not redrawn
+	p.end()
+	if want := "\rbacking up data: 1.5 KiB written\rbacking up data: 1.5 KiB written\n"; bar.String() != want {
+		t.Errorf("progress line %q, want %q", bar.String(), want)
+	}
+	if file.Len() != 1510 {
+		t.Errorf("%d bytes reached the file, want 1510", file.Len())
+	}
+	quiet := &progressWriter{w: &file, label: "x"}
+	quiet.Write([]byte("abc"))
+	quiet.end()
+	if quiet.n != 3 {
+		t.Errorf("counted %d bytes, want 3", quiet.n)
+	}
+}
