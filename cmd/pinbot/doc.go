@@ -93,9 +93,10 @@
 //
 // Start: the engine store and the engine (which replays what the store
 // holds), the token store, the HTTP listener (OAuth callback, /healthz),
-// then the bot (command sync, gateway). SIGINT or SIGTERM stops it in
-// reverse order, each step within a timeout: the bot (closing the gateway,
-// then waiting for the running commands), the HTTP listener, the engine
+// the control socket (DIR/pinbot.sock, online backups), then the bot
+// (command sync, gateway). SIGINT or SIGTERM stops it in reverse order,
+// each step within a timeout: the bot (closing the gateway, then waiting
+// for the running commands), the control socket, the HTTP listener, the engine
 // (which writes every account's state), the token store, the engine
 // store. A second signal kills the process at once. Expired OAuth states
 // are purged every five minutes.
