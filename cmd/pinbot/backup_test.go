@@ -113,7 +113,8 @@ func TestBackupRestoreCommands(t *testing.T) {
 	start := time.Now()
 	r = pinbot(t, "", nil, "restore", "--data-dir", dst, "--encryption-key-file", key, file)
 	r.wantCode(t, "restore", exitOK)
-	for _, w := range []string{"checks out", "restored " + file + " into " + dst, "(in 12h 5m): the backup does not hold the pins made after it"} {
+	for _, w := range []string{"checks out", "restored " + file + " into " + dst, "(in 12h 5m): the backup does not hold the pins made after it",
+		"the token store is encrypted with the key in " + key} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("restore did not say %q:\n%s", w, r.stdout)
 		}

@@ -169,6 +169,10 @@ func runRestore(ctx context.Context, cfg restoreConfig) error {
 	fmt.Fprintf(cfg.out, "pinbot: no account is granted a pin before %s (in %s): the backup does not hold the pins made after it, "+
 		"so every account waits until those have left their window (the window plus a lease)\n",
 		r.HoldUntil.Local().Format(timeLayout), bot.FormatDuration(r.HoldUntil.Sub(r.At)))
+	if info.Has(backup.Links) && keyIn == "" {
+		fmt.Fprintf(cfg.out, "pinbot: the token store is encrypted with the key in %s: run the bot with it "+
+			"(or, for the sandbox, copy it to %s)\n", cfg.keyFile.value, dir.sandboxKey())
+	}
 	if r.Unfinished > 0 {
 		fmt.Fprintf(cfg.out, "pinbot: %d queued pins were waiting or running when the backup was taken: each may have been sent since, "+
 			"so none is sent again; their owners are told they may exist\n", r.Unfinished)
