@@ -46,6 +46,9 @@ type Config struct {
 	// Engine configures the rate-limit engine; nil means
 	// actors.DefaultConfig().
 	Engine *actors.Config
+	// ControlSocket, when not empty, is where the sandbox serves online
+	// backups of its stores (app.Config.ControlSocket).
+	ControlSocket string
 	// Log receives what the bot, the stores, the stand-ins and the OAuth
 	// callback log; the console never writes log lines.
 	Log zerolog.Logger
@@ -175,6 +178,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		AvatarSources: []string{},
 		Engine:        cfg.Engine,
 		Listener:      ln,
+		ControlSocket: cfg.ControlSocket,
 		Log:           cfg.Log,
 	})
 	if err != nil {

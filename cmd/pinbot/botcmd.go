@@ -57,12 +57,13 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			AuthorizeURL: cfg.discordOAuth,
 			RedirectURL:  cfg.discordRedirectURL,
 		},
-		Engine:      &cfg.engine,
-		Listener:    ln,
-		HTTPLimit:   edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies},
-		NoHTTPLimit: cfg.httpRate.IsZero(),
-		AdminToken:  cfg.adminToken,
-		Log:         log,
+		Engine:        &cfg.engine,
+		Listener:      ln,
+		HTTPLimit:     edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies},
+		NoHTTPLimit:   cfg.httpRate.IsZero(),
+		AdminToken:    cfg.adminToken,
+		ControlSocket: dir.control(),
+		Log:           log,
 	})
 	if err != nil {
 		// Build closed what it had opened.

@@ -9,10 +9,12 @@
 //
 // # Usage
 //
-//	pinbot [flags]                    the bot, or the sandbox
-//	pinbot [flags] accounts [flags]   list the stored accounts and their pin counts
-//	pinbot [flags] demo [flags]       an interactive demo of the engine alone
-//	pinbot help [command]             show the help of pinbot or of a command
+//	pinbot [flags]                       the bot, or the sandbox
+//	pinbot [flags] accounts [flags]      list the stored accounts and their pin counts
+//	pinbot [flags] demo [flags]          an interactive demo of the engine alone
+//	pinbot [flags] backup [flags] FILE   back up the data directory, while pinbot runs too
+//	pinbot [flags] restore [flags] FILE  restore a backup into the data directory
+//	pinbot help [command]                show the help of pinbot or of a command
 //
 // # Configuration
 //
@@ -39,6 +41,7 @@
 //	--pin-window DURATION         PINBOT_PIN_WINDOW           the rolling window, 1s to 596h31m23.648s (12h)
 //	--admin-token-file FILE       PINBOT_ADMIN_TOKEN_FILE     token of the dashboard at /admin (bot; none: no dashboard)
 //	--json                                                    accounts only: print JSON
+//	--force                                                   backup: replace FILE; restore: move a non-empty DIR aside
 //
 // The limit and the window are the bot's, the sandbox's and the demo's;
 // accounts lists the counts under those the data directory was last run
@@ -76,6 +79,7 @@
 //	DIR/links        linked accounts and OAuth tokens (Badger, encrypted)
 //	DIR/sandbox.key  the sandbox's key for DIR/links, made by the sandbox
 //	DIR/sandbox.log  the sandbox's logs
+//	DIR/pinbot.sock  the running bot's or sandbox's control socket
 //
 // Each store admits one process at a time: a second pinbot on the same
 // directory fails with "data directory is in use by another pinbot
@@ -85,13 +89,28 @@
 // first versions of pinbot wrote it, is refused with a message saying to
 // move them into DIR/engine.
 //
+// # Backup and restore
+//
+// `pinbot backup FILE` asks the bot or sandbox running on the data
+// directory for a backup over DIR/pinbot.sock (a Unix socket only its
+// owner may use), so that the bot goes on working; when none answers, it
+// opens the stores itself. The file holds both stores, the token store's
+// encrypted with a key derived from its own; it is written under another
+// name, checked and renamed, and replaces an existing FILE only with
+// --force. `pinbot restore FILE` checks the whole file first, refuses a
+// non-empty data directory unless --force (which moves it aside, to
+// DIR.before-restore-TIME) and a directory a pinbot runs on, and holds
+// every account until the pins made after the backup, which it does not
+// hold, have left their window (package internal/backup, docs/design.md).
+//
 // # The bot
 //
 // Start: the engine store and the engine (which replays what the store
 // holds), the token store, the HTTP listener (OAuth callback, /healthz),
-// then the bot (command sync, gateway). SIGINT or SIGTERM stops it in
-// reverse order, each step within a timeout: the bot (closing the gateway,
-// then waiting for the running commands), the HTTP listener, the engine
+// the control socket (DIR/pinbot.sock, online backups), then the bot
+// (command sync, gateway). SIGINT or SIGTERM stops it in reverse order,
+// each step within a timeout: the bot (closing the gateway, then waiting
+// for the running commands), the control socket, the HTTP listener, the engine
 // (which writes every account's state), the token store, the engine
 // store. A second signal kills the process at once. Expired OAuth states
 // are purged every five minutes.

@@ -16,6 +16,8 @@ import (
 //	                 encrypted with the key file)
 //	DIR/sandbox.key  the sandbox's key for DIR/links, created by the sandbox
 //	DIR/sandbox.log  the sandbox's logs
+//	DIR/pinbot.sock  the control socket of the running bot or sandbox,
+//	                 which serves online backups (pinbot backup)
 //
 // The bot and the sandbox can share a data directory only if the bot's
 // key file is DIR/sandbox.key: DIR/links is written with one key.
@@ -24,6 +26,7 @@ const (
 	linksSubdir    = "links"
 	sandboxKeyName = "sandbox.key"
 	sandboxLogName = "sandbox.log"
+	controlName    = "pinbot.sock"
 )
 
 // layout names the parts of a data directory.
@@ -33,6 +36,7 @@ func (l layout) engine() string     { return filepath.Join(l.dir, engineSubdir) 
 func (l layout) links() string      { return filepath.Join(l.dir, linksSubdir) }
 func (l layout) sandboxKey() string { return filepath.Join(l.dir, sandboxKeyName) }
 func (l layout) sandboxLog() string { return filepath.Join(l.dir, sandboxLogName) }
+func (l layout) control() string    { return filepath.Join(l.dir, controlName) }
 
 // errOldLayout is returned for a data directory whose engine store sits
 // directly in it, as the first versions of pinbot wrote it.

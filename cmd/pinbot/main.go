@@ -77,6 +77,10 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		return accountsCommand(st, rest, stdout, stderr, getenv)
 	case "demo":
 		return demoCommand(st, rest, stdin, stdout, stderr, getenv)
+	case "backup":
+		return backupCommand(st, rest, stdout, stderr, getenv)
+	case "restore":
+		return restoreCommand(st, rest, stdout, stderr, getenv)
 	case "help":
 		return helpCommand(rest, stdout)
 	default:
@@ -187,7 +191,7 @@ func helpCommand(args []string, stdout io.Writer) error {
 		printUsage(stdout, "")
 	case len(args) > 1:
 		return &usageError{err: fmt.Errorf("help: want at most one command, got %d", len(args))}
-	case args[0] == "accounts", args[0] == "demo":
+	case args[0] == "accounts", args[0] == "demo", args[0] == "backup", args[0] == "restore":
 		printUsage(stdout, args[0])
 	default:
 		return &usageError{err: fmt.Errorf("help: unknown command %q", args[0])}

@@ -52,6 +52,10 @@ func TestHelp(t *testing.T) {
 		{args: []string{"help", "accounts"}, cmd: "accounts"},
 		{args: []string{"demo", "--help"}, cmd: "demo"},
 		{args: []string{"help", "demo"}, cmd: "demo"},
+		{args: []string{"backup", "--help"}, cmd: "backup"},
+		{args: []string{"help", "backup"}, cmd: "backup"},
+		{args: []string{"restore", "-h"}, cmd: "restore"},
+		{args: []string{"help", "restore"}, cmd: "restore"},
 	}
 	// DISCORD_TOKEN does not get in the way of help.
 	env := map[string]string{discordTokenEnv: "token"}
@@ -67,8 +71,14 @@ func TestHelp(t *testing.T) {
 			want = append(want, "pinbot accounts [flags]", "--json", "--encryption-key-file FILE")
 		case "demo":
 			want = append(want, "pinbot demo [flags]", "pin ACCOUNT N", "status ACCOUNT")
+		case "backup":
+			want = append(want, "pinbot backup [flags] FILE", "--force", "--encryption-key-file FILE", "DIR/pinbot.sock")
+		case "restore":
+			want = append(want, "pinbot restore [flags] FILE", "--force", "--encryption-key-file FILE", "--pin-window DURATION",
+				"DIR.before-restore-TIME", "never deleted")
 		default:
 			want = append(want, "pinbot [flags] accounts [flags]", "pinbot [flags] demo [flags]", discordTokenEnv,
+				"pinbot [flags] backup [flags] FILE", "pinbot [flags] restore [flags] FILE",
 				"/pin 1001 1002", "/settings", "/switch ACCOUNT", "DIR/engine", "DIR/links",
 				"head -c 32 /dev/urandom > pinbot.key", "PINBOT_PUBLIC_URL/oauth/callback", "Exit status:")
 		}
@@ -88,7 +98,13 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	accounts, _ := accountsFlags(&st)
 	demo := newFlagSet("demo")
 	st.bind(demo, "demo")
-	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "demo": demo} {
+	backupFlags, restoreFlags := newFlagSet("backup"), newFlagSet("restore")
+	backupFlags.Bool("force", false, forceBackupHelp)
+	restoreFlags.Bool("force", false, forceRestoreHelp)
+	st.bind(backupFlags, "backup")
+	st.bind(restoreFlags, "restore")
+	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "demo": demo,
+		"backup": backupFlags, "restore": restoreFlags} {
 		var b strings.Builder
 		printUsage(&b, cmd)
 		fset.VisitAll(func(f *flag.Flag) {
@@ -136,6 +152,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"demo", "--json"}, nil, "flag provided but not defined: -json"},
 		{[]string{"demo", "--log-level", "x"}, nil, `invalid --log-level "x"`},
 		{[]string{"--log-level", "x"}, map[string]string{discordTokenEnv: "t"}, `invalid --log-level "x"`},
+		{[]string{"backup"}, nil, "backup: want one FILE to write, got 0 arguments"},
+		{[]string{"backup", "a", "b"}, nil, "backup: want one FILE to write, got 2 arguments"},
+		{[]string{"backup", "f", "--json"}, nil, "flag provided but not defined: -json"},
+		{[]string{"restore"}, nil, "restore: want one backup FILE to read, got 0 arguments"},
+		{[]string{"restore", "f", "--pin-window", "0s"}, nil, `invalid --pin-window "0s"`},
 	}
 	for i, tt := range tests {
 		r := pinbot(t, "", tt.env, tt.args...)

@@ -251,6 +251,10 @@ func commandOptions(cmd string) []*option {
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
 	case "demo":
 		return []*option{&dataDirOption, &logLevelOption, &pinLimitOption, &pinWindowOption}
+	case "backup":
+		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
+	case "restore":
+		return []*option{&dataDirOption, &logLevelOption, &keyFileOption, &pinLimitOption, &pinWindowOption}
 	}
 	return allOptions
 }

@@ -30,6 +30,7 @@ const dataDirHelp = `Data directory (--data-dir):
   DIR/links         linked accounts and their OAuth tokens, encrypted
   DIR/sandbox.key   the sandbox's key for DIR/links (created by the sandbox)
   DIR/sandbox.log   the sandbox's logs
+  DIR/pinbot.sock   where the running bot or sandbox serves pinbot backup
 Each store admits one process at a time. DIR/links is written with one
 key: the bot can use a data directory the sandbox made only with
 --encryption-key-file DIR/sandbox.key.
@@ -52,6 +53,45 @@ usernames are shown too. The stores admit one process at a time, so
 accounts fails while pinbot runs on the same data directory. It logs
 warnings and errors only, unless --log-level or PINBOT_LOG_LEVEL is given.
 `, adj)
+	case "backup":
+		b.WriteString(`Usage:
+  pinbot backup [flags] FILE
+
+Writes a backup of the data directory to FILE: both stores, the engine's
+(pin counts, reservations, queued pins, the limit and window in force, the
+clock anchor) and the token store (links and OAuth tokens, encrypted in
+the backup with a key derived from the token store's own). When the bot
+or the sandbox runs on the data directory, the backup is taken through it
+(on DIR/pinbot.sock, which only its owner may use) while it goes on
+working; otherwise backup opens the stores itself, and then needs the
+token store's key (--encryption-key-file, else DIR/sandbox.key). Each
+store is copied as of one instant. The file is written beside FILE under
+another name, checked, then renamed: FILE is never a partial backup, and
+an existing FILE is replaced only with --force. On a terminal a line shows
+the bytes written.
+`)
+	case "restore":
+		b.WriteString(`Usage:
+  pinbot restore [flags] FILE
+
+Restores the backup FILE into the data directory. It checks every
+checksum of FILE, and decrypts its token store with the key the bot uses
+(--encryption-key-file, else DIR/sandbox.key), before it writes anything.
+A data directory that is not empty is refused unless --force is given:
+then it is moved aside to DIR.before-restore-TIME, never deleted, and
+refused if a pinbot is running on it. A key file inside the data
+directory is copied into the restored one.
+
+A backup holds each account's pins as of the moment it was taken; the pins
+made after it are unknown. So that no slot frees early, no account (even
+one the backup does not hold) is granted a pin until every pin made before
+the restore has left its window: for the window plus a lease after the
+restore (the longest of --pin-window, which should be the bot's, and of
+the windows the data directory keeps in force). Queued pins that were waiting or
+running when the backup was taken may have been sent since: none is sent
+again, and their owners are told they may exist. See docs/design.md,
+"Backup and restore".
+`)
 	case "demo":
 		b.WriteString(`Usage:
   pinbot demo [flags]
@@ -65,18 +105,25 @@ the data directory (DIR/engine), reading one command per line from stdin:
 within %[1]d pins in any rolling %[2]s (--pin-limit, --pin-window).
 
 Usage:
-  pinbot [flags]                    with %[4]s: run the bot; without: the local sandbox
-  pinbot [flags] accounts [flags]   list the stored accounts and their %[3]s pin counts
-  pinbot [flags] demo [flags]       an interactive demo of the rate-limit engine alone
-  pinbot help [command]             show this help, or the help of a command
+  pinbot [flags]                       with %[4]s: run the bot; without: the local sandbox
+  pinbot [flags] accounts [flags]      list the stored accounts and their %[3]s pin counts
+  pinbot [flags] demo [flags]          an interactive demo of the rate-limit engine alone
+  pinbot [flags] backup [flags] FILE   back up the data directory to FILE, while pinbot runs too
+  pinbot [flags] restore [flags] FILE  restore the backup FILE into the data directory
+  pinbot help [command]                show this help, or the help of a command
 `, actors.DefaultLimit, windowNoun(actors.DefaultWindow), adj, discordTokenEnv)
 	}
 
 	b.WriteString("\nFlags (a flag wins over its environment variable):\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
-	if cmd == "accounts" {
+	switch cmd {
+	case "accounts":
 		fmt.Fprintf(tw, "  --json\t%s\n", jsonFlagHelp)
 		fmt.Fprintf(tw, "  \t%s\n", jsonFlagFields)
+	case "backup":
+		fmt.Fprintf(tw, "  --force\t%s\n", forceBackupHelp)
+	case "restore":
+		fmt.Fprintf(tw, "  --force\t%s\n", forceRestoreHelp)
 	}
 	for _, o := range commandOptions(cmd) {
 		def := o.defHelp

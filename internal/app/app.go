@@ -38,6 +38,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
@@ -116,6 +117,11 @@ type Config struct {
 	// PurgeEvery is how often expired OAuth states are deleted; 0 means
 	// DefaultPurgeEvery.
 	PurgeEvery time.Duration
+	// ControlSocket, when not empty, is the path of the Unix socket on
+	// which the program serves online backups of its stores to their
+	// owner (package internal/backup). A socket that cannot be made is
+	// logged, and the program runs without it.
+	ControlSocket string
 	// Log receives every component's log lines.
 	Log zerolog.Logger
 }
@@ -261,6 +267,10 @@ func Build(cfg Config) (_ *App, err error) {
 		return err
 	})
 
+	if cfg.ControlSocket != "" {
+		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: store, Links: a.Links, Key: cfg.EncryptionKey}, cfg.Log)
+	}
+
 	bcfg := cfg.Bot
 	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
 	if a.Bot, err = bot.New(bcfg); err != nil {
@@ -277,6 +287,38 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// ControlCloseTimeout bounds how long Close lets a backup in progress on
+// the control socket go on before cutting it short.
+const ControlCloseTimeout = 10 * time.Second
+
+// serveControl serves online backups of st on a Unix socket at path; the
+// stores are open, so no other pinbot serves there. Without the socket
+// the program runs on, and says so.
+func (a *App) serveControl(path string, st backup.Stores, log zerolog.Logger) {
+	ln, err := backup.Listen(path)
+	if err != nil {
+		a.log.Warn().Err(err).Str("socket", path).
+			Msg("online backups unavailable: stop pinbot to back up its data directory")
+		return
+	}
+	srv := &http.Server{Handler: backup.Handler(st, log), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error().Err(err).Str("socket", path).Msg("the control socket stopped")
+		}
+	}()
+	a.push("the control socket", ControlCloseTimeout, func(ctx context.Context) error {
+		if err := srv.Shutdown(ctx); err != nil {
+			a.log.Warn().Err(err).Msg("a backup in progress was cut short by the stop")
+			_ = srv.Close()
+		}
+		<-served
+		return nil
+	})
 }
 
 // push adds a step to Close.
@@ -297,11 +339,11 @@ func (a *App) Start(ctx context.Context) error {
 func (a *App) HTTPFailed() <-chan error { return a.httpDone }
 
 // Close stops what Build started, in reverse order: the bot (its handlers
-// finish first, and the token refreshes they started), the HTTP server,
-// the OAuth state purge, the engine (which writes every account's state),
-// the token store, the engine store. Each step is bounded by its own
-// timeout and by ctx. It returns every error met; Close may be called
-// more than once.
+// finish first, and the token refreshes they started), the control
+// socket, the HTTP server, the OAuth state purge, the engine (which
+// writes every account's state), the token store, the engine store. Each
+// step is bounded by its own timeout and by ctx. It returns every error
+// met; Close may be called more than once.
 func (a *App) Close(ctx context.Context) error {
 	a.closeOnce.Do(func() {
 		var errs []error

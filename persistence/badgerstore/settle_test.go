@@ -115,6 +115,9 @@ func TestCallsSettleFirst(t *testing.T) {
 		{"Write", func(t *testing.T, s *Store) {
 			mustWrite(t, s, &persistence.Batch{HighWater: t2})
 		}},
+		{"Backup", func(t *testing.T, s *Store) {
+			checkLoaded(t, restoreCopy(t, s), "new", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t1)}})
+		}},
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
