@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -114,7 +115,11 @@ func New(cfg Config) (*Bot, error) {
 	b.boards.m = make(map[string]boardList)
 	b.mux = b.routes()
 
-	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger())
+	var wrap []func(http.RoundTripper) http.RoundTripper
+	if cfg.DiscordTransport != nil {
+		wrap = append(wrap, cfg.DiscordTransport)
+	}
+	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger(), wrap...)
 	if cfg.APIURL != "" {
 		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
 	}

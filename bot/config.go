@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -92,6 +93,14 @@ type Config struct {
 	// board lists are kept; default time.Now. Pin counts use the
 	// Engine's clock.
 	Now func() time.Time
+
+	// Observer, when not nil, learns what became of every pin and
+	// interaction, how long acknowledgements took and when gateway shards
+	// connected, for metrics (see Observer).
+	Observer Observer
+	// DiscordTransport, when not nil, wraps the transport of the HTTP
+	// client that sends every Discord REST request (metrics).
+	DiscordTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -182,6 +191,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	return c
 }
