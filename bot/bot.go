@@ -60,6 +60,7 @@ type Bot struct {
 	closingCh chan struct{} // closed when Close begins
 	inflight  int
 	shards    sharding.ShardManager
+	gw        shardSet      // the shards' gateways, read without the manager
 	idle      chan struct{} // closed once closing and no handler runs
 	idleOnce  sync.Once
 
@@ -195,9 +196,12 @@ func (b *Bot) Start(ctx context.Context) error {
 			gateway.WithIdentifyMaxConcurrency(max(gb.SessionStartLimit.MaxConcurrency, 1)),
 			gateway.WithIdentifyRateLimiterLogger(b.slog),
 		),
+		sharding.WithGatewayCreateFunc(b.newGateway),
+		sharding.WithCloseHandler(b.shardClosed),
 	}
 	opts = append(opts, b.shardOpts...)
-	sm := sharding.New(b.cfg.Token, b.client.EventManager.HandleGatewayEvent, opts...)
+	b.gw.open(ids)
+	sm := sharding.New(b.cfg.Token, b.gatewayEvent, opts...)
 
 	b.mu.Lock()
 	if b.closing {

@@ -222,6 +222,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	w.metrics.WatchGateway(w.bot.ShardsConnected)
 	w.bot.onDone = w.markDone
 	if o.jobs {
 		w.jobDone = make(chan actors.Job, 1024)
