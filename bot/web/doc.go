@@ -3,7 +3,7 @@
 //
 //	GET /oauth/callback?code=…&state=…   finish linking a Pinterest account
 //	GET /oauth/callback?error=…&state=…  the user declined (access_denied)
-//	GET /healthz                         200 "ok" while the store is open
+//	GET /healthz                         200 "ok" while the process lives
 //
 // Every other path answers 404 and every other method 405.
 //
