@@ -211,30 +211,34 @@ func BenchmarkEngineReserveCommit(b *testing.B) {
 	}
 }
 
-// BenchmarkEngineReserveCommitObserved is BenchmarkEngineReserveCommit's
-// durable case with an Observer that counts every report with an atomic
-// add, as the metrics' does: the cost of the hooks on the hot path.
+// BenchmarkEngineReserveCommitObserved is BenchmarkEngineReserveCommit
+// with an Observer that counts every report with an atomic add, as the
+// metrics' does: the cost of the hooks on the hot path.
 func BenchmarkEngineReserveCommitObserved(b *testing.B) {
-	obs := &countObserver{}
-	eng, _ := openObservedBenchEngine(b, true, obs)
-	warm(b, eng)
-	ctx := context.Background()
-	lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
-		start := time.Now()
-		acc := benchAccount(r.IntN(benchAccounts))
-		g, err := eng.Reserve(ctx, acc, 1)
-		if err != nil {
-			return start, err
-		}
-		if g.Granted == 1 {
-			_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
-		}
-		return start, err
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
-	reportLatency(b, lat)
-	if g := obs.granted.Load(); g < int64(b.N) {
-		b.Fatalf("observer saw %d grants of %d", g, b.N)
+	for _, durable := range []bool{true, false} {
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
+			obs := &countObserver{}
+			eng, _ := openObservedBenchEngine(b, durable, obs)
+			warm(b, eng)
+			ctx := context.Background()
+			lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
+				start := time.Now()
+				acc := benchAccount(r.IntN(benchAccounts))
+				g, err := eng.Reserve(ctx, acc, 1)
+				if err != nil {
+					return start, err
+				}
+				if g.Granted == 1 {
+					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
+				}
+				return start, err
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
+			reportLatency(b, lat)
+			if g := obs.granted.Load(); g < int64(b.N) {
+				b.Fatalf("observer saw %d grants of %d", g, b.N)
+			}
+		})
 	}
 }
 
