@@ -191,7 +191,7 @@ func Build(cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.ready = &readiness{engine: a.Engine, links: a.Links, log: a.log}
+	a.ready = &readiness{engine: a.Engine, links: a.Links, log: a.log, probeEvery: probeEvery}
 	ln := listener
 	listener = nil // the server closes it from now on
 	srv := h.Server(ln.Addr().String())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,13 +25,19 @@ const ReadyPath = "/readyz"
 // readyTimeout bounds the checks of one readiness request.
 const readyTimeout = 2 * time.Second
 
+// probeEvery is how long the outcome of a probe of the engine store
+// answers readiness requests: however often /readyz is asked, the store
+// gets at most one probe write a second.
+const probeEvery = time.Second
+
 // readiness answers ReadyPath: 200 {"ready":true} only while nothing
 // below fails, else 503 {"ready":false,"failing":[...]} naming each
 // failure. The checks, in order:
 //
 //   - the program is not shutting down (Close flips this first);
 //   - the HTTP server is serving;
-//   - the engine store takes a durable write (actors.Engine.Probe);
+//   - the engine store takes a durable write (actors.Engine.Probe, at
+//     most once per probeEvery);
 //   - the token store can be read (links.Store.Ping);
 //   - every gateway shard the bot opened is connected (none before
 //     Start).
@@ -46,6 +53,13 @@ type readiness struct {
 	// is built.
 	shards atomic.Pointer[func() []bot.ShardState]
 	log    zerolog.Logger
+
+	// probeEvery is how long a probe's outcome is reused (0: never).
+	// Requests wait for the probe in flight rather than start their own.
+	probeEvery time.Duration
+	probeMu    sync.Mutex
+	probedAt   time.Time // Go's monotonic clock; zero before the first probe
+	probeErr   error
 }
 
 // readyBody is the JSON body of a readiness answer.
@@ -65,7 +79,7 @@ func (r *readiness) check(ctx context.Context) []string {
 	if !r.serving.Load() {
 		failing = append(failing, "HTTP listener not serving")
 	}
-	if err := r.engine.Probe(ctx); err != nil {
+	if err := r.probe(ctx); err != nil {
 		r.log.Warn().Err(err).Msg("readiness: the engine store takes no write")
 		failing = append(failing, "engine store not writable")
 	}
@@ -86,6 +100,19 @@ func (r *readiness) check(ctx context.Context) []string {
 		}
 	}
 	return failing
+}
+
+// probe probes the engine store, or returns the outcome of a probe less
+// than probeEvery old.
+func (r *readiness) probe(ctx context.Context) error {
+	r.probeMu.Lock()
+	defer r.probeMu.Unlock()
+	if r.probeEvery > 0 && !r.probedAt.IsZero() && time.Since(r.probedAt) < r.probeEvery {
+		return r.probeErr
+	}
+	r.probeErr = r.engine.Probe(ctx)
+	r.probedAt = time.Now()
+	return r.probeErr
 }
 
 func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {

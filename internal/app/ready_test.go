@@ -199,3 +199,39 @@ func TestReadinessClosedStore(t *testing.T) {
 		t.Errorf("readyz with the engine store closed: %d %s; want 503 %s", st, body, want)
 	}
 }
+
+// TestReadinessProbeReuse: however often readiness is asked, the engine
+// store gets one probe write per probeEvery, and its outcome answers the
+// requests in between.
+func TestReadinessProbeReuse(t *testing.T) {
+	clock := actors.NewManualClock(t0)
+	faults := persistencetest.NewFaultStore(persistencetest.NewMemStore(clock.Now))
+	ecfg := actors.DefaultConfig()
+	ecfg.Clock, ecfg.Recover = clock, false
+	eng, err := actors.New(ecfg, faults, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	r := &readiness{engine: eng, log: zerolog.Nop(), probeEvery: time.Hour}
+	ctx := context.Background()
+	for i := range 5 {
+		clock.Advance(time.Millisecond)
+		if err := r.probe(ctx); err != nil {
+			t.Fatalf("probe %d: %v", i, err)
+		}
+	}
+	if n := faults.Counts().Writes; n != 1 {
+		t.Errorf("5 probes within probeEvery made %d store writes, want 1", n)
+	}
+	// The store fails: still the earlier outcome until probeEvery has
+	// passed (an hour here), then the failure.
+	faults.FailWrites(errDisk)
+	if err := r.probe(ctx); err != nil {
+		t.Errorf("probe reusing a fresh outcome: %v", err)
+	}
+	r.probeEvery = 0
+	if err := r.probe(ctx); !errors.Is(err, errDisk) {
+		t.Errorf("probe once the outcome is stale: %v, want the store's error", err)
+	}
+}
