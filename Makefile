@@ -79,7 +79,7 @@ unit:
 # They are built with `//go:build !race` and named TestDisgoGateway*; the
 # -race run above skips them, this one runs only them.
 gateway:
-	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./cmd/pinbot/
+	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./internal/app/ ./cmd/pinbot/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

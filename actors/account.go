@@ -123,6 +123,9 @@ func (g *grantReply) complete(err error) {
 			reply <- response{err: fmt.Errorf("actors: account %q: %w: %w", account, ErrUnavailable, err)}
 		}()
 	} else {
+		if obs := g.reg.eng.obs; obs != nil {
+			obs.Granted(resp.granted)
+		}
 		reply <- resp
 	}
 	*g = grantReply{done: g.done}
@@ -242,6 +245,10 @@ func (a *accountActor) start(c actor.Context) {
 // load reads the account's state from the store into a fresh ledger and
 // reports whether it could; if not, loadErr says why and requests get it.
 func (a *accountActor) load() bool {
+	var start time.Time
+	if a.eng.obs != nil {
+		start = time.Now()
+	}
 	led := a.eng.newLedger()
 	st, err := a.eng.store.Load(a.account)
 	if err != nil {
@@ -277,6 +284,9 @@ func (a *accountActor) load() bool {
 	a.led = led
 	a.inc = &incarnation{}
 	a.inc.durableHold.Store(led.hold)
+	if a.eng.obs != nil {
+		a.eng.obs.Loaded(time.Since(start))
+	}
 	return true
 }
 
@@ -299,6 +309,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		return
 	}
 	now := a.eng.clock.Now()
+	a.expire(now)
 	if a.waiting > 0 {
 		// Jobs due go first: a request never overtakes the queue.
 		a.led.expire(now)
@@ -326,8 +337,17 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		n := m.n
 		if a.waiting > 0 {
 			// Only the slots the waiting jobs leave free.
-			n = min(n, a.led.free(now)-a.waiting)
+			free := a.led.free(now)
+			n = min(n, free-a.waiting)
 			if n <= 0 {
+				switch {
+				case now < a.led.hold:
+					a.refused(RefusedHeld)
+				case free <= 0:
+					a.refused(RefusedLimit)
+				default:
+					a.refused(RefusedQueue)
+				}
 				a.answer(m, response{status: a.status(now)})
 				return
 			}
@@ -335,6 +355,11 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		first, granted := a.led.reserve(now, n)
 		st := a.status(now)
 		if granted == 0 {
+			if now < a.led.hold {
+				a.refused(RefusedHeld)
+			} else {
+				a.refused(RefusedLimit)
+			}
 			a.answer(m, response{status: st})
 			return
 		}
@@ -349,6 +374,9 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		if !ok {
 			a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)})
 			return
+		}
+		if a.eng.obs != nil {
+			a.eng.obs.Committed()
 		}
 		ev := persistence.Event{Kind: persistence.EventCommit, ID: m.id, At: t}
 		if !late {
@@ -374,6 +402,9 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		if !a.led.release(now, m.id) {
 			a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: reservation %d: %w", a.account, m.id, ErrUnknownReservation)})
 			return
+		}
+		if a.eng.obs != nil {
+			a.eng.obs.Released()
 		}
 		a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: m.id}, nil)
 		a.runDue(now)
@@ -434,6 +465,7 @@ func (a *accountActor) rollback(rbs []rollback) {
 		return
 	}
 	now := a.eng.clock.Now()
+	a.expire(now)
 	for _, rb := range rbs {
 		for id := rb.first; id < rb.first+uint64(rb.count); id++ {
 			if a.led.release(now, id) {
@@ -468,6 +500,22 @@ func (a *accountActor) expiry(now int64) int64 {
 		exp += behind
 	}
 	return exp
+}
+
+// expire turns the reservations whose lease ran out by now into pins (see
+// ledger.expire) and reports them. Every request runs it first, so the
+// ledger's own calls at the same instant find nothing more to expire.
+func (a *accountActor) expire(now int64) {
+	if n := a.led.expire(now); n > 0 && a.eng.obs != nil {
+		a.eng.obs.LeaseExpired(n)
+	}
+}
+
+// refused reports a Reserve that granted nothing.
+func (a *accountActor) refused(why Refusal) {
+	if a.eng.obs != nil {
+		a.eng.obs.Refused(why)
+	}
 }
 
 // append journals ev; done (may be nil) learns when it is durable.
@@ -525,14 +573,17 @@ func (a *accountActor) stop(c actor.Context) {
 		a.settle("passivation")
 	}
 	now := a.eng.clock.Now()
-	a.led.expire(now)
+	a.expire(now)
 	if a.seq > a.snapSeq {
+		start := time.Now()
 		w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now)}
 		a.attachSnapshot(&w, now)
 		done := make(chan error, 1)
 		a.eng.journal.Append(w, now, func(err error) { done <- err })
 		if err := <-done; err != nil {
 			a.logger().Error().Err(err).Msg("snapshot at passivation failed; the journal still holds the events")
+		} else if a.eng.obs != nil {
+			a.eng.obs.Snapshotted(time.Since(start))
 		}
 	}
 }

@@ -32,6 +32,13 @@ func benchAccount(i int) string { return "acct-" + fmt.Sprint(i) }
 
 func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 	b.Helper()
+	return openObservedBenchEngine(b, durable, nil)
+}
+
+// openObservedBenchEngine is openBenchEngine with obs as the engine's
+// Config.Observer.
+func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine, *badgerstore.Store) {
+	b.Helper()
 	opts := badgerstore.Options{Durable: durable}
 	if v := os.Getenv("PINBOT_BENCH_MEMTABLE_MB"); v != "" {
 		var mb int64
@@ -46,6 +53,7 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 	}
 	cfg := DefaultConfig()
 	cfg.Recover = false
+	cfg.Observer = obs
 	eng, err := New(cfg, store, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
@@ -199,6 +207,37 @@ func BenchmarkEngineReserveCommit(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
 			reportLatency(b, lat)
+		})
+	}
+}
+
+// BenchmarkEngineReserveCommitObserved is BenchmarkEngineReserveCommit
+// with an Observer that counts every report with an atomic add, as the
+// metrics' does: the cost of the hooks on the hot path.
+func BenchmarkEngineReserveCommitObserved(b *testing.B) {
+	for _, durable := range []bool{true, false} {
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
+			obs := &countObserver{}
+			eng, _ := openObservedBenchEngine(b, durable, obs)
+			warm(b, eng)
+			ctx := context.Background()
+			lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
+				start := time.Now()
+				acc := benchAccount(r.IntN(benchAccounts))
+				g, err := eng.Reserve(ctx, acc, 1)
+				if err != nil {
+					return start, err
+				}
+				if g.Granted == 1 {
+					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
+				}
+				return start, err
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
+			reportLatency(b, lat)
+			if g := obs.granted.Load(); g < int64(b.N) {
+				b.Fatalf("observer saw %d grants of %d", g, b.N)
+			}
 		})
 	}
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// which the store's TTL follows).
 	KeepDone    int
 	KeepDoneFor time.Duration
+	// Observer, when not nil, learns what the engine does, for metrics
+	// (see Observer).
+	Observer Observer
 	// OnJob, when not nil, runs the account's queued jobs: it is called on
 	// a goroutine of its own with each job as it starts (its slot reserved
 	// durably), and with each job a previous run left running

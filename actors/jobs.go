@@ -318,6 +318,9 @@ func (a *accountActor) runDue(now int64) {
 		}
 		a.jobs[i] = j
 		a.waiting--
+		if a.eng.obs != nil {
+			a.eng.obs.Granted(1)
+		}
 		a.eng.handOut(a.account, j, false)
 	}
 	a.schedule(now)
@@ -468,12 +471,18 @@ func (a *accountActor) finish(m *request, now int64) {
 	case o.Done:
 		if t, _, ok := a.led.commit(now, j.Slot, o.At.UnixMilli()); ok {
 			ev = &persistence.Event{Kind: persistence.EventCommit, ID: j.Slot, At: t}
+			if a.eng.obs != nil {
+				a.eng.obs.Committed()
+			}
 		}
 	case o.Unknown:
 		// The slot stays pending and counts as a pin made at its deadline.
 	default:
 		if a.led.release(now, j.Slot) {
 			ev = &persistence.Event{Kind: persistence.EventRelease, ID: j.Slot}
+			if a.eng.obs != nil {
+				a.eng.obs.Released()
+			}
 		}
 	}
 	if o.Retry && !o.Done && !o.Unknown {

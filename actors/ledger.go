@@ -48,8 +48,9 @@ func newLedger(limit int, width, lease time.Duration) *ledger {
 // at its deadline: its outcome is unknown, so it is counted for as long as a
 // pin made at the latest possible moment would be. Such a reservation is
 // remembered as lapsed while its pin counts; lapsed ones whose pins no
-// longer count at now are forgotten.
-func (l *ledger) expire(now int64) {
+// longer count at now are forgotten. It returns how many reservations
+// lapsed.
+func (l *ledger) expire(now int64) int {
 	if len(l.lapsed) > 0 {
 		l.forgetLapsed(now)
 	}
@@ -62,9 +63,11 @@ func (l *ledger) expire(now int64) {
 			keep = append(keep, p)
 		}
 	}
+	lapsed := len(l.pending) - len(keep)
 	clear(l.pending[len(keep):])
 	l.pending = keep
 	l.trimPending()
+	return lapsed
 }
 
 // forgetLapsed drops the lapsed reservations whose pins no longer count at

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -59,6 +60,7 @@ type Bot struct {
 	closingCh chan struct{} // closed when Close begins
 	inflight  int
 	shards    sharding.ShardManager
+	gw        shardSet      // the shards' gateways, read without the manager
 	idle      chan struct{} // closed once closing and no handler runs
 	idleOnce  sync.Once
 
@@ -119,7 +121,11 @@ func New(cfg Config) (*Bot, error) {
 	b.boards.m = make(map[string]boardList)
 	b.mux = b.routes()
 
-	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger())
+	var wrap []func(http.RoundTripper) http.RoundTripper
+	if cfg.DiscordTransport != nil {
+		wrap = append(wrap, cfg.DiscordTransport)
+	}
+	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger(), wrap...)
 	if cfg.APIURL != "" {
 		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
 	}
@@ -195,9 +201,12 @@ func (b *Bot) Start(ctx context.Context) error {
 			gateway.WithIdentifyMaxConcurrency(max(gb.SessionStartLimit.MaxConcurrency, 1)),
 			gateway.WithIdentifyRateLimiterLogger(b.slog),
 		),
+		sharding.WithGatewayCreateFunc(b.newGateway),
+		sharding.WithCloseHandler(b.shardClosed),
 	}
 	opts = append(opts, b.shardOpts...)
-	sm := sharding.New(b.cfg.Token, b.client.EventManager.HandleGatewayEvent, opts...)
+	b.gw.open(ids)
+	sm := sharding.New(b.cfg.Token, b.gatewayEvent, opts...)
 
 	b.mu.Lock()
 	if b.closing {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -100,6 +101,13 @@ type Config struct {
 	// and answered with when to try again. NoUserRate turns it off.
 	UserRate   gcra.Rate
 	NoUserRate bool
+	// Observer, when not nil, learns what became of every pin and
+	// interaction, how long acknowledgements took and when gateway shards
+	// connected, for metrics (see Observer).
+	Observer Observer
+	// DiscordTransport, when not nil, wraps the transport of the HTTP
+	// client that sends every Discord REST request (metrics).
+	DiscordTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -198,6 +206,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.UserRate.IsZero() {
 		c.UserRate = DefaultUserRate
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	return c
 }

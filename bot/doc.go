@@ -129,6 +129,15 @@
 // (discordio.InstallDecoder, a process-wide setting: disgo offers no
 // other).
 //
+// # Metrics and health
+//
+// Config.Observer learns what became of every picture (result and reason),
+// how each interaction ended and how long its acknowledgement took, and
+// each gateway shard's READY and RESUMED; Config.DiscordTransport wraps the
+// REST client's transport. Shards reports whether each shard is connected
+// without waiting on disgo's shard manager. Package internal/metrics turns
+// them into Prometheus metrics, and internal/app into readiness.
+//
 // # Logs
 //
 // The bot logs through zerolog with component=bot; disgo's slog output is

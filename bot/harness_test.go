@@ -26,6 +26,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
@@ -127,6 +128,8 @@ type world struct {
 	links       *links.Store
 	pc          *pinterest.Client
 	bot         *Bot
+	// metrics has every report of the engine, the bot and both clients.
+	metrics *metrics.Metrics
 
 	guild   discordtest.Guild
 	channel discordtest.Channel
@@ -141,7 +144,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	w := &world{t: t, ctx: ctx, logs: &testWriter{t: t}, done: map[snowflake.ID]chan struct{}{}}
+	w := &world{t: t, ctx: ctx, logs: &testWriter{t: t}, done: map[snowflake.ID]chan struct{}{}, metrics: metrics.New()}
 	t.Cleanup(func() {
 		w.logs.mu.Lock()
 		w.logs.done = true
@@ -177,6 +180,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	ecfg := actors.DefaultConfig()
 	ecfg.Clock = w.eclock
 	ecfg.Recover = false
+	ecfg.Observer = w.metrics.Engine()
 	if o.engine != nil {
 		o.engine(&ecfg)
 	}
@@ -186,6 +190,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.engine.Close(context.Background()) })
+	w.metrics.WatchEngine(w.engine)
 
 	if w.links, err = links.Open("", links.Options{InMemory: true}, log); err != nil {
 		t.Fatal(err)
@@ -200,7 +205,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		AuthURL:      w.ps.AuthURL(),
 		Now:          w.pclock.Now,
 		Logger:       log,
-		HTTPClient:   o.pinterestHTTP,
+		HTTPClient:   w.countedPinterestHTTP(o.pinterestHTTP),
 	}
 	if o.pinterest != nil {
 		o.pinterest(&pcfg)
@@ -227,6 +232,10 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Now:          w.pclock.Now,
 		UserRate:     o.userRate,
 		NoUserRate:   o.userRate.IsZero(),
+		Observer:     w.metrics.Bot(),
+		DiscordTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return w.metrics.Transport(metrics.Discord, rt, nil)
+		},
 	}
 	if o.bot != nil {
 		o.bot(&bcfg)
@@ -234,6 +243,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if w.bot, err = New(bcfg); err != nil {
 		t.Fatal(err)
 	}
+	w.metrics.WatchGateway(w.bot.ShardsConnected)
 	w.bot.onDone = w.markDone
 	if o.jobs {
 		w.jobDone = make(chan actors.Job, 1024)
@@ -266,6 +276,17 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// countedPinterestHTTP returns hc (a default client if nil) with its
+// transport counted in the world's metrics, as the program does.
+func (w *world) countedPinterestHTTP(hc *http.Client) *http.Client {
+	out := &http.Client{}
+	if hc != nil {
+		*out = *hc
+	}
+	out.Transport = w.metrics.Transport(metrics.Pinterest, out.Transport, pinterest.RetryWait)
+	return out
 }
 
 func (w *world) doneChan(id snowflake.ID) chan struct{} {

@@ -42,10 +42,15 @@ const (
 // once. An interaction whose deferral fails (too late, or already
 // acknowledged, as when an event is delivered twice) is not worked on,
 // so no interaction is answered twice.
+// Config.Observer learns how long each acknowledgement took, from the
+// moment admit took the interaction up, and how each interaction ended.
 func (b *Bot) admit(next handler.Handler) handler.Handler {
-	return func(e *handler.InteractionEvent) error {
+	return func(e *handler.InteractionEvent) (err error) {
+		taken := time.Now()
+		name := interactionName(e)
 		if !b.enter() {
 			b.log.Debug().Str("interaction_id", e.ID().String()).Msg("interaction ignored: closing")
+			b.cfg.Observer.InteractionDone(name, interactionClosing)
 			if b.onDone != nil {
 				b.onDone(e.ID())
 			}
@@ -55,32 +60,52 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		if b.onDone != nil {
 			defer b.onDone(e.ID())
 		}
+		// Reported before onDone, so that a test that waits for it sees it.
+		result := interactionOK
+		defer func() {
+			if err != nil && result == interactionOK {
+				result = interactionError
+			}
+			b.cfg.Observer.InteractionDone(name, result)
+		}()
 
 		if e.Type() == discord.InteractionTypeAutocomplete {
 			select {
 			case b.autocompletes <- struct{}{}:
 				defer func() { <-b.autocompletes }()
 			default:
-				return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(b.workCtx))
+				result = interactionBusy
+				err := e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(b.workCtx))
+				if err == nil {
+					b.cfg.Observer.Acknowledged(time.Since(taken))
+				}
+				return err
 			}
 			start := time.Now()
 			ctx, cancel := context.WithDeadline(b.workCtx, start.Add(autocompleteTimeout))
 			defer cancel()
 			e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
-			return next(e)
+			// The choices are the initial response: sent by next.
+			err := next(e)
+			if err == nil {
+				b.cfg.Observer.Acknowledged(time.Since(taken))
+			}
+			return err
 		}
 
 		actx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
-		var err error
 		if editsInPlace(e) {
 			err = e.DeferUpdateMessage(rest.WithCtx(actx))
 		} else {
 			err = e.DeferCreateMessage(true, rest.WithCtx(actx))
 		}
 		cancel()
-		if err != nil && !b.deferredAnyway(e.Token(), err) {
+		if err == nil {
+			b.cfg.Observer.Acknowledged(time.Since(taken))
+		} else if !b.deferredAnyway(e.Token(), err) {
 			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
 				Msg("interaction not acknowledged; not working on it")
+			result = interactionNotAcknowledged
 			return nil
 		}
 		if b.throttled(e) {
@@ -96,6 +121,7 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 			// Acknowledged but not started: say so rather than start a
 			// batch while shutting down.
 			b.reply(e.Token(), reply{content: msgRestarting})
+			result = interactionClosing
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(b.workCtx, b.cfg.HandlerTimeout)

@@ -51,11 +51,11 @@ func (b *Bot) RunJob(j actors.Job) {
 	q, err := decodeQueuedPin(j.Payload)
 	if err != nil {
 		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("unreadable queued pin; dropped")
-		b.endJob(j, failedJob("Pinbot could not read this queued pin"), q, "")
+		b.endJob(j, failedJob(failInvalid, "Pinbot could not read this queued pin"), q, "")
 		return
 	}
 	if j.Recovered {
-		b.endJob(j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown,
+		b.endJob(j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
 			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, "")
 		return
 	}
@@ -68,9 +68,10 @@ func (b *Bot) RunJob(j actors.Job) {
 	b.endJob(j, o, q, name)
 }
 
-// failedJob is the outcome of a pin that was not sent, and why.
-func failedJob(why string) actors.Outcome {
-	return actors.Outcome{Result: jobResult{Outcome: jobFailed, Why: why}.encode()}
+// failedJob is the outcome of a pin that was not sent, and why (reason
+// for the metrics, why for the user).
+func failedJob(reason, why string) actors.Outcome {
+	return actors.Outcome{Result: jobResult{Outcome: jobFailed, Why: why, Reason: reason}.encode()}
 }
 
 // runQueuedPin does the work of a queued pin and returns its outcome and
@@ -78,16 +79,16 @@ func failedJob(why string) actors.Outcome {
 func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (actors.Outcome, string) {
 	acct, _, ok := b.linkedAccount(ctx, q.User.String(), j.Account)
 	if !ok {
-		return failedJob("the Pinterest account is no longer linked to you"), ""
+		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), ""
 	}
 	name := accountName(acct.Username, acct.ID)
 	if acct.RelinkNeeded {
-		return failedJob("Pinterest no longer accepts Pinbot's access to the account; run /link"), name
+		return failedJob(failReauth, "Pinterest no longer accepts Pinbot's access to the account; run /link"), name
 	}
 	sess, err := b.session(ctx, acct.ID)
 	if err != nil {
 		b.markRelinkIfRefused(acct.ID, sess, err)
-		return failedJob("Pinbot could not use the account's access; run /link"), name
+		return failedJob(failReauth, "Pinbot could not use the account's access; run /link"), name
 	}
 
 	ref := q.ref()
@@ -95,9 +96,9 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	if err != nil {
 		switch restKind(err) {
 		case restNotFound:
-			return failedJob("the message was deleted"), name
+			return failedJob(failMessageGone, "the message was deleted"), name
 		case restForbidden:
-			return failedJob("Pinbot can no longer read that channel"), name
+			return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name
 		}
 		b.log.Warn().Str("error", errText(err)).Uint64("job", j.ID).Msg("fetching a queued pin's message failed; retrying later")
 		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
@@ -110,12 +111,12 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
 		}
 		if !res.ok {
-			return failedJob("you can no longer read that channel (" + res.why + ")"), name
+			return failedJob(failNoAccess, "you can no longer read that channel ("+res.why+")"), name
 		}
 	}
 	imgs := imagesOf(*msg)
 	if q.Image > len(imgs) {
-		return failedJob("the image is no longer in the message"), name
+		return failedJob(failNoImage, "the image is no longer in the message"), name
 	}
 	im := imgs[q.Image-1]
 	title := pinTitle(*msg)
@@ -142,7 +143,7 @@ func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest
 	switch {
 	case errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err):
 		log.Msg("queued pin: outcome unknown; slot kept")
-		return actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown,
+		return actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
 			Why: "Pinterest did not answer clearly; the pin may exist, so it counts toward the limit"}.encode()}
 	case errors.Is(err, pinterest.ErrNoTime), errors.Is(err, context.DeadlineExceeded),
 		isDialError(err), errors.Is(err, pinterest.ErrUnavailable):
@@ -164,22 +165,22 @@ func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest
 		log.Msg("queued pin: pinterest rate limit; retrying after it")
 		return actors.Outcome{Retry: true, RetryAfter: wait}
 	case errors.Is(err, pinterest.ErrSpamBlocked):
-		return failedJob("blocked by Pinterest's spam protection")
+		return failedJob(failSpamBlock, "blocked by Pinterest's spam protection")
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		b.markRelink(j.Account, sess)
-		return failedJob("Pinterest refused Pinbot's access to the account; run /link")
+		return failedJob(failReauth, "Pinterest refused Pinbot's access to the account; run /link")
 	case errors.Is(err, pinterest.ErrImageRejected):
-		return failedJob("Pinterest could not use this image")
+		return failedJob(failImageRejected, "Pinterest could not use this image")
 	}
 	var ae *pinterest.APIError
 	if errors.As(err, &ae) {
 		if ae.Status == http.StatusBadRequest {
-			return failedJob("Pinterest refused it: " + plain(truncateRunes(ae.Message, 200)))
+			return failedJob(failRefused, "Pinterest refused it: "+plain(truncateRunes(ae.Message, 200)))
 		}
-		return failedJob(fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200))))
+		return failedJob(failRefused, fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200))))
 	}
 	log.Msg("queued pin not sent")
-	return failedJob("it could not be sent to Pinterest")
+	return failedJob(failUnavailable, "it could not be sent to Pinterest")
 }
 
 // markRelinkIfRefused marks the account for relinking when err says
@@ -198,12 +199,17 @@ func (b *Bot) endJob(j actors.Job, o actors.Outcome, q queuedPin, name string) {
 	if _, err := b.cfg.Engine.Finish(ctx, j, o); err != nil {
 		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("recording a queued pin's outcome failed")
 	}
-	if o.Retry || q.User == 0 || b.digest == nil {
+	if o.Retry {
 		return
 	}
-	if r, ok := decodeJobResult(o.Result); ok {
-		b.digest.Add(q.User, q.From, jobLine(q, r, name))
+	r, ok := decodeJobResult(o.Result)
+	if ok {
+		b.reportJob(r)
 	}
+	if !ok || q.User == 0 || b.digest == nil {
+		return
+	}
+	b.digest.Add(q.User, q.From, jobLine(q, r, name))
 }
 
 // jobLine is a queued pin's line in a digest or in /queue.

@@ -59,6 +59,9 @@ type jobResult struct {
 	Outcome string `json:"o"`
 	PinURL  string `json:"p,omitempty"`
 	Why     string `json:"w,omitempty"`
+	// Reason is why it was not pinned, for the metrics (failReasons);
+	// results stored before it was kept have none.
+	Reason string `json:"r,omitempty"`
 }
 
 // Outcomes of a queued pin.

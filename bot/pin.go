@@ -161,9 +161,11 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	}
 	if !queue {
 		if full(st) || st.Queued > 0 {
+			b.reportRefused(len(bt.refs), failLimit)
 			return reply{content: b.rule.atLimit(st, name)}
 		}
 		if held(st) {
+			b.reportRefused(len(bt.refs), failHeld)
 			return reply{content: msgHeld(st, name)}
 		}
 	}
@@ -171,6 +173,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue}
 	p.run(bt)
 	p.enqueue()
+	b.reportPins(p.rep)
 	return reply{content: p.rep.render(name, boardName)}
 }
 
@@ -195,6 +198,7 @@ type entry struct {
 	pinURL        string
 	count         string
 	why           string
+	reason        string // why it was not pinned, for the metrics (failReasons)
 	// job is a picture's queued pin, while it waits to be queued (res
 	// resQueued), and due when it runs once queued.
 	job *queuedPin
@@ -206,8 +210,9 @@ type report struct {
 	entries []entry
 	// stop, when set, is why the batch ended early; it is shown before
 	// the first entry skipped because of it, whose why is stopWhy.
-	stop    string
-	stopWhy string
+	stop       string
+	stopWhy    string
+	stopReason string // the reason of the entries skipped because of stop
 	// queued, when set, says what was queued; shown after stop.
 	queued string
 }
@@ -232,11 +237,11 @@ type pinner struct {
 
 func (p *pinner) stopped() bool { return p.rep.stop != "" }
 
-func (p *pinner) stopWith(msg, why string) {
+func (p *pinner) stopWith(reason, msg, why string) {
 	if p.stopped() {
 		return
 	}
-	p.rep.stop, p.rep.stopWhy = msg, why
+	p.rep.stop, p.rep.stopWhy, p.rep.stopReason = msg, why, reason
 }
 
 func (p *pinner) add(e entry) { p.rep.entries = append(p.rep.entries, e) }
@@ -265,28 +270,28 @@ func (p *pinner) skippedRest() string {
 func (p *pinner) run(bt batch) {
 	for _, ref := range bt.refs {
 		if p.stopped() {
-			p.add(entry{ref: ref, res: resSkipped, why: p.rep.stopWhy})
+			p.add(entry{ref: ref, res: resSkipped, why: p.rep.stopWhy, reason: p.rep.stopReason})
 			continue
 		}
-		msg, why := p.fetch(ref, bt.target)
+		msg, why, reason := p.fetch(ref, bt.target)
 		if why != "" {
-			p.add(entry{ref: ref, res: resFailed, why: why})
+			p.add(entry{ref: ref, res: resFailed, why: why, reason: reason})
 			continue
 		}
 		imgs := imagesOf(*msg)
 		if len(imgs) == 0 {
-			p.add(entry{ref: ref, res: resFailed, why: "this message has no image"})
+			p.add(entry{ref: ref, res: resFailed, why: "this message has no image", reason: failNoImage})
 			continue
 		}
 		for j, im := range imgs {
 			e := entry{ref: ref, image: j + 1, images: len(imgs)}
 			switch {
 			case p.stopped():
-				e.res, e.why = resSkipped, p.rep.stopWhy
+				e.res, e.why, e.reason = resSkipped, p.rep.stopWhy, p.rep.stopReason
 			case p.attempts >= MaxPinsPerBatch:
-				e.res, e.why = resSkipped, fmt.Sprintf("one command pins at most %d images", MaxPinsPerBatch)
+				e.res, e.why, e.reason = resSkipped, fmt.Sprintf("one command pins at most %d images", MaxPinsPerBatch), failBatchCap
 			case j > 0 && bt.target == nil && !p.chargeExtra():
-				e.res, e.why = resSkipped, whyThrottled
+				e.res, e.why, e.reason = resSkipped, whyThrottled, failThrottled
 			case p.queueing:
 				p.attempts++
 				p.queueEntry(*msg, &e)
@@ -300,23 +305,24 @@ func (p *pinner) run(bt batch) {
 }
 
 // fetch returns the message: the command's target, or a fresh copy from
-// Discord. why, when set, says why there is none.
-func (p *pinner) fetch(ref messageRef, target *discord.Message) (*discord.Message, string) {
+// Discord. why, when set, says why there is none, and reason is its
+// reason for the metrics.
+func (p *pinner) fetch(ref messageRef, target *discord.Message) (_ *discord.Message, why, reason string) {
 	if target != nil {
-		return target, ""
+		return target, "", ""
 	}
 	m, err := p.b.client.Rest.GetMessage(ref.ChannelID, ref.MessageID, rest.WithCtx(p.inv.ctx))
 	if err == nil {
-		return m, ""
+		return m, "", ""
 	}
 	switch restKind(err) {
 	case restNotFound:
-		return nil, "message not found (deleted, or not in that channel)"
+		return nil, "message not found (deleted, or not in that channel)", failMessageGone
 	case restForbidden:
-		return nil, "Pinbot cannot read that channel"
+		return nil, "Pinbot cannot read that channel", failNoAccess
 	}
 	p.inv.log.Warn().Str("error", errText(err)).Str("message_id", ref.MessageID.String()).Msg("fetching the message failed")
-	return nil, "Discord did not return the message; try again later"
+	return nil, "Discord did not return the message; try again later", failDiscord
 }
 
 // pin makes one pin: reserve a slot, create the pin, then commit the slot
@@ -326,8 +332,8 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 	eng := p.b.cfg.Engine
 	start := time.Now()
 	if ctx.Err() != nil {
-		e.res, e.why = resSkipped, "the command ran out of time"
-		p.stopWith("The command took too long, so Pinbot stopped here.", "not attempted: out of time")
+		e.res, e.why, e.reason = resSkipped, "the command ran out of time", failTimeout
+		p.stopWith(failTimeout, "The command took too long, so Pinbot stopped here.", "not attempted: out of time")
 		return
 	}
 	// Once asked, the engine may grant the slot whatever becomes of ctx:
@@ -338,8 +344,8 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 	rscancel()
 	if err != nil {
 		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("reserving a slot failed")
-		e.res, e.why = resFailed, "not pinned: Pinbot's pin counter is unavailable"
-		p.stopWith(msgEngineDown, "not attempted: the pin counter is unavailable")
+		e.res, e.why, e.reason = resFailed, "not pinned: Pinbot's pin counter is unavailable", failEngine
+		p.stopWith(failEngine, msgEngineDown, "not attempted: the pin counter is unavailable")
 		return
 	}
 	if g.Granted == 0 {
@@ -349,12 +355,12 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			return
 		}
 		if held(g.Status) {
-			e.res, e.why = resSkipped, "Pinterest asked Pinbot to wait"
-			p.stopWith(msgHeld(g.Status, p.name), "Pinterest asked Pinbot to wait")
+			e.res, e.why, e.reason = resSkipped, "Pinterest asked Pinbot to wait", failHeld
+			p.stopWith(failHeld, msgHeld(g.Status, p.name), "Pinterest asked Pinbot to wait")
 			return
 		}
-		e.res, e.why = resSkipped, "limit reached"
-		p.stopWith(p.b.rule.limitStop(g.Status, p.pinnedAny()), "limit reached")
+		e.res, e.why, e.reason = resSkipped, "limit reached", failLimit
+		p.stopWith(failLimit, p.b.rule.limitStop(g.Status, p.pinnedAny()), "limit reached")
 		return
 	}
 	slot := g.Reservations()[0]
@@ -430,21 +436,21 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 	switch {
 	case unknown:
 		log.Msg("pin outcome unknown; slot kept")
-		e.why = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit"
+		e.why, e.reason = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit", failOutcomeUnknown
 		if rerr == nil {
 			e.count = p.b.rule.pinCount(st.Used, st.Limit)
 		}
-		p.stopWith("Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
+		p.stopWith(failUnavailable, "Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
 	case errors.Is(err, pinterest.ErrNoTime) || (errors.Is(err, context.DeadlineExceeded) && p.inv.ctx.Err() == nil):
 		// The slot's own deadline came too close (a slow token refresh):
 		// nothing was sent for this pin, and its slot is free again.
 		log.Msg("pin not sent: its slot's time ran out")
-		e.why = "Pinterest was too slow to renew Pinbot's access in time, so it was not sent"
-		p.stopWith("Pinterest was slow to answer, so Pinbot stopped here. Please try the rest again.", "not attempted after the delay")
+		e.why, e.reason = "Pinterest was too slow to renew Pinbot's access in time, so it was not sent", failNoTime
+		p.stopWith(failNoTime, "Pinterest was slow to answer, so Pinbot stopped here. Please try the rest again.", "not attempted after the delay")
 	case isDialError(err) || errors.Is(err, pinterest.ErrUnavailable):
 		log.Msg("pinterest unreachable")
-		e.why = "Pinterest is not answering"
-		p.stopWith(msgPinterestDown, "not attempted: Pinterest is not answering")
+		e.why, e.reason = "Pinterest is not answering", failUnavailable
+		p.stopWith(failUnavailable, msgPinterestDown, "not attempted: Pinterest is not answering")
 	case errors.Is(err, pinterest.ErrRateLimited):
 		var rl *pinterest.RateLimitError
 		wait := time.Duration(0)
@@ -457,41 +463,41 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 		}
 		if errors.Is(err, pinterest.ErrSpamBlocked) {
 			log.Msg("pinterest spam block")
-			e.why = "blocked by Pinterest's spam protection"
-			p.stopWith(fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
+			e.why, e.reason = "blocked by Pinterest's spam protection", failSpamBlock
+			p.stopWith(failSpamBlock, fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
 				"not attempted: spam block")
 			return
 		}
 		log.Msg("pinterest rate limit")
-		e.why = "Pinterest rate limited this account"
-		p.stopWith(fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
+		e.why, e.reason = "Pinterest rate limited this account", failRateLimited
+		p.stopWith(failRateLimited, fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
 			"not attempted: rate limited by Pinterest")
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		log.Msg("pinterest grant refused")
 		p.b.markRelink(p.acct.ID, p.sess)
-		e.why = "Pinterest refused Pinbot's access to the account"
-		p.stopWith(msgRelink(p.name), "not attempted: the account must be linked again")
+		e.why, e.reason = "Pinterest refused Pinbot's access to the account", failReauth
+		p.stopWith(failReauth, msgRelink(p.name), "not attempted: the account must be linked again")
 	case errors.Is(err, pinterest.ErrImageRejected):
 		log.Msg("pinterest rejected the image")
-		e.why = "Pinterest could not use this image"
+		e.why, e.reason = "Pinterest could not use this image", failImageRejected
 	default:
 		var ae *pinterest.APIError
 		switch {
 		case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
 			log.Msg("pinterest refused the pin")
-			e.why = "Pinterest refused it: " + plain(truncateRunes(ae.Message, 200))
+			e.why, e.reason = "Pinterest refused it: "+plain(truncateRunes(ae.Message, 200)), failRefused
 		case errors.As(err, &ae):
 			log.Msg("pinterest refused the pin")
-			e.why = fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200)))
-			p.stopWith("Pinterest refused the pin, so Pinbot stopped here. Check the board in /settings.", "not attempted after Pinterest's refusal")
+			e.why, e.reason = fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200))), failRefused
+			p.stopWith(failRefused, "Pinterest refused the pin, so Pinbot stopped here. Check the board in /settings.", "not attempted after Pinterest's refusal")
 		case p.inv.ctx.Err() != nil:
 			log.Msg("pin abandoned: out of time")
-			e.why = "the command ran out of time"
-			p.stopWith("The command took too long, so Pinbot stopped here.", "not attempted: out of time")
+			e.why, e.reason = "the command ran out of time", failTimeout
+			p.stopWith(failTimeout, "The command took too long, so Pinbot stopped here.", "not attempted: out of time")
 		default:
 			log.Msg("pin not sent")
-			e.why = "it could not be sent to Pinterest"
-			p.stopWith(msgPinterestDown, "not attempted after the error")
+			e.why, e.reason = "it could not be sent to Pinterest", failUnavailable
+			p.stopWith(failUnavailable, msgPinterestDown, "not attempted after the error")
 		}
 	}
 }

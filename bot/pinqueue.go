@@ -59,6 +59,7 @@ func (p *pinner) enqueue() {
 		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("queueing pins failed")
 		for _, i := range idx {
 			p.rep.entries[i].res, p.rep.entries[i].why = resSkipped, "not queued: Pinbot's storage is unavailable"
+			p.rep.entries[i].reason = failEngine
 		}
 		p.rep.queued = limitMsg + " Pinbot could not queue the rest (its storage is unavailable); please try again later."
 		return
@@ -67,7 +68,7 @@ func (p *pinner) enqueue() {
 		e := &p.rep.entries[i]
 		e.job = nil
 		if k >= len(q.Jobs) {
-			e.res, e.why = resSkipped, fmt.Sprintf("this account's queue is full (%d pins)", eng.Config().MaxQueue)
+			e.res, e.why, e.reason = resSkipped, fmt.Sprintf("this account's queue is full (%d pins)", eng.Config().MaxQueue), failQueueFull
 			continue
 		}
 		e.due = q.Jobs[k].Due

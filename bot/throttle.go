@@ -162,7 +162,7 @@ func (b *Bot) throttled(e *handler.InteractionEvent) bool {
 func (p *pinner) chargeExtra() bool {
 	ok, at := p.b.throttle.charge(p.inv.userID, 1)
 	if !ok {
-		p.stopWith(p.b.throttle.msgThrottledStop(at), whyThrottled)
+		p.stopWith(failThrottled, p.b.throttle.msgThrottledStop(at), whyThrottled)
 	}
 	return ok
 }

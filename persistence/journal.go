@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -17,6 +18,7 @@ type Journal struct {
 	settler  Settler // store, when it is one; nil otherwise
 	maxBatch int
 	log      zerolog.Logger
+	onBatch  func(writes int, took time.Duration, err error) // nil: none
 
 	mu      sync.Mutex
 	queue   []pendingWrite
@@ -41,9 +43,22 @@ type pendingWrite struct {
 // DefaultMaxBatch is the most account writes one Store.Write carries.
 const DefaultMaxBatch = 4096
 
+// JournalOption configures a Journal (see NewJournal).
+type JournalOption func(*Journal)
+
+// WithBatchHook has f called after every Store.Write of the journal, on
+// the journal's goroutine before the batch's writers are answered, with
+// the number of account writes the batch carried (0 for a batch holding
+// only the high-water mark), how long Write took (Go's monotonic clock)
+// and its error. f must be cheap and must not block: the next batch waits
+// for it. It is for metrics.
+func WithBatchHook(f func(writes int, took time.Duration, err error)) JournalOption {
+	return func(j *Journal) { j.onBatch = f }
+}
+
 // NewJournal starts a journal writing to store, at most maxBatch account
 // writes per Store.Write (DefaultMaxBatch if maxBatch <= 0). Close stops it.
-func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
+func NewJournal(store Store, maxBatch int, log zerolog.Logger, opts ...JournalOption) *Journal {
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
 	}
@@ -53,6 +68,9 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger) *Journal {
 		log:      log.With().Str("component", "journal").Logger(),
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(j)
 	}
 	j.settler, _ = store.(Settler)
 	go j.run()
@@ -192,9 +210,16 @@ func (j *Journal) write(take []pendingWrite) {
 	var err error
 	wrote := len(b.Accounts) > 0 || b.HighWater > 0
 	if wrote {
+		var start time.Time
+		if j.onBatch != nil {
+			start = time.Now()
+		}
 		err = j.store.Write(b)
 		if err != nil {
 			j.log.Error().Err(err).Int("writes", len(b.Accounts)).Msg("journal write failed")
+		}
+		if j.onBatch != nil {
+			j.onBatch(len(b.Accounts), time.Since(start), err)
 		}
 	}
 	clear(b.Accounts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -165,5 +166,70 @@ func TestJournalOutcomes(t *testing.T) {
 				t.Errorf("%d writes went in %d batches, want at least 3 (at most 2 per batch)", n, batches)
 			}
 		})
+	}
+}
+
+// TestJournalBatchHook checks that the batch hook sees every Store.Write,
+// with its account writes and its error, before the batch's writers are
+// answered, and nothing for a batch that writes nothing.
+func TestJournalBatchHook(t *testing.T) {
+	errDisk := errors.New("disk error")
+	type call struct {
+		writes int
+		err    string
+	}
+	var mu sync.Mutex
+	var calls []call
+	fail := false
+	st := &scriptStore{write: func(*Batch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return errDisk
+		}
+		return nil
+	}}
+	j := NewJournal(st, 0, zerolog.Nop(), WithBatchHook(func(writes int, took time.Duration, err error) {
+		if took < 0 {
+			t.Errorf("hook: took %v < 0", took)
+		}
+		c := call{writes: writes}
+		if err != nil {
+			c.err = err.Error()
+		}
+		mu.Lock()
+		calls = append(calls, c)
+		mu.Unlock()
+	}))
+	defer j.Close()
+	seen := func() []call {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]call(nil), calls...)
+	}
+
+	o := newOutcomes()
+	j.AppendEvent("a", reserve(1, 1, t0), 0, t0, o.done(0))
+	o.wait(t, 1)
+	if got := seen(); len(got) != 1 || got[0] != (call{1, ""}) {
+		t.Fatalf("after one durable write: hook calls %v, want [{1 }]", got)
+	}
+	// A flush marker writes nothing: no Store.Write, no call.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := j.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The high-water mark alone is a write of no account.
+	j.Append(AccountWrite{}, t0, o.done(1))
+	o.wait(t, 1)
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	j.AppendEvent("b", reserve(1, 1, t0), 0, t0, o.done(2))
+	o.wait(t, 1)
+	want := []call{{1, ""}, {0, ""}, {1, errDisk.Error()}}
+	if got := seen(); !slices.Equal(got, want) {
+		t.Errorf("hook calls %v, want %v", got, want)
 	}
 }

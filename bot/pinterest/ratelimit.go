@@ -49,6 +49,17 @@ func resetAt(h http.Header, now time.Time, fallback time.Duration) time.Time {
 	return best
 }
 
+// RetryWait returns the wait a 429 answer received at now asks for, read
+// from its headers as the client reads them (x-ratelimit-reset and
+// Retry-After, see RateLimitError), capped at MaxRateLimitWait; ok is false
+// when they name none. The program's metrics observe it.
+func RetryWait(h http.Header, now time.Time) (wait time.Duration, ok bool) {
+	if t := resetAt(h, now, 0); t.After(now) {
+		return t.Sub(now), true
+	}
+	return 0, false
+}
+
 // parseRateLimitReset reads an x-ratelimit-reset value; see resetAt.
 func parseRateLimitReset(v string, now time.Time) (time.Time, bool) {
 	v = strings.TrimSpace(v)

@@ -8,7 +8,7 @@
 //	GET  /oauth/confirm?link=…           the confirmation page
 //	POST /oauth/confirm                  link=…&csrf=…&action=confirm|cancel: store it, or not
 //	GET  /oauth/discord?code=…&state=…   back from signing in with Discord
-//	GET  /healthz                        200 "ok" while the store is open
+//	GET  /healthz                        200 "ok" while the process lives
 //
 // Every other path answers 404 and every other method 405.
 //

@@ -27,7 +27,7 @@
 //	--discord-token TOKEN         DISCORD_TOKEN               runs the bot when set
 //	--pinterest-client-id ID      PINTEREST_CLIENT_ID         Pinterest app id (bot: required)
 //	--pinterest-client-secret S   PINTEREST_CLIENT_SECRET     Pinterest app secret (bot: required)
-//	--http-addr HOST:PORT         PINBOT_HTTP_ADDR            OAuth callback and /healthz (127.0.0.1:8080)
+//	--http-addr HOST:PORT         PINBOT_HTTP_ADDR            OAuth callback, /healthz, /readyz, /metrics (127.0.0.1:8080)
 //	--public-url URL              PINBOT_PUBLIC_URL           public address of that listener (bot: required)
 //	--encryption-key-file FILE    PINBOT_ENCRYPTION_KEY_FILE  key of the token store (bot: required)
 //	--discord-api-url URL         PINBOT_DISCORD_API_URL      Discord REST base (https://discord.com/api/v10)
@@ -106,9 +106,10 @@
 // # The bot
 //
 // Start: the engine store and the engine (which replays what the store
-// holds), the token store, the HTTP listener (OAuth callback, /healthz),
-// the control socket (DIR/pinbot.sock, online backups), then the bot
-// (command sync, gateway). SIGINT or SIGTERM stops it in reverse order,
+// holds), the token store, the HTTP listener (OAuth callback, /healthz,
+// /readyz, /metrics), the control socket (DIR/pinbot.sock, online
+// backups), then the bot (command sync, gateway). SIGINT or SIGTERM makes
+// /readyz answer 503 at once, then stops everything in reverse order,
 // each step within a timeout: the bot (closing the gateway, then waiting
 // for the running commands), the control socket, the HTTP listener, the engine
 // (which writes every account's state), the token store, the engine

@@ -63,7 +63,7 @@ var (
 	}
 	httpAddrOption = option{
 		flag: "http-addr", env: "PINBOT_HTTP_ADDR", arg: "HOST:PORT", def: "127.0.0.1:8080",
-		help: "where the bot serves the OAuth callback and /healthz",
+		help: "where the bot serves the OAuth callback, /healthz, /readyz and /metrics",
 	}
 	publicURLOption = option{
 		flag: "public-url", env: "PINBOT_PUBLIC_URL", arg: "URL", defHelp: "none",

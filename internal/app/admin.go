@@ -16,6 +16,9 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 		return next, nil
 	}
 	g := cfg.Gatherer
+	if g == nil && a.Metrics != nil {
+		g = a.Metrics.Registry()
+	}
 	if g == nil {
 		g = prometheus.DefaultGatherer
 	}

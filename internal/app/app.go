@@ -1,11 +1,12 @@
 // Package app builds the whole program from one Config: the engine's
 // store and engine, the token store, the Pinterest client, the HTTP
-// handler (OAuth callback, health check and, given an admin token, the
-// operator dashboard, behind a per-client rate limit, package
-// internal/edge) and the Discord bot, and tears them down in reverse
-// order with one closer stack. The bot
-// command and the local sandbox both build through it; the sandbox
-// passes the stand-ins' addresses.
+// handler (OAuth callback, liveness at /healthz, readiness at /readyz,
+// metrics at /metrics and, given an admin token, the operator dashboard,
+// behind a per-client rate limit, package internal/edge), the metrics
+// every part reports to, and the Discord bot, and tears them down in
+// reverse order with one closer stack. The bot command and the local
+// sandbox both build through it; the sandbox passes the stand-ins'
+// addresses.
 //
 // # Usage
 //
@@ -40,6 +41,7 @@ import (
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/internal/edge"
+	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -83,12 +85,13 @@ type Config struct {
 	LinksDir      string
 	EncryptionKey []byte
 	// Engine configures the rate-limit engine; nil means
-	// actors.DefaultConfig().
+	// actors.DefaultConfig(). Build sets its Observer.
 	Engine *actors.Config
-	// Pinterest configures the Pinterest client; Build sets its Logger.
+	// Pinterest configures the Pinterest client; Build sets its Logger
+	// and counts the requests of its HTTPClient (a copy of it).
 	Pinterest pinterest.Config
 	// Bot configures the Discord bot; Build sets its Engine, Links,
-	// Pinterest and Log.
+	// Pinterest, Log, Observer and DiscordTransport.
 	Bot bot.Config
 	// Discord configures how the confirmation page of a link reads the
 	// Discord user who ran /link and, with a ClientSecret, signs the
@@ -99,8 +102,8 @@ type Config struct {
 	// AvatarSources are where the confirmation page's pictures may come
 	// from; see web.Config.AvatarSources.
 	AvatarSources []string
-	// Listener is where the OAuth callback and the health check are
-	// served; Build takes it over and closes it with the App.
+	// Listener is where the OAuth callback, the health checks and the
+	// metrics are served; Build takes it over and closes it with the App.
 	Listener net.Listener
 	// HTTPLimit limits each client's requests to the listener (package
 	// internal/edge); its zero value is edge's defaults. NoHTTPLimit
@@ -110,8 +113,8 @@ type Config struct {
 	// AdminToken, when not empty, serves the operator dashboard at /admin
 	// on the listener to requests carrying it as a Bearer token (package
 	// internal/dashboard); without it there is no dashboard. Gatherer is
-	// where the dashboard reads the metrics; nil means
-	// prometheus.DefaultGatherer.
+	// where the dashboard reads the metrics; nil means the App's own
+	// (Metrics).
 	AdminToken []byte
 	Gatherer   prometheus.Gatherer
 	// PurgeEvery is how often expired OAuth states are deleted; 0 means
@@ -136,9 +139,13 @@ type App struct {
 	// Edge limits the HTTP listener's clients; nil when
 	// Config.NoHTTPLimit is set.
 	Edge *edge.Limiter
+	// Metrics has every part's metrics, served at metrics.Path.
+	Metrics *metrics.Metrics
 
 	log      zerolog.Logger
-	httpDone chan error // the HTTP server's end, once
+	httpDone chan error         // the HTTP server's end, once
+	store    *badgerstore.Store // the engine's
+	ready    *readiness         // answers ReadyPath
 
 	closers   []closer
 	closeOnce sync.Once
@@ -159,7 +166,7 @@ func Build(cfg Config) (_ *App, err error) {
 	if cfg.Listener == nil {
 		return nil, errors.New("app: Config.Listener is nil")
 	}
-	a := &App{log: cfg.Log.With().Str("component", "pinbot").Logger()}
+	a := &App{log: cfg.Log.With().Str("component", "pinbot").Logger(), Metrics: metrics.New()}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, a.Close(context.Background()))
@@ -187,6 +194,7 @@ func Build(cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	a.store = store
 	a.push("the engine store", 0, func(context.Context) error { return store.Close() })
 	if a.Links, err = openLinks(cfg.LinksDir, cfg.EncryptionKey, cfg.Log); err != nil {
 		return nil, err
@@ -196,13 +204,16 @@ func Build(cfg Config) (_ *App, err error) {
 	if cfg.Engine != nil {
 		ecfg = *cfg.Engine
 	}
+	ecfg.Observer = a.Metrics.Engine()
 	if a.Engine, err = actors.New(ecfg, store, cfg.Log); err != nil {
 		return nil, fmt.Errorf("starting the engine: %w", err)
 	}
 	a.push("the engine", EngineCloseTimeout, a.Engine.Close)
+	a.Metrics.WatchEngine(a.Engine)
 
 	pcfg := cfg.Pinterest
 	pcfg.Logger = cfg.Log
+	pcfg.HTTPClient = countedClient(pcfg.HTTPClient, a.Metrics)
 	if a.Pinterest, err = pinterest.New(pcfg); err != nil {
 		return nil, &configError{kind: ErrPinterestConfig, err: err}
 	}
@@ -242,9 +253,11 @@ func Build(cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	a.ready = &readiness{engine: a.Engine, links: a.Links, log: a.log, probeEvery: probeEvery}
 	ln := listener
 	listener = nil // the server closes it from now on
 	srv := h.Server(ln.Addr().String())
+	srv.Handler = routes(h, a.Metrics, a.ready)
 	if srv.Handler, err = a.withAdmin(cfg, srv.Handler); err != nil {
 		_ = ln.Close()
 		return nil, err
@@ -255,8 +268,10 @@ func Build(cfg Config) (_ *App, err error) {
 	}
 	a.httpDone = make(chan error, 1)
 	served := make(chan struct{})
+	a.ready.serving.Store(true)
 	go func() {
 		defer close(served)
+		defer a.ready.serving.Store(false)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.httpDone <- err
 		}
@@ -273,9 +288,16 @@ func Build(cfg Config) (_ *App, err error) {
 
 	bcfg := cfg.Bot
 	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
+	bcfg.Observer = a.Metrics.Bot()
+	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return a.Metrics.Transport(metrics.Discord, rt, nil)
+	}
 	if a.Bot, err = bot.New(bcfg); err != nil {
 		return nil, &configError{kind: ErrBotConfig, err: err}
 	}
+	shards := a.Bot.Shards
+	a.ready.shards.Store(&shards)
+	a.Metrics.WatchGateway(a.Bot.ShardsConnected)
 	closeBot := bcfg.CloseTimeout
 	if closeBot == 0 {
 		closeBot = bot.DefaultCloseTimeout
@@ -338,14 +360,19 @@ func (a *App) Start(ctx context.Context) error {
 // HTTPFailed delivers the HTTP server's error if it stops on its own.
 func (a *App) HTTPFailed() <-chan error { return a.httpDone }
 
-// Close stops what Build started, in reverse order: the bot (its handlers
-// finish first, and the token refreshes they started), the control
-// socket, the HTTP server, the OAuth state purge, the engine (which
-// writes every account's state), the token store, the engine store. Each
-// step is bounded by its own timeout and by ctx. It returns every error
-// met; Close may be called more than once.
+// Close stops what Build started. First ReadyPath answers 503 ("shutting
+// down"), so that a load balancer stops sending work while everything
+// still runs; then, in reverse order: the bot (its handlers finish first,
+// and the token refreshes they started), the control socket, the HTTP
+// server, the OAuth state purge, the engine (which writes every
+// account's state), the token store, the engine store. Each step is
+// bounded by its own timeout and by ctx. It returns every error met;
+// Close may be called more than once.
 func (a *App) Close(ctx context.Context) error {
 	a.closeOnce.Do(func() {
+		if a.ready != nil {
+			a.ready.closing.Store(true)
+		}
 		var errs []error
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			c := a.closers[i]
@@ -361,6 +388,17 @@ func (a *App) Close(ctx context.Context) error {
 		a.closeErr = errors.Join(errs...)
 	})
 	return a.closeErr
+}
+
+// countedClient returns a copy of hc (an empty client if nil) whose
+// requests m counts as Pinterest's.
+func countedClient(hc *http.Client, m *metrics.Metrics) *http.Client {
+	out := &http.Client{}
+	if hc != nil {
+		*out = *hc
+	}
+	out.Transport = m.Transport(metrics.Pinterest, out.Transport, pinterest.RetryWait)
+	return out
 }
 
 // purgeStates deletes expired OAuth states every interval until ctx ends.

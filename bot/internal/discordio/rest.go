@@ -11,10 +11,14 @@ import (
 
 // RESTClientOpts are the options of the bot's disgo REST client: the HTTP
 // client of newHTTPClient and the rate limiter of restLimiter, which logs
-// to log.
-func RESTClientOpts(log zerolog.Logger) []rest.ClientConfigOpt {
+// to log. Each wrap, in order, wraps the HTTP client's transport (metrics).
+func RESTClientOpts(log zerolog.Logger, wrap ...func(http.RoundTripper) http.RoundTripper) []rest.ClientConfigOpt {
+	hc := newHTTPClient()
+	for _, w := range wrap {
+		hc.Transport = w(hc.Transport)
+	}
 	return []rest.ClientConfigOpt{
-		rest.WithHTTPClient(newHTTPClient()),
+		rest.WithHTTPClient(hc),
 		rest.WithRateLimiter(newRESTLimiter(log)),
 	}
 }

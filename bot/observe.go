@@ -1,0 +1,181 @@
+package bot
+
+import (
+	"strings"
+	"time"
+
+	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/disgo/handler"
+)
+
+// Observer learns what the bot does, for metrics (Config.Observer; package
+// internal/metrics has the one the program uses). Every label it is given
+// comes from a short, fixed list below: never an ID. Its methods are
+// called from many goroutines at once; they must be cheap and must not
+// block.
+type Observer interface {
+	// PinDone reports what became of one picture of a command (or of a
+	// whole message that could not be read or holds no picture), once the
+	// command's report is written, and of one queued pin when it has run:
+	// result is "pinned", "failed", "unknown" (Pinterest did not answer
+	// clearly; the pin may exist and counts toward the limit), "skipped"
+	// or "queued", and reason, for failed, unknown and skipped, why the
+	// picture was not pinned (see failReasons). A queued picture is
+	// reported twice: queued by its command, then what became of it when
+	// it ran (a run that will be tried again is not reported).
+	PinDone(result, reason string)
+	// InteractionDone reports an interaction the bot is done with: command
+	// names the command, component or autocomplete (see
+	// interactionName), result how it ended: "ok", "error" (the handler
+	// failed), "not_acknowledged" (the deferral was refused or too late),
+	// "closing" (the bot was shutting down) or "busy" (autocomplete
+	// answered empty: too many at once).
+	InteractionDone(command, result string)
+	// Acknowledged reports how long after the bot took an interaction up
+	// its initial response (the deferral, or autocomplete's choices) was
+	// accepted: Discord allows three seconds.
+	Acknowledged(took time.Duration)
+	// ShardReady reports a gateway shard whose session became ready:
+	// resumed when it resumed its session, again when the shard had been
+	// ready before in this run (a reconnect).
+	ShardReady(shard int, resumed, again bool)
+}
+
+// nopObserver observes nothing: the Observer of a Config without one.
+type nopObserver struct{}
+
+func (nopObserver) PinDone(string, string)         {}
+func (nopObserver) InteractionDone(string, string) {}
+func (nopObserver) Acknowledged(time.Duration)     {}
+func (nopObserver) ShardReady(int, bool, bool)     {}
+
+// The results of Observer.PinDone.
+const (
+	pinPinned  = "pinned"
+	pinFailed  = "failed"
+	pinUnknown = "unknown"
+	pinSkipped = "skipped"
+	pinQueued  = "queued"
+)
+
+// Why a picture was not pinned: the reasons of Observer.PinDone.
+const (
+	failLimit          = "limit"               // the account's limit (skipped)
+	failHeld           = "held"                // Pinterest asked to wait, and the hold is in force (skipped)
+	failQueueFull      = "queue_full"          // the account's queue had no room (skipped)
+	failRateLimited    = "rate_limited"        // Pinterest answered 429
+	failSpamBlock      = "spam_block"          // Pinterest's spam protection
+	failReauth         = "reauth"              // Pinterest refused the account's grant: link it again
+	failImageRejected  = "image_rejected"      // Pinterest could not use the image
+	failRefused        = "refused"             // Pinterest refused the pin otherwise (a 4xx)
+	failUnavailable    = "unavailable"         // Pinterest not answering, or the request could not be sent
+	failOutcomeUnknown = "outcome_unknown"     // a 5xx or a timeout after sending (result unknown)
+	failNoTime         = "no_time"             // the slot's send deadline came too close (nothing sent)
+	failTimeout        = "timeout"             // the command ran out of time
+	failMessageGone    = "message_gone"        // the message is not there (deleted, or not in that channel)
+	failNoImage        = "no_image"            // the message has no picture (or no longer the one queued)
+	failNoAccess       = "no_access"           // the user or Pinbot can no longer read the channel
+	failUnlinked       = "unlinked"            // the account is no longer the user's (queued pins)
+	failEngine         = "engine"              // Pinbot's pin counter or its storage is unavailable
+	failBatchCap       = "batch_cap"           // beyond MaxPinsPerBatch pictures in one command (skipped)
+	failDiscord        = "discord_unavailable" // Discord did not return the message
+	failInvalid        = "invalid"             // a queued pin Pinbot could not read
+	failThrottled      = "throttled"           // the user's own allowance ran out (skipped)
+)
+
+// failReasons lists every reason, for the metrics' check of their labels.
+var failReasons = []string{
+	failLimit, failHeld, failQueueFull, failRateLimited, failSpamBlock, failReauth, failImageRejected,
+	failRefused, failUnavailable, failOutcomeUnknown, failNoTime, failTimeout, failMessageGone,
+	failNoImage, failNoAccess, failUnlinked, failEngine, failBatchCap, failDiscord, failInvalid,
+	failThrottled,
+}
+
+// The results of Observer.InteractionDone.
+const (
+	interactionOK              = "ok"
+	interactionError           = "error"
+	interactionNotAcknowledged = "not_acknowledged"
+	interactionClosing         = "closing"
+	interactionBusy            = "busy"
+)
+
+// reportPins reports every entry of a command's report.
+func (b *Bot) reportPins(r report) {
+	for _, e := range r.entries {
+		switch e.res {
+		case resPinned:
+			b.cfg.Observer.PinDone(pinPinned, "")
+		case resQueued:
+			b.cfg.Observer.PinDone(pinQueued, "")
+		case resSkipped:
+			b.cfg.Observer.PinDone(pinSkipped, e.reason)
+		case resFailed:
+			if e.reason == failOutcomeUnknown {
+				b.cfg.Observer.PinDone(pinUnknown, e.reason)
+			} else {
+				b.cfg.Observer.PinDone(pinFailed, e.reason)
+			}
+		}
+	}
+}
+
+// reportRefused reports the messages of a command refused as a whole by
+// the limit or a hold, before any was read: each is skipped for reason.
+// Other refusals of a whole command (no account linked, an unknown board)
+// count in the interactions alone.
+func (b *Bot) reportRefused(messages int, reason string) {
+	for range messages {
+		b.cfg.Observer.PinDone(pinSkipped, reason)
+	}
+}
+
+// reportJob reports what became of a queued pin that ran to its end.
+func (b *Bot) reportJob(r jobResult) {
+	switch r.Outcome {
+	case jobPinned:
+		b.cfg.Observer.PinDone(pinPinned, "")
+	case jobUnknown:
+		b.cfg.Observer.PinDone(pinUnknown, firstNonEmpty(r.Reason, failOutcomeUnknown))
+	case jobFailed:
+		b.cfg.Observer.PinDone(pinFailed, r.Reason)
+	}
+}
+
+// interactionName names an interaction for the metrics, from a fixed list:
+// the command ("pin", "pin_message" for Pin to Pinterest, "settings",
+// "link", "unlink", "queue"), the component ("settings_switch",
+// "settings_board", "settings_when_full", "queue_all", "queue_message"),
+// or the autocomplete ("pin_autocomplete", "unlink_autocomplete");
+// anything else is "other".
+func interactionName(e *handler.InteractionEvent) string {
+	switch i := e.Interaction.(type) {
+	case discord.ApplicationCommandInteraction:
+		switch name := i.Data.CommandName(); name {
+		case cmdPin, cmdSettings, cmdLink, cmdUnlink, cmdQueue:
+			return name
+		case cmdPinMessage:
+			return "pin_message"
+		}
+	case discord.AutocompleteInteraction:
+		switch name := i.Data.CommandName; name {
+		case cmdPin, cmdUnlink:
+			return name + "_autocomplete"
+		}
+	case discord.ComponentInteraction:
+		id := i.Data.CustomID()
+		switch {
+		case id == idSwitch:
+			return "settings_switch"
+		case id == idBoard || strings.HasPrefix(id, idBoard+"/"):
+			return "settings_board"
+		case id == idWhenFull:
+			return "settings_when_full"
+		case id == idQueueAll || strings.HasPrefix(id, idQueueAll+"/"):
+			return "queue_all"
+		case id == idQueueMessage:
+			return "queue_message"
+		}
+	}
+	return "other"
+}

@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The values of the bot's labels. A value outside its list is counted as
+// "other", so that no caller can grow a label's cardinality.
+var (
+	// PinResults are the values of pinbot_pins_total's result label.
+	PinResults = []string{"pinned", "failed", "unknown", "skipped", "queued"}
+	// PinFailureReasons are the values of pinbot_pin_failures_total's
+	// reason label: why a picture was not pinned (see package bot,
+	// FailLimit and the constants after it).
+	PinFailureReasons = []string{
+		"limit", "held", "queue_full", "rate_limited", "spam_block", "reauth", "image_rejected", "refused",
+		"unavailable", "outcome_unknown", "no_time", "timeout", "message_gone", "no_image", "no_access",
+		"unlinked", "engine", "batch_cap", "discord_unavailable", "invalid", "throttled",
+	}
+	// InteractionCommands are the values of pinbot_interactions_total's
+	// command label: the commands, their components and autocompletes.
+	InteractionCommands = []string{
+		"pin", "pin_message", "settings", "link", "unlink", "queue",
+		"settings_switch", "settings_board", "settings_when_full", "queue_all", "queue_message",
+		"pin_autocomplete", "unlink_autocomplete",
+	}
+	// InteractionResults are the values of pinbot_interactions_total's
+	// result label: ok (handled), error (the handler failed),
+	// not_acknowledged (Discord refused the deferral, or it came too
+	// late), closing (arrived or would have started during shutdown),
+	// busy (autocomplete answered empty: too many at once).
+	InteractionResults = []string{"ok", "error", "not_acknowledged", "closing", "busy"}
+)
+
+// other is the label value of anything outside a label's list.
+const other = "other"
+
+// BotObserver receives the bot's reports: it is the bot.Observer to set
+// as bot.Config.Observer (see Metrics.Bot). Its methods are bot.Observer's,
+// written out here so that this package does not import the bot, whose
+// tests import this package. It is safe for simultaneous use.
+type BotObserver struct {
+	pins         map[string]prometheus.Counter
+	failures     map[string]prometheus.Counter
+	interactions *prometheus.CounterVec
+	ack          prometheus.Histogram
+	reconnects   prometheus.Counter
+	resumes      prometheus.Counter
+}
+
+// ackBuckets cover Discord's 3-second deadline for the initial response.
+var ackBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5}
+
+func (o *BotObserver) init(reg *prometheus.Registry) {
+	pins := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_pins_total",
+		Help: "Pictures of /pin and Pin to Pinterest (and messages that could not be read or had no picture) by result, and queued pins when they ran: pinned, failed, unknown (may exist, counts toward the limit), skipped, queued.",
+	}, []string{"result"})
+	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_pin_failures_total",
+		Help: "Pins not made (results failed, unknown and skipped) by reason.",
+	}, []string{"reason"})
+	o.interactions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_interactions_total",
+		Help: "Interactions the bot is done with, by command (or component, or autocomplete) and result.",
+	}, []string{"command", "result"})
+	o.ack = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "pinbot_interaction_ack_seconds",
+		Help:    "Time from the bot taking an interaction up to Discord accepting its initial response (deferral or autocomplete choices); Discord allows 3 s.",
+		Buckets: ackBuckets,
+	})
+	o.reconnects = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pinbot_gateway_reconnects_total",
+		Help: "Gateway shards connected again after having been connected (a resume or a new session).",
+	})
+	o.resumes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pinbot_gateway_resumes_total",
+		Help: "Gateway shards whose session resumed after a reconnect.",
+	})
+	reg.MustRegister(pins, failures, o.interactions, o.ack, o.reconnects, o.resumes)
+	o.pins = children(pins, PinResults)
+	o.failures = children(failures, PinFailureReasons)
+}
+
+// children resolves vec's child for each value, and for other.
+func children(vec *prometheus.CounterVec, values []string) map[string]prometheus.Counter {
+	m := make(map[string]prometheus.Counter, len(values)+1)
+	for _, v := range append(slices.Clone(values), other) {
+		m[v] = vec.WithLabelValues(v)
+	}
+	return m
+}
+
+// PinDone counts one picture's result and, unless it was pinned or
+// queued, why.
+func (o *BotObserver) PinDone(result, reason string) {
+	c, ok := o.pins[result]
+	if !ok {
+		c = o.pins[other]
+	}
+	c.Inc()
+	if result == "pinned" || result == "queued" {
+		return
+	}
+	if c, ok = o.failures[reason]; !ok {
+		c = o.failures[other]
+	}
+	c.Inc()
+}
+
+// InteractionDone counts one interaction by command and result.
+func (o *BotObserver) InteractionDone(command, result string) {
+	if !slices.Contains(InteractionCommands, command) {
+		command = other
+	}
+	if !slices.Contains(InteractionResults, result) {
+		result = other
+	}
+	o.interactions.WithLabelValues(command, result).Inc()
+}
+
+// Acknowledged observes the time an initial response took.
+func (o *BotObserver) Acknowledged(took time.Duration) { o.ack.Observe(took.Seconds()) }
+
+// ShardReady counts a shard's reconnect and resume.
+func (o *BotObserver) ShardReady(_ int, resumed, again bool) {
+	if again || resumed {
+		o.reconnects.Inc()
+	}
+	if resumed {
+		o.resumes.Inc()
+	}
+}
+
+// Bot returns the observer to set as bot.Config.Observer.
+func (m *Metrics) Bot() *BotObserver { return &m.bot }

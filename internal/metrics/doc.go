@@ -1,0 +1,48 @@
+// Package metrics owns pinbot's Prometheus registry (not the global one)
+// and every collector in it: pinbot's own, the Go runtime's and the
+// process's. The engine, the bot and the HTTP clients report to it through
+// hooks of their own (actors.Observer, bot.Observer, a wrapped
+// http.RoundTripper), so that none of them imports Prometheus; package
+// app wires them and serves Handler at Path on the HTTP listener.
+//
+// # Metrics
+//
+// Label values come from fixed, short lists; no account, user, guild or
+// channel ID is ever a label. docs/design.md ("Observability") explains
+// each metric.
+//
+//	pinbot_pins_total{result}                       counter: pinned|failed|unknown|skipped|queued
+//	pinbot_pin_failures_total{reason}               counter: PinFailureReasons
+//	pinbot_interactions_total{command,result}       counter: InteractionCommands × InteractionResults
+//	pinbot_interaction_ack_seconds                  histogram: taken up → initial response accepted
+//	pinbot_gateway_shards_connected                 gauge
+//	pinbot_gateway_reconnects_total                 counter
+//	pinbot_gateway_resumes_total                    counter
+//	pinbot_upstream_requests_total{upstream,route,class}   counter: class 2xx|3xx|4xx|429|5xx|error
+//	pinbot_upstream_request_duration_seconds{upstream,route} histogram
+//	pinbot_upstream_retry_after_seconds{upstream}   histogram: waits asked for by 429s
+//	pinbot_engine_grants_total                      counter: slots granted, durable
+//	pinbot_engine_refusals_total{reason}            counter: limit|held|queue
+//	pinbot_engine_commits_total                     counter
+//	pinbot_engine_releases_total                    counter
+//	pinbot_engine_lease_expiries_total              counter
+//	pinbot_engine_resident_accounts                 gauge
+//	pinbot_engine_queued_accounts                   gauge
+//	pinbot_journal_batch_writes                     histogram: account writes per batch
+//	pinbot_journal_commit_seconds                   histogram: Store.Write of a batch
+//	pinbot_journal_write_failures_total             counter
+//	pinbot_engine_snapshot_seconds                  histogram: final snapshot of a passivation
+//	pinbot_engine_replay_seconds                    histogram: load and replay of an account
+//	go_*, process_*                                 the Go runtime's and the process's collectors
+//
+// # Usage
+//
+//	m := metrics.New()
+//	ecfg.Observer = m.Engine()
+//	eng, _ := actors.New(ecfg, store, log)
+//	m.WatchEngine(eng)
+//	pcfg.HTTPClient = &http.Client{Transport: m.Transport(metrics.Pinterest, nil, pinterest.RetryWait)}
+//	bcfg.Observer = m.Bot()
+//	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper { return m.Transport(metrics.Discord, rt, nil) }
+//	mux.Handle(metrics.Path, m.Handler())
+package metrics
