@@ -217,6 +217,7 @@ func Build(cfg Config) (_ *App, err error) {
 	if a.Pinterest, err = pinterest.New(pcfg); err != nil {
 		return nil, &configError{kind: ErrPinterestConfig, err: err}
 	}
+	a.Metrics.WatchBreaker(a.Pinterest.BreakerState)
 
 	purgeEvery := cfg.PurgeEvery
 	if purgeEvery <= 0 {

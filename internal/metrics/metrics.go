@@ -29,6 +29,7 @@ type Metrics struct {
 
 	// The sources of the gauges read at each scrape; nil reads as 0.
 	resident, queued, shards atomic.Pointer[func() int]
+	breaker                  atomic.Pointer[func() string]
 }
 
 // New returns a Metrics with every collector registered: pinbot's own,
@@ -53,8 +54,29 @@ func New() *Metrics {
 	gauge("pinbot_engine_resident_accounts", "Account actors in memory.", &m.resident)
 	gauge("pinbot_engine_queued_accounts", "Accounts with queued pins waiting for a slot.", &m.queued)
 	gauge("pinbot_gateway_shards_connected", "Discord gateway shards connected (READY or RESUMED and not dropped since).", &m.shards)
+	for _, st := range BreakerStates {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "pinbot_upstream_breaker_state",
+			Help:        "1 for the state the circuit breaker in front of an upstream is in, 0 for the others.",
+			ConstLabels: prometheus.Labels{"upstream": Pinterest, "state": st},
+		}, func() float64 {
+			if f := m.breaker.Load(); f != nil && (*f)() == st {
+				return 1
+			}
+			return 0
+		}))
+	}
 	return m
 }
+
+// BreakerStates are the values of pinbot_upstream_breaker_state's state
+// label, as pinterest.Client.BreakerState names them.
+var BreakerStates = []string{"closed", "open", "half-open"}
+
+// WatchBreaker has pinbot_upstream_breaker_state{upstream="pinterest"}
+// call state at each scrape (pinterest.Client.BreakerState). It must not
+// block.
+func (m *Metrics) WatchBreaker(state func() string) { m.breaker.Store(&state) }
 
 // Registry returns the registry, for collectors of other packages.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

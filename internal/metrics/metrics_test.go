@@ -285,3 +285,39 @@ func BenchmarkEngineObserver(b *testing.B) {
 		}
 	})
 }
+
+func TestBreakerState(t *testing.T) {
+	m := metrics.New()
+	state := "closed"
+	read := func() map[string]float64 {
+		out := map[string]float64{}
+		mfs, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "pinbot_upstream_breaker_state" {
+				continue
+			}
+			for _, mm := range mf.GetMetric() {
+				for _, lp := range mm.GetLabel() {
+					if lp.GetName() == "state" {
+						out[lp.GetValue()] = mm.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		return out
+	}
+	if got := read(); got["closed"] != 0 || len(got) != 3 {
+		t.Fatalf("before WatchBreaker: %v, want 3 states at 0", got)
+	}
+	m.WatchBreaker(func() string { return state })
+	if got := read(); got["closed"] != 1 || got["open"] != 0 {
+		t.Fatalf("closed: %v", got)
+	}
+	state = "open"
+	if got := read(); got["closed"] != 0 || got["open"] != 1 || got["half-open"] != 0 {
+		t.Fatalf("open: %v", got)
+	}
+}
