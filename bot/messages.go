@@ -84,14 +84,15 @@ func (r pinRule) limitStop(st actors.Status, pinnedAny bool) string {
 }
 
 // changedNote explains a refusal that the current limit alone would not
-// make: the limit or the window was changed, and the pins made before
-// still count under the earlier rule (see actors.Status.Blocked). It is
-// "" otherwise.
+// make: the limit or the window was changed, or the data was restored
+// from a backup (which holds every account until the pins it cannot know
+// have left their window), and an earlier rule still counts (see
+// actors.Status.Blocked). It is "" otherwise.
 func changedNote(st actors.Status) string {
 	if st.Blocked == 0 {
 		return ""
 	}
-	return " Pinbot's limit was changed recently, and the pins made before the change still count under the earlier limit."
+	return " Pinbot's limit was changed recently, or its data restored from a backup, and the pins made before still count under the earlier rule."
 }
 
 // nextFree is when the account's next slot frees, never before the
