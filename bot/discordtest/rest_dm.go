@@ -111,27 +111,9 @@ func (s *Server) handleCreateDMMessage(rq *restRequest, channelID, user snowflak
 		return invalidJSON()
 	}
 	m := &Message{AuthorID: s.botUser.ID, ChannelID: channelID}
-	if p.Content != nil {
-		m.Content = *p.Content
-	}
-	if p.Embeds != nil {
-		m.Embeds = *p.Embeds
-	}
-	if len(p.Components) > 0 && string(p.Components) != "null" {
-		m.Components = p.Components
-	}
-	if p.Flags != nil {
-		m.Flags = *p.Flags & (discord.MessageFlagSuppressEmbeds | discord.MessageFlagSuppressNotifications | discord.MessageFlagIsComponentsV2)
-	}
-	m.AllowedMentions = cloneAllowedMentions(p.AllowedMentions)
-	m.Attachments = filesToAttachments(files)
-	if errRs := checkMessage(m, len(p.Poll) > 0 && string(p.Poll) != "null"); errRs != nil {
+	if errRs := s.postMessageLocked(m, p, files, true, rq.now); errRs != nil {
 		return *errRs
 	}
-	m.ID = s.newIDLocked(rq.now)
-	m.Timestamp = rq.now
-	m.Attachments = s.fillAttachmentsLocked(channelID, m.Attachments, rq.now)
-	s.messages[m.ID] = m
 	return okJSON(s.wireMessageLocked(m, true))
 }
 

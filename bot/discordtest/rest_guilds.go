@@ -3,6 +3,7 @@ package discordtest
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/snowflake/v2"
@@ -95,27 +96,9 @@ func (s *Server) handleCreateMessage(rq *restRequest) restResponse {
 		return apiErr(http.StatusForbidden, 50013, "Missing Permissions")
 	}
 	m := &Message{AuthorID: s.botUser.ID, ChannelID: ch.ID, GuildID: ch.GuildID}
-	if p.Content != nil {
-		m.Content = *p.Content
-	}
-	if p.Embeds != nil && perms.Has(discord.PermissionEmbedLinks) {
-		m.Embeds = *p.Embeds
-	}
-	if len(p.Components) > 0 && string(p.Components) != "null" {
-		m.Components = p.Components
-	}
-	if p.Flags != nil {
-		m.Flags = *p.Flags & (discord.MessageFlagSuppressEmbeds | discord.MessageFlagSuppressNotifications | discord.MessageFlagIsComponentsV2)
-	}
-	m.AllowedMentions = cloneAllowedMentions(p.AllowedMentions)
-	m.Attachments = filesToAttachments(files)
-	if errRs := checkMessage(m, len(p.Poll) > 0 && string(p.Poll) != "null"); errRs != nil {
+	if errRs := s.postMessageLocked(m, p, files, perms.Has(discord.PermissionEmbedLinks), rq.now); errRs != nil {
 		return *errRs
 	}
-	m.ID = s.newIDLocked(rq.now)
-	m.Timestamp = rq.now
-	m.Attachments = s.fillAttachmentsLocked(ch.ID, m.Attachments, rq.now)
-	s.messages[m.ID] = m
 	s.dispatchMessageCreateLocked(m)
 	return okJSON(s.wireMessageLocked(m, true))
 }
@@ -188,4 +171,33 @@ func (s *Server) handleGetMember(rq *restRequest) restResponse {
 		return unknown(10007, "Unknown Member")
 	}
 	return okJSON(s.wireMemberLocked(m, true))
+}
+
+// postMessageLocked fills m, a message the bot sends, from its payload p
+// and files (embeds only when embeds is set: the bot may embed links),
+// checks it as Discord does, and stores it with a new ID at now; on a
+// refusal it stores nothing and returns Discord's answer.
+func (s *Server) postMessageLocked(m *Message, p messagePayload, files []File, embeds bool, now time.Time) *restResponse {
+	if p.Content != nil {
+		m.Content = *p.Content
+	}
+	if p.Embeds != nil && embeds {
+		m.Embeds = *p.Embeds
+	}
+	if len(p.Components) > 0 && string(p.Components) != "null" {
+		m.Components = p.Components
+	}
+	if p.Flags != nil {
+		m.Flags = *p.Flags & (discord.MessageFlagSuppressEmbeds | discord.MessageFlagSuppressNotifications | discord.MessageFlagIsComponentsV2)
+	}
+	m.AllowedMentions = cloneAllowedMentions(p.AllowedMentions)
+	m.Attachments = filesToAttachments(files)
+	if errRs := checkMessage(m, len(p.Poll) > 0 && string(p.Poll) != "null"); errRs != nil {
+		return errRs
+	}
+	m.ID = s.newIDLocked(now)
+	m.Timestamp = now
+	m.Attachments = s.fillAttachmentsLocked(m.ChannelID, m.Attachments, now)
+	s.messages[m.ID] = m
+	return nil
 }
