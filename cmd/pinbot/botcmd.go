@@ -57,9 +57,10 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			AuthorizeURL: cfg.discordOAuth,
 			RedirectURL:  cfg.discordRedirectURL,
 		},
-		Engine:        &cfg.engine,
-		Listener:      ln,
-		HTTPLimit:     edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies},
+		Engine:   &cfg.engine,
+		Listener: ln,
+		HTTPLimit: edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies,
+			OperatorRate: cfg.operatorRate, NoOperatorLimit: cfg.operatorRate.IsZero()},
 		NoHTTPLimit:   cfg.httpRate.IsZero(),
 		AdminToken:    cfg.adminToken,
 		ControlSocket: dir.control(),
@@ -81,7 +82,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
 		Bool("discord_sign_in", cfg.discordClientSecret != "").
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
-		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("user_rate", rateText(cfg.userRate)).
+		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/pinbot/pinbot/internal/gcra"
 )
 
-// TestLimitSettings reads PINBOT_HTTP_RATE, PINBOT_TRUSTED_PROXIES and
-// PINBOT_USER_RATE, and names the setting at fault in each error.
+// TestLimitSettings reads PINBOT_HTTP_RATE, PINBOT_OPERATOR_RATE,
+// PINBOT_TRUSTED_PROXIES and PINBOT_USER_RATE, and names the setting at fault in each error.
 func TestLimitSettings(t *testing.T) {
 	base := map[string]string{
 		discordTokenEnv:              testToken,
@@ -24,15 +24,19 @@ func TestLimitSettings(t *testing.T) {
 		env     map[string]string
 		args    []string
 		http    gcra.Rate
+		op      gcra.Rate
 		user    gcra.Rate
 		proxies []netip.Prefix
 		errs    []string
 	}{
-		0: {http: gcra.Rate{Limit: 20, Period: time.Minute}, user: gcra.Rate{Limit: 60, Period: 10 * time.Minute}},
+		0: {http: gcra.Rate{Limit: 20, Period: time.Minute}, op: gcra.Rate{Limit: 120, Period: time.Minute}, user: gcra.Rate{Limit: 60, Period: 10 * time.Minute}},
 		1: {env: map[string]string{"PINBOT_HTTP_RATE": "5/s,burst=20", "PINBOT_USER_RATE": "off", "PINBOT_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7"},
-			http:    gcra.Rate{Limit: 5, Period: time.Second, Burst: 20},
+			http:    gcra.Rate{Limit: 5, Period: time.Second, Burst: 20}, op: gcra.Rate{Limit: 120, Period: time.Minute},
 			proxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
-		2: {args: []string{"--http-rate", "off", "--user-rate", "100/1h"}, user: gcra.Rate{Limit: 100, Period: time.Hour}},
+		2: {args: []string{"--http-rate", "off", "--user-rate", "100/1h", "--operator-rate", "off"}, user: gcra.Rate{Limit: 100, Period: time.Hour}},
+		5: {env: map[string]string{"PINBOT_OPERATOR_RATE": "10/s"}, http: gcra.Rate{Limit: 20, Period: time.Minute},
+			op: gcra.Rate{Limit: 10, Period: time.Second}, user: gcra.Rate{Limit: 60, Period: 10 * time.Minute}},
+		6: {args: []string{"--operator-rate", "lots"}, errs: []string{`invalid --operator-rate "lots": want N/PERIOD`}},
 		3: {env: map[string]string{"PINBOT_HTTP_RATE": "fast", "PINBOT_USER_RATE": "0/m", "PINBOT_TRUSTED_PROXIES": "10.0.0.0/33"},
 			errs: []string{
 				`invalid PINBOT_HTTP_RATE "fast": want N/PERIOD with an optional ",burst=B", such as "20/m", "60/10m" or "5/s,burst=20" (PERIOD is s, m, h, d or a Go duration such as 90s); or off`,
@@ -67,8 +71,8 @@ func TestLimitSettings(t *testing.T) {
 			t.Errorf("step %d: %v", i, err)
 			continue
 		}
-		if b.httpRate != tt.http || b.userRate != tt.user || !slices.Equal(b.trustedProxies, tt.proxies) {
-			t.Errorf("step %d: http %v user %v proxies %v, want %v %v %v", i, b.httpRate, b.userRate, b.trustedProxies, tt.http, tt.user, tt.proxies)
+		if b.httpRate != tt.http || b.operatorRate != tt.op || b.userRate != tt.user || !slices.Equal(b.trustedProxies, tt.proxies) {
+			t.Errorf("step %d: http %v operator %v user %v proxies %v, want %v %v %v %v", i, b.httpRate, b.operatorRate, b.userRate, b.trustedProxies, tt.http, tt.op, tt.user, tt.proxies)
 		}
 	}
 }

@@ -123,6 +123,10 @@ var (
 		flag: "http-rate", env: "PINBOT_HTTP_RATE", arg: "RATE", def: "20/m",
 		help: `requests each client address may make to the HTTP listener: N/PERIOD with an optional ",burst=B" (such as 20/m, 5/s,burst=20), or off`,
 	}
+	operatorRateOption = option{
+		flag: "operator-rate", env: "PINBOT_OPERATOR_RATE", arg: "RATE", def: "120/m",
+		help: `requests each client address may make to /healthz, /readyz, /metrics and /admin, counted apart from the other pages: N/PERIOD with an optional ",burst=B", or off`,
+	}
 	trustedProxiesOption = option{
 		flag: "trusted-proxies", env: "PINBOT_TRUSTED_PROXIES", arg: "CIDRS", defHelp: "none",
 		help: "comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For the HTTP listener believes",
@@ -191,6 +195,7 @@ type settings struct {
 	continuousRefresh                    setting
 	pinLimit, pinWindow                  setting
 	httpRate, trustedProxies, userRate   setting
+	operatorRate                         setting
 	adminTokenFile                       setting
 }
 
@@ -214,6 +219,7 @@ func newSettings(getenv func(string) string) settings {
 		pinLimit:            setting{opt: &pinLimitOption},
 		pinWindow:           setting{opt: &pinWindowOption},
 		httpRate:            setting{opt: &httpRateOption},
+		operatorRate:        setting{opt: &operatorRateOption},
 		trustedProxies:      setting{opt: &trustedProxiesOption},
 		userRate:            setting{opt: &userRateOption},
 		adminTokenFile:      setting{opt: &adminTokenFileOption},
@@ -238,7 +244,7 @@ func (st *settings) all() []*setting {
 		&st.discordClientSecret, &st.discordOAuth,
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
-		&st.httpRate, &st.trustedProxies, &st.userRate,
+		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile,
 	}
 }
@@ -268,7 +274,7 @@ var allOptions = []*option{
 	&discordClientSecretOption, &discordOAuthOption,
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
-	&httpRateOption, &trustedProxiesOption, &userRateOption,
+	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption,
 }
 
@@ -375,9 +381,11 @@ type botSettings struct {
 	shards                            int
 	continuousRefresh                 bool
 	// httpRate limits each client of the HTTP listener, trusting the
-	// X-Forwarded-For of trustedProxies; userRate each Discord user. A
-	// zero rate is "off".
+	// X-Forwarded-For of trustedProxies, and operatorRate the same
+	// client's requests to the health checks, metrics and dashboard;
+	// userRate each Discord user. A zero rate is "off".
 	httpRate       gcra.Rate
+	operatorRate   gcra.Rate
 	trustedProxies []netip.Prefix
 	userRate       gcra.Rate
 	// engine configures the rate-limit engine (see checkEngine).
@@ -494,6 +502,7 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 	}
 	b.continuousRefresh = cr
 	b.httpRate = checkRate(errs, &st.httpRate)
+	b.operatorRate = checkRate(errs, &st.operatorRate)
 	b.userRate = checkRate(errs, &st.userRate)
 	proxies, err := edge.ParseProxies(st.trustedProxies.value)
 	if err != nil {
@@ -592,7 +601,7 @@ func (st *settings) ignoredInSandbox() []string {
 	for _, s := range []*setting{
 		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
-		&st.httpRate, &st.trustedProxies, &st.userRate,
+		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile,
 		&st.discordClientSecret, &st.discordOAuth,
 	} {

@@ -106,8 +106,10 @@ type Config struct {
 	// metrics are served; Build takes it over and closes it with the App.
 	Listener net.Listener
 	// HTTPLimit limits each client's requests to the listener (package
-	// internal/edge); its zero value is edge's defaults. NoHTTPLimit
-	// turns the limit off.
+	// internal/edge); its zero value is edge's defaults. Build sets its
+	// Operator: the health checks, metrics and dashboard count against
+	// HTTPLimit.OperatorRate, apart from the public pages. NoHTTPLimit
+	// turns the whole limit off.
 	HTTPLimit   edge.Config
 	NoHTTPLimit bool
 	// AdminToken, when not empty, serves the operator dashboard at /admin
@@ -185,6 +187,7 @@ func Build(cfg Config) (_ *App, err error) {
 	if !cfg.NoHTTPLimit {
 		ecfg := cfg.HTTPLimit
 		ecfg.Log = cfg.Log
+		ecfg.Operator = operatorRoute
 		if a.Edge, err = edge.New(ecfg); err != nil {
 			return nil, err
 		}

@@ -13,8 +13,9 @@ import (
 )
 
 // TestBuildLimitsHTTP: every route of the listener is behind the
-// per-client limit, with its headers on every answer; NoHTTPLimit takes
-// it away.
+// per-client limit, with its headers on every answer; the health checks
+// and metrics count against the operator's rate, apart from the public
+// pages; NoHTTPLimit takes it all away.
 func TestBuildLimitsHTTP(t *testing.T) {
 	dc, ps := discordtest.NewServer(), pinteresttest.NewServer()
 	defer dc.Close()
@@ -22,6 +23,7 @@ func TestBuildLimitsHTTP(t *testing.T) {
 
 	cfg := testConfig(t, dc, ps, t.TempDir())
 	cfg.HTTPLimit.Rate = gcra.Rate{Limit: 2, Period: time.Hour}
+	cfg.HTTPLimit.OperatorRate = gcra.Rate{Limit: 3, Period: time.Hour}
 	base := "http://" + cfg.Listener.Addr().String()
 	a, err := Build(cfg)
 	if err != nil {
@@ -29,14 +31,19 @@ func TestBuildLimitsHTTP(t *testing.T) {
 	}
 	defer a.Close(context.Background())
 	for i, tt := range []struct {
-		path      string
-		status    int
-		remaining string
+		path             string
+		status           int
+		limit, remaining string
+		retry            string
 	}{
-		{web.HealthPath, 200, "1"},
-		{web.CallbackPath, 400, "0"},
-		{web.HealthPath, 429, "0"},
-		{"/elsewhere", 429, "0"},
+		{web.CallbackPath, 400, "2", "1", ""},
+		{"/elsewhere", 404, "2", "0", ""},
+		{web.CallbackPath, 429, "2", "0", "1800"},
+		{web.HealthPath, 200, "3", "2", ""},
+		{ReadyPath, 503, "3", "1", ""}, // not started: no shard connected
+		{"/metrics", 200, "3", "0", ""},
+		{web.HealthPath, 429, "3", "0", "1200"},
+		{"/elsewhere", 429, "2", "0", "1800"},
 	} {
 		resp, err := http.Get(base + tt.path)
 		if err != nil {
@@ -44,11 +51,11 @@ func TestBuildLimitsHTTP(t *testing.T) {
 		}
 		resp.Body.Close()
 		h := resp.Header
-		if resp.StatusCode != tt.status || h.Get("RateLimit-Limit") != "2" || h.Get("RateLimit-Remaining") != tt.remaining || h.Get("X-RateLimit-Reset") == "" {
-			t.Errorf("step %d: GET %s: %d, headers %v; want %d and remaining %s", i, tt.path, resp.StatusCode, h, tt.status, tt.remaining)
+		if resp.StatusCode != tt.status || h.Get("RateLimit-Limit") != tt.limit || h.Get("RateLimit-Remaining") != tt.remaining || h.Get("X-RateLimit-Reset") == "" {
+			t.Errorf("step %d: GET %s: %d, headers %v; want %d, limit %s and remaining %s", i, tt.path, resp.StatusCode, h, tt.status, tt.limit, tt.remaining)
 		}
-		if tt.status == 429 && h.Get("Retry-After") != "1800" {
-			t.Errorf("step %d: Retry-After %q, want 1800", i, h.Get("Retry-After"))
+		if h.Get("Retry-After") != tt.retry {
+			t.Errorf("step %d: Retry-After %q, want %q", i, h.Get("Retry-After"), tt.retry)
 		}
 	}
 	if a.Edge.Clients() != 1 {

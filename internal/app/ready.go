@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/internal/dashboard"
 	"github.com/pinbot/pinbot/internal/metrics"
 )
 
@@ -136,6 +138,18 @@ func routes(h *web.Handler, m *metrics.Metrics, ready *readiness) http.Handler {
 	mux.Handle(ReadyPath, getOnly(ready))
 	mux.Handle("/", h)
 	return mux
+}
+
+// operatorRoute reports whether r is for one of the operator's routes:
+// the health checks, the metrics and the dashboard. The per-client limit
+// keeps their requests apart from the public pages' (edge.Config.Operator).
+func operatorRoute(r *http.Request) bool {
+	switch p := r.URL.Path; p {
+	case web.HealthPath, ReadyPath, metrics.Path, dashboard.Path:
+		return true
+	default:
+		return strings.HasPrefix(p, dashboard.Path+"/")
+	}
 }
 
 // getOnly answers 405 to every method but GET, as the rest of the

@@ -22,6 +22,11 @@ var (
 	// person linking an account makes a handful, a health checker one
 	// every few seconds.
 	DefaultRate = gcra.Rate{Limit: 20, Period: time.Minute}
+	// DefaultOperatorRate is 120 requests a minute per client, 120 at
+	// once, for the operator's routes (see Config.Operator): a
+	// Prometheus scrape, liveness and readiness probes and an open
+	// dashboard from one address take a few dozen a minute together.
+	DefaultOperatorRate = gcra.Rate{Limit: 120, Period: time.Minute}
 )
 
 // DefaultMaxClients bounds the clients remembered at once (about 100
@@ -33,6 +38,15 @@ const DefaultMaxClients = 100_000
 type Config struct {
 	// Rate is each client's rate; default DefaultRate.
 	Rate gcra.Rate
+	// Operator, when not nil, picks the requests to the operator's
+	// routes (health checks, metrics, dashboard): they count against
+	// OperatorRate, kept per client apart from Rate, so that probes and
+	// scrapes never use up the allowance of the public pages, nor a
+	// burst on those pages fail a health check. NoOperatorLimit lets
+	// them through unlimited.
+	Operator        func(*http.Request) bool
+	OperatorRate    gcra.Rate
+	NoOperatorLimit bool
 	// TrustedProxies are the addresses of the reverse proxies in front
 	// of pinbot, whose X-Forwarded-For is believed; default none, so the
 	// header is ignored.
@@ -54,6 +68,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("edge: Config.Rate: %w", err)
 		}
 	}
+	if !c.OperatorRate.IsZero() {
+		if err := c.OperatorRate.Validate(); err != nil {
+			return fmt.Errorf("edge: Config.OperatorRate: %w", err)
+		}
+	}
 	if c.MaxClients < 0 {
 		return errors.New("edge: Config.MaxClients is negative")
 	}
@@ -68,10 +87,14 @@ func (c Config) Validate() error {
 // Limiter limits each client's requests; see the package documentation.
 // A Limiter is safe for simultaneous use by multiple goroutines.
 type Limiter struct {
-	lim     *gcra.Limiter
-	proxies []netip.Prefix
-	now     func() time.Time
-	log     zerolog.Logger
+	lim *gcra.Limiter
+	// op limits the operator's routes (nil: unlimited); operator picks
+	// them (nil: none).
+	op       *gcra.Limiter
+	operator func(*http.Request) bool
+	proxies  []netip.Prefix
+	now      func() time.Time
+	log      zerolog.Logger
 }
 
 // New returns a Limiter for cfg, after validating it.
@@ -92,22 +115,40 @@ func New(cfg Config) (*Limiter, error) {
 	for i, p := range cfg.TrustedProxies {
 		proxies[i] = p.Masked()
 	}
+	if cfg.OperatorRate.IsZero() {
+		cfg.OperatorRate = DefaultOperatorRate
+	}
+	var op *gcra.Limiter
+	if cfg.Operator != nil && !cfg.NoOperatorLimit {
+		op = gcra.NewLimiter(cfg.OperatorRate, cfg.MaxClients)
+	}
 	return &Limiter{
-		lim:     gcra.NewLimiter(cfg.Rate, cfg.MaxClients),
-		proxies: proxies,
-		now:     cfg.Now,
-		log:     cfg.Log.With().Str("component", "edge").Logger(),
+		lim:      gcra.NewLimiter(cfg.Rate, cfg.MaxClients),
+		op:       op,
+		operator: cfg.Operator,
+		proxies:  proxies,
+		now:      cfg.Now,
+		log:      cfg.Log.With().Str("component", "edge").Logger(),
 	}, nil
 }
 
-// Clients returns how many clients the Limiter remembers.
+// Clients returns how many clients the Limiter remembers for the public
+// routes.
 func (l *Limiter) Clients() int { return l.lim.Len() }
 
 // Wrap returns next behind the limit.
 func (l *Limiter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lim := l.lim
+		if l.operator != nil && l.operator(r) {
+			if l.op == nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			lim = l.op
+		}
 		client := l.ClientAddr(r)
-		res := l.lim.Allow(clientKey(client, r.RemoteAddr), l.now())
+		res := lim.Allow(clientKey(client, r.RemoteAddr), l.now())
 		h := w.Header()
 		limit, remaining, reset := strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining), seconds(res.ResetAfter)
 		h.Set("RateLimit-Limit", limit)

@@ -246,3 +246,84 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// getPath is get for another path.
+func getPath(h http.Handler, remote, path string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.RemoteAddr = remote
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestOperatorRoutesApart: with Config.Operator, health checks and
+// scrapes count against their own rate: a client that used up the
+// public pages' allowance still passes its probes, and probes never use
+// up the public allowance. Each class has its own headers; with
+// NoOperatorLimit the probes are not limited at all.
+func TestOperatorRoutesApart(t *testing.T) {
+	operator := func(r *http.Request) bool { return r.URL.Path == "/readyz" || r.URL.Path == "/metrics" }
+	_, h, clk, served := setup(t, edge.Config{
+		Rate:         gcra.Rate{Limit: 2, Period: time.Minute},
+		Operator:     operator,
+		OperatorRate: gcra.Rate{Limit: 3, Period: time.Minute},
+	})
+	const client = "192.0.2.30:4000"
+	type step struct {
+		path      string
+		status    int
+		limit     string
+		remaining string
+	}
+	for i, st := range []step{
+		0: {"/oauth/callback", 200, "2", "1"},
+		1: {"/oauth/callback", 200, "2", "0"},
+		2: {"/oauth/callback", 429, "2", "0"},
+		3: {"/readyz", 200, "3", "2"}, // the public pages are used up, the probe passes
+		4: {"/metrics", 200, "3", "1"},
+		5: {"/readyz", 200, "3", "0"},
+		6: {"/readyz", 429, "3", "0"},
+		7: {"/oauth/callback", 429, "2", "0"},
+	} {
+		w := getPath(h, client, st.path)
+		if w.Code != st.status || w.Header().Get("RateLimit-Limit") != st.limit || w.Header().Get("RateLimit-Remaining") != st.remaining {
+			t.Errorf("step %d: %s: %d limit %q remaining %q, want %d %s %s", i, st.path, w.Code,
+				w.Header().Get("RateLimit-Limit"), w.Header().Get("RateLimit-Remaining"), st.status, st.limit, st.remaining)
+		}
+	}
+	if *served != 5 {
+		t.Errorf("handler served %d requests, want 5", *served)
+	}
+	// Probes first, on a fresh client: the public allowance stays whole.
+	clk.Advance(time.Hour)
+	for range 3 {
+		getPath(h, client, "/readyz")
+	}
+	if w := getPath(h, client, "/"); w.Code != 200 || w.Header().Get("RateLimit-Remaining") != "1" {
+		t.Errorf("public page after 3 probes: %d remaining %q, want 200 1", w.Code, w.Header().Get("RateLimit-Remaining"))
+	}
+
+	_, h, _, served = setup(t, edge.Config{Rate: gcra.Rate{Limit: 1, Period: time.Hour}, Operator: operator, NoOperatorLimit: true})
+	for i := range 50 {
+		if w := getPath(h, client, "/metrics"); w.Code != 200 || w.Header().Get("RateLimit-Limit") != "" {
+			t.Fatalf("unlimited probe %d: %d, RateLimit-Limit %q", i, w.Code, w.Header().Get("RateLimit-Limit"))
+		}
+	}
+	if w := getPath(h, client, "/"); w.Code != 200 {
+		t.Errorf("public page after unlimited probes: %d", w.Code)
+	}
+	if w := getPath(h, client, "/"); w.Code != 429 {
+		t.Errorf("second public page: %d, want 429", w.Code)
+	}
+	if *served != 51 {
+		t.Errorf("handler served %d requests, want 51", *served)
+	}
+}
+
+// TestOperatorRateValidated: a bad OperatorRate is refused by name.
+func TestOperatorRateValidated(t *testing.T) {
+	_, err := edge.New(edge.Config{OperatorRate: gcra.Rate{Limit: -1, Period: time.Minute}})
+	if err == nil || !strings.Contains(err.Error(), "Config.OperatorRate") {
+		t.Fatalf("New: %v, want an error naming Config.OperatorRate", err)
+	}
+}
