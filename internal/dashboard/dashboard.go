@@ -155,33 +155,37 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 	if serr != nil {
 		d.log.Warn().Err(serr).Msg("surveying the engine failed")
 	}
-	var (
-		m        Metrics
-		problems []string
-	)
-	if d.gatherer != nil {
-		d.hmu.Lock()
-		now := d.now()
-		fams, err := d.gatherer.Gather()
-		if err != nil {
-			// Gather returns what it could along with the error.
-			d.log.Warn().Err(err).Msg("gathering the metrics failed")
-			problems = append(problems, "Some metrics could not be gathered (see the log).")
-		}
-		var cur reading
-		m, cur = readTotals(fams)
-		if err == nil {
-			// A family missing from a failed gather would read as zeros
-			// in a snapshot, and its windows would count from zero.
-			d.hist.record(now, cur)
-		}
-		for _, length := range Windows {
-			base, fromStart := d.hist.base(now, length)
-			m.Windows = append(m.Windows, newWindow(length, now, cur, base, fromStart))
-		}
-		d.hmu.Unlock()
-	}
+	m, problems := d.gatherMetrics()
 	return assemble(s, serr, m, problems, d.now())
+}
+
+// gatherMetrics reads the metrics: the totals, and the recent windows
+// from the history of the counters, which the reading joins when a
+// snapshot is due. Without a gatherer it returns no metrics.
+func (d *Dashboard) gatherMetrics() (m Metrics, problems []string) {
+	if d.gatherer == nil {
+		return m, nil
+	}
+	d.hmu.Lock()
+	defer d.hmu.Unlock()
+	now := d.now()
+	fams, err := d.gatherer.Gather()
+	if err != nil {
+		// Gather returns what it could along with the error.
+		d.log.Warn().Err(err).Msg("gathering the metrics failed")
+		problems = append(problems, "Some metrics could not be gathered (see the log).")
+	}
+	m, cur := readTotals(fams)
+	if err == nil {
+		// A family missing from a failed gather would read as zeros in a
+		// snapshot, and its windows would count from zero.
+		d.hist.record(now, cur)
+	}
+	for _, length := range Windows {
+		base, fromStart := d.hist.base(now, length)
+		m.Windows = append(m.Windows, newWindow(length, now, cur, base, fromStart))
+	}
+	return m, problems
 }
 
 // Sample keeps a snapshot of the counters for the recent windows when
