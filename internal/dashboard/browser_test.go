@@ -20,8 +20,8 @@ import (
 const requireChromiumEnv = "PINBOT_REQUIRE_CHROMIUM"
 
 // screenshotEnv, when set, is the path the browser test writes its
-// screenshot to (docs/dashboard.png is made so), instead of its artifact
-// directory.
+// screenshot to instead of its artifact directory; a relative path is
+// from the package's directory. docs/dashboard.png is made so.
 const screenshotEnv = "PINBOT_DASHBOARD_SCREENSHOT"
 
 // browserBudget bounds the whole browser test.
