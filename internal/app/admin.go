@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,5 +28,20 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Snapshots of the counters once a minute keep the dashboard's recent
+	// windows right when it is opened after nobody looked.
+	ctx, stop := context.WithCancel(context.Background())
+	ticker := time.NewTicker(dashboard.SampleEvery)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx, ticker.C)
+	}()
+	a.push("the dashboard's sampler", 0, func(context.Context) error {
+		ticker.Stop()
+		stop()
+		<-done
+		return nil
+	})
 	return d.Mount(next), nil
 }

@@ -19,6 +19,11 @@ import (
 // Chromium with make browser-deps).
 const requireChromiumEnv = "PINBOT_REQUIRE_CHROMIUM"
 
+// screenshotEnv, when set, is the path the browser test writes its
+// screenshot to instead of its artifact directory; a relative path is
+// from the package's directory. docs/dashboard.png is made so.
+const screenshotEnv = "PINBOT_DASHBOARD_SCREENSHOT"
+
 // browserBudget bounds the whole browser test.
 const browserBudget = 20 * time.Second
 
@@ -169,7 +174,7 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 		failures := mustRun(t, tab, chromedp.Evaluate[[]string](
 			`[...document.querySelectorAll("#failures tr")].map(r => [...r.cells].map(c => c.textContent.trim()).filter(Boolean).join(" "))`))
-		if want := []string{"invalid_image 9", "timeout 5", "rate_limited 3"}; !slices.Equal(failures, want) {
+		if want := []string{"Reason Share Last hour Total", "invalid_image 3 9", "timeout 3 5", "rate_limited 2 3"}; !slices.Equal(failures, want) {
 			t.Errorf("failures %q, want %q", failures, want)
 		}
 		queue := mustRun(t, tab, chromedp.Text(chromedp.ID("queue")))
@@ -185,6 +190,21 @@ func TestBrowserDashboard(t *testing.T) {
 		if !slices.Equal(upstreams, want) {
 			t.Errorf("upstream totals %q, want %q", upstreams, want)
 		}
+		// The fixture's snapshots are exactly 5 minutes and an hour old.
+		recent := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#recent tr.window")].map(r => r.closest("tbody").dataset.upstream + " | " + [...r.cells].slice(1).map(c => c.textContent.trim()).join(" | "))`))
+		want = []string{
+			"pinterest | last 5 min | 43 | 8.6/min | 18 | 42% | 6 | 250 ms | 2.47 s",
+			"pinterest | last hour | 238 | 4.0/min | 28 | 12% | 8 | 150 ms | 2.44 s",
+			"discord | last 5 min | 44 | 8.8/min | 4 | 9.1% | 0 | 80 ms | 485 ms",
+			"discord | last hour | 296 | 4.9/min | 6 | 2.0% | 0 | 76 ms | 450 ms",
+		}
+		if !slices.Equal(recent, want) {
+			t.Errorf("recent windows\n%q\nwant\n%q", recent, want)
+		}
+		if got, want := mustRun(t, tab, chromedp.Text(chromedp.ID("failures-recent"))), "8 in the last hour"; got != want {
+			t.Errorf("#failures-recent reads %q, want %q", got, want)
+		}
 		if bars := mustRun(t, tab, chromedp.Evaluate[int](`document.querySelectorAll("#timeline rect.pinbar").length`)); bars != 49 {
 			t.Errorf("%d bars in the timeline, want 49", bars)
 		}
@@ -192,11 +212,14 @@ func TestBrowserDashboard(t *testing.T) {
 
 	t.Run("screenshot", func(t *testing.T) {
 		png := mustRun(t, tab, chromedp.FullScreenshot(100))
-		path := filepath.Join(t.ArtifactDir(), "dashboard.png")
+		path := os.Getenv(screenshotEnv)
+		if path == "" {
+			path = filepath.Join(t.ArtifactDir(), "dashboard.png")
+		}
 		if err := os.WriteFile(path, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("screenshot: %s (kept with go test -artifacts -outputdir DIR)", path)
+		t.Logf("screenshot: %s (kept with go test -artifacts -outputdir DIR, or written to $%s)", path, screenshotEnv)
 	})
 
 	t.Run("no console errors", func(t *testing.T) {

@@ -45,8 +45,14 @@ type Config struct {
 	TTL         time.Duration
 	Top         int
 	MaxAccounts int
-	// Now is the wall clock; default time.Now.
+	// Now is the wall clock; default time.Now. Its readings are only
+	// compared with one another, so time.Now's monotonic readings keep
+	// the recent windows right across a step of the wall clock.
 	Now func() time.Time
+	// Started is when the gatherer's counters were all zero, the
+	// process's start: a recent window longer than the process's life
+	// counts from there. Zero: when New is called.
+	Started time.Time
 	// Log receives the failures to read the engine or the metrics,
 	// tagged component=dashboard.
 	Log zerolog.Logger
@@ -86,6 +92,12 @@ type Dashboard struct {
 	mu       sync.Mutex
 	cached   *Data
 	cachedAt time.Time
+
+	// hmu guards hist, the snapshots of the counters that the recent
+	// windows count from, apart from mu so that Sample does not wait for
+	// a survey.
+	hmu  sync.Mutex
+	hist history
 }
 
 // New returns a Dashboard for cfg, after validating it.
@@ -115,6 +127,10 @@ func New(cfg Config) (*Dashboard, error) {
 	if d.now == nil {
 		d.now = time.Now
 	}
+	d.hist = history{started: cfg.Started, every: SampleEvery, keep: Windows[len(Windows)-1]}
+	if d.hist.started.IsZero() {
+		d.hist.started = d.now()
+	}
 	return d, nil
 }
 
@@ -139,20 +155,74 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 	if serr != nil {
 		d.log.Warn().Err(serr).Msg("surveying the engine failed")
 	}
-	var (
-		m        Metrics
-		problems []string
-	)
-	if d.gatherer != nil {
-		fams, err := d.gatherer.Gather()
-		if err != nil {
-			// Gather returns what it could along with the error.
-			d.log.Warn().Err(err).Msg("gathering the metrics failed")
-			problems = append(problems, "Some metrics could not be gathered (see the log).")
-		}
-		m = readMetrics(fams)
-	}
+	m, problems := d.gatherMetrics()
 	return assemble(s, serr, m, problems, d.now())
+}
+
+// gatherMetrics reads the metrics: the totals, and the recent windows
+// from the history of the counters, which the reading joins when a
+// snapshot is due. Without a gatherer it returns no metrics.
+func (d *Dashboard) gatherMetrics() (m Metrics, problems []string) {
+	if d.gatherer == nil {
+		return m, nil
+	}
+	d.hmu.Lock()
+	defer d.hmu.Unlock()
+	now := d.now()
+	fams, err := d.gatherer.Gather()
+	if err != nil {
+		// Gather returns what it could along with the error.
+		d.log.Warn().Err(err).Msg("gathering the metrics failed")
+		problems = append(problems, "Some metrics could not be gathered (see the log).")
+	}
+	m, cur := readTotals(fams)
+	if err == nil {
+		// A family missing from a failed gather would read as zeros in a
+		// snapshot, and its windows would count from zero.
+		d.hist.record(now, cur)
+	}
+	for _, length := range Windows {
+		base, fromStart := d.hist.base(now, length)
+		m.Windows = append(m.Windows, newWindow(length, now, cur, base, fromStart))
+	}
+	return m, problems
+}
+
+// Sample keeps a snapshot of the counters for the recent windows when
+// one is due (SampleEvery after the last, which an assembly may have
+// taken), so that they are right when the page is opened after nobody
+// looked. It gathers only then: at most once per SampleEvery. It is a
+// no-op without a gatherer.
+func (d *Dashboard) Sample() {
+	if d.gatherer == nil {
+		return
+	}
+	d.hmu.Lock()
+	defer d.hmu.Unlock()
+	now := d.now()
+	if !d.hist.due(now) {
+		return
+	}
+	fams, err := d.gatherer.Gather()
+	if err != nil {
+		d.log.Warn().Err(err).Msg("gathering the metrics failed")
+		return
+	}
+	_, cur := readTotals(fams)
+	d.hist.record(now, cur)
+}
+
+// Run calls Sample at each tick until ctx ends; give it a ticker's
+// channel of period SampleEvery.
+func (d *Dashboard) Run(ctx context.Context, ticks <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+			d.Sample()
+		}
+	}
 }
 
 // niceBuckets are the widths the timeline's buckets may take.

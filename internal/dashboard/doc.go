@@ -1,7 +1,8 @@
 // Package dashboard is the operator dashboard served at /admin on the
 // bot's HTTP listener: the accounts nearest their limit, a timeline of
 // pins over the window, failures by reason, Pinterest's and Discord's
-// error rates and latency, the gateway shards and the queue.
+// error rates and latency over the last 5 minutes, the last hour and
+// since the start, the gateway shards and the queue.
 //
 //	GET /admin             the dashboard, rendered on the server    token
 //	GET /admin/data.json   the same data as JSON                    token
@@ -50,8 +51,23 @@
 // requests during an assembly wait for it: the page costs at most one
 // survey per TTL, however many operators look.
 //
+// # Recent windows
+//
+// Counters since the start hide a recent outage, so the dashboard keeps
+// a ring of snapshots of the upstream and failure counters, one a minute
+// at most (SampleEvery), back to just past the longest of Windows. A
+// window's figures are the latest reading minus the snapshot at or just
+// before its start: exact counts over a span up to a minute longer than
+// the window. A process younger than a window counts from its start
+// (Config.Started), and the page says so. An assembly offers its reading
+// to the ring; Run, ticked once a minute, takes a snapshot when none
+// was taken in the last minute, so that the windows are right when the
+// page is opened after nobody looked.
+//
 // # Usage
 //
 //	d, err := dashboard.New(dashboard.Config{Token: token, Engine: eng, Gatherer: reg, Log: log})
 //	srv.Handler = d.Mount(srv.Handler) // /admin… to d, the rest as before
+//	ticker := time.NewTicker(dashboard.SampleEvery)
+//	go d.Run(ctx, ticker.C) // snapshots for the recent windows
 package dashboard

@@ -20,6 +20,10 @@ const (
 	MetricGatewayShards    = "pinbot_gateway_shards_connected"          // gauge
 )
 
+// ClassTooMany is the class of the requests answered 429 Too Many
+// Requests.
+const ClassTooMany = "429"
+
 // successClasses are the values of the class label that are not errors;
 // any other class (4xx, 5xx, 429, timeout...) counts as one.
 var successClasses = []string{"2xx", "ok", "success"}
@@ -55,7 +59,9 @@ type Route struct {
 	Requests float64 `json:"requests"`
 	// Errors are the requests whose class is not a success (see
 	// successClasses), and Classes every class, largest first.
-	Errors  float64 `json:"errors"`
+	Errors float64 `json:"errors"`
+	// TooMany are the requests answered 429 (class ClassTooMany).
+	TooMany float64 `json:"too_many"`
 	Classes []Count `json:"classes"`
 	// Latency holds p50 and p99 estimates from the histogram's buckets,
 	// when the histogram has observations.
@@ -96,18 +102,30 @@ type Metrics struct {
 	Upstreams        []Upstream `json:"upstreams"`
 	// Shards is the number of gateway shards connected; nil when absent.
 	Shards *float64 `json:"shards"`
+	// Windows are the upstreams and the failures over each of Windows,
+	// shortest first; nil without a gatherer.
+	Windows []Window `json:"windows,omitempty"`
 }
 
 // readMetrics picks the dashboard's families out of fams by name.
 func readMetrics(fams []*dto.MetricFamily) Metrics {
+	m, _ := readTotals(fams)
+	return m
+}
+
+// readTotals picks the dashboard's families out of fams by name: the
+// totals since the process started, and the reading of the counters
+// that windows are taken of.
+func readTotals(fams []*dto.MetricFamily) (Metrics, reading) {
 	byName := make(map[string]*dto.MetricFamily, len(fams))
 	for _, f := range fams {
 		byName[f.GetName()] = f
 	}
 	var m Metrics
+	r := read(byName)
 	m.Pins = labelCounts(byName[MetricPins], "result")
-	m.Failures = labelCounts(byName[MetricPinFailures], "reason")
-	m.Upstreams, m.UpstreamsPresent = upstreams(byName[MetricUpstreamRequests], byName[MetricUpstreamDuration])
+	m.Failures = countsOf(r.failures)
+	m.Upstreams, m.UpstreamsPresent = upstreams(r)
 	if f := byName[MetricGatewayShards]; f != nil && len(f.GetMetric()) > 0 {
 		var n float64
 		for _, s := range f.GetMetric() {
@@ -115,7 +133,7 @@ func readMetrics(fams []*dto.MetricFamily) Metrics {
 		}
 		m.Shards = &n
 	}
-	return m
+	return m, r
 }
 
 // value is a counter's, gauge's or untyped metric's value.
@@ -143,18 +161,43 @@ func label(m *dto.Metric, name string) string {
 
 // labelCounts sums f's series by the value of one label.
 func labelCounts(f *dto.MetricFamily, name string) Counts {
+	return countsOf(sumByLabel(f, name))
+}
+
+// sumByLabel sums f's series by the value of one label; nil when f is
+// absent or has no series.
+func sumByLabel(f *dto.MetricFamily, name string) map[string]float64 {
 	if f == nil || len(f.GetMetric()) == 0 {
-		return Counts{}
+		return nil
 	}
-	c := Counts{Present: true}
 	sums := map[string]float64{}
 	for _, s := range f.GetMetric() {
-		v := value(s)
-		sums[orNone(label(s, name))] += v
+		sums[orNone(label(s, name))] += value(s)
+	}
+	return sums
+}
+
+// countsOf returns sums as Counts, largest first; not present when sums
+// is nil.
+func countsOf(sums map[string]float64) Counts {
+	if sums == nil {
+		return Counts{}
+	}
+	c := Counts{Present: true, Items: sortedCounts(sums)}
+	for _, v := range sums {
 		c.Total += v
 	}
-	c.Items = sortedCounts(sums)
 	return c
+}
+
+// Of returns the count of name, 0 when c has none.
+func (c Counts) Of(name string) float64 {
+	for _, it := range c.Items {
+		if it.Name == name {
+			return it.Value
+		}
+	}
+	return 0
 }
 
 func orNone(s string) string {
@@ -282,11 +325,11 @@ func (b *buckets) latency() *Latency {
 	return l
 }
 
-// upstreams assembles the upstream requests and durations by upstream and
-// route: Pinterest first, Discord next, others by name.
-func upstreams(reqs, durs *dto.MetricFamily) ([]Upstream, bool) {
-	present := (reqs != nil && len(reqs.GetMetric()) > 0) || (durs != nil && len(durs.GetMetric()) > 0)
-	if !present {
+// upstreams assembles a reading's upstream requests and durations by
+// upstream and route: Pinterest first, Discord next, others by name.
+// present is false when neither family was read.
+func upstreams(r reading) (_ []Upstream, present bool) {
+	if r.reqs == nil && r.durs == nil {
 		return nil, false
 	}
 	acc := map[string]map[string]*routeAcc{} // upstream, route
@@ -294,51 +337,41 @@ func upstreams(reqs, durs *dto.MetricFamily) ([]Upstream, bool) {
 		if acc[up] == nil {
 			acc[up] = map[string]*routeAcc{}
 		}
-		r := acc[up][route]
-		if r == nil {
-			r = &routeAcc{classes: map[string]float64{}}
-			acc[up][route] = r
+		ra := acc[up][route]
+		if ra == nil {
+			ra = &routeAcc{classes: map[string]float64{}}
+			acc[up][route] = ra
 		}
-		return r
+		return ra
 	}
-	if reqs != nil {
-		for _, s := range reqs.GetMetric() {
-			r := get(orNone(label(s, "upstream")), orNone(label(s, "route")))
-			v, class := value(s), orNone(label(s, "class"))
-			r.requests += v
-			r.classes[class] += v
-			if !slices.Contains(successClasses, strings.ToLower(class)) {
-				r.errors += v
-			}
+	for k, v := range r.reqs {
+		ra := get(k.upstream, k.route)
+		ra.requests += v
+		ra.classes[k.class] += v
+		if !slices.Contains(successClasses, strings.ToLower(k.class)) {
+			ra.errors += v
 		}
 	}
-	if durs != nil {
-		for _, s := range durs.GetMetric() {
-			if s.GetHistogram() == nil {
-				continue
-			}
-			r := get(orNone(label(s, "upstream")), orNone(label(s, "route")))
-			if r.hist == nil {
-				r.hist = &buckets{}
-			}
-			r.hist.add(s.GetHistogram())
-		}
+	for k, b := range r.durs {
+		get(k.upstream, k.route).hist = b
 	}
 	var out []Upstream
 	for name, routes := range acc {
 		u := Upstream{Name: name, All: Route{Upstream: name, Route: "all routes"}}
 		all := &buckets{}
 		classes := map[string]float64{}
-		for route, r := range routes {
-			rt := Route{Route: route, Requests: r.requests, Errors: r.errors, Classes: sortedCounts(r.classes), Latency: r.hist.latency()}
+		for route, ra := range routes {
+			rt := Route{Route: route, Requests: ra.requests, Errors: ra.errors, TooMany: ra.classes[ClassTooMany],
+				Classes: sortedCounts(ra.classes), Latency: ra.hist.latency()}
 			u.Routes = append(u.Routes, rt)
-			u.All.Requests += r.requests
-			u.All.Errors += r.errors
-			for c, v := range r.classes {
+			u.All.Requests += ra.requests
+			u.All.Errors += ra.errors
+			u.All.TooMany += rt.TooMany
+			for c, v := range ra.classes {
 				classes[c] += v
 			}
-			if r.hist != nil {
-				all.merge(r.hist)
+			if ra.hist != nil {
+				all.merge(ra.hist)
 			}
 		}
 		u.All.Classes = sortedCounts(classes)

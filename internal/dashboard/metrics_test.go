@@ -35,7 +35,7 @@ func TestMetricsAbsent(t *testing.T) {
 // TestMetricsRead: the fixture's registry, read by name.
 func TestMetricsRead(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	registerTestMetrics(t, reg)
+	setTestMetrics(t, reg)
 	m := gather(t, reg)
 	if !m.Pins.Present || m.Pins.Total != 1251 || m.Pins.Items[0] != (Count{"ok", 1234}) {
 		t.Errorf("pins %+v", m.Pins)

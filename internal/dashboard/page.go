@@ -23,6 +23,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"clock":    formatClock,
 	"until":    formatUntil,
 	"window":   formatWindow,
+	"age":      formatAge,
+	"rate":     formatRate,
 	"title":    title,
 	"plural":   plural,
 	"nextFree": func(a Account, at time.Time) nextFree { return nextFree{a, at, a.Held} },
@@ -180,6 +182,14 @@ func formatPercent(share float64) string {
 		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 	}
 	return strconv.FormatFloat(math.Round(p), 'f', 0, 64) + "%"
+}
+
+// formatRate writes a rate per minute: one decimal under 10.
+func formatRate(perMinute float64) string {
+	if perMinute < 10 {
+		return strconv.FormatFloat(perMinute, 'f', 1, 64) + "/min"
+	}
+	return formatCount(math.Round(perMinute)) + "/min"
 }
 
 // formatSeconds writes a latency: milliseconds under a second.
