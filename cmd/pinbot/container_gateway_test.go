@@ -44,11 +44,13 @@ const containerfile = "../../docs/deploy/Containerfile"
 // docs/deploy/Containerfile with podman, around a static binary built
 // here with the same flags (the build stage's golang image needs a
 // registry this test does not reach), and runs it: as UID 65532, with
-// the data directory a volume and the key file mounted read-only, the
+// its volume a host directory and the key file mounted read-only, the
 // bot between stand-ins of Discord and Pinterest on the host's loopback.
 // It checks /healthz and /readyz, that the data landed in the volume,
 // that `podman stop` (the image's STOPSIGNAL) stops pinbot cleanly with
-// exit status 0, and that another container reads the volume after.
+// exit status 0, and that other containers on the volume back the data
+// directory up and restore it over itself (which needs the data
+// directory's parent writable, so the volume is that parent).
 //
 // podman reads its configuration as usual: where its defaults do not
 // work (a sandbox that forbids raising rlimits, say), CONTAINERS_CONF
@@ -74,15 +76,15 @@ func TestDisgoGatewayContainer(t *testing.T) {
 	image := buildImage(ctx, t, podman, goTool)
 
 	root := t.TempDir()
-	data := filepath.Join(root, "data")
+	volume := filepath.Join(root, "volume")
 	keyFile := filepath.Join(root, "pinbot.key")
-	if err := os.Mkdir(data, 0o700); err != nil {
+	if err := os.Mkdir(volume, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(keyFile, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{data, keyFile} {
+	for _, p := range []string{volume, keyFile} {
 		if err := os.Chown(p, containerUID, containerUID); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +96,7 @@ func TestDisgoGatewayContainer(t *testing.T) {
 	defer ps.Close()
 	var env []string
 	for _, kv := range standInEnv(t, dc, ps, ps.URL, "/run/secrets/pinbot.key", "") {
-		if !strings.HasPrefix(kv, "PINBOT_DATA_DIR=") { // the image's default, /data
+		if !strings.HasPrefix(kv, "PINBOT_DATA_DIR=") { // the image's default
 			env = append(env, kv)
 		}
 	}
@@ -106,8 +108,8 @@ func TestDisgoGatewayContainer(t *testing.T) {
 	}
 
 	name := fmt.Sprintf("pinbot-test-%d", time.Now().UnixNano())
-	args := []string{"run", "--rm", "--name", name, "--network", "host",
-		"-v", data + ":/data", "-v", keyFile + ":/run/secrets/pinbot.key:ro"}
+	mounts := []string{"-v", volume + ":/var/lib/pinbot", "-v", keyFile + ":/run/secrets/pinbot.key:ro"}
+	args := append([]string{"run", "--rm", "--name", name, "--network", "host"}, mounts...)
 	for _, kv := range env {
 		args = append(args, "-e", kv)
 	}
@@ -124,7 +126,7 @@ func TestDisgoGatewayContainer(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 200", path, resp.StatusCode, body)
 		}
 	}
-	fi, err := os.Stat(filepath.Join(data, "engine"))
+	fi, err := os.Stat(filepath.Join(volume, "data", "engine"))
 	if err != nil {
 		t.Fatalf("the engine store is not in the volume: %v", err)
 	}
@@ -144,13 +146,27 @@ func TestDisgoGatewayContainer(t *testing.T) {
 		t.Errorf("the container's logs lack the clean stop:\n%s", logs)
 	}
 
-	out, err := exec.CommandContext(ctx, podman, "run", "--rm", "-v", data+":/data", image, "accounts", "--json").Output()
-	if err != nil {
-		t.Fatalf("pinbot accounts in a container: %v\n%s", err, exitStderr(err))
+	key := []string{"-e", "PINBOT_ENCRYPTION_KEY_FILE=/run/secrets/pinbot.key"}
+	podmanRun := func(what string, args ...string) string {
+		t.Helper()
+		all := append(append(append([]string{"run", "--rm"}, mounts...), key...), image)
+		out, err := exec.CommandContext(ctx, podman, append(all, args...)...).Output()
+		if err != nil {
+			t.Fatalf("%s in a container: %v\n%s%s", what, err, out, exitStderr(err))
+		}
+		return string(out)
+	}
+	out := podmanRun("pinbot backup", "backup", "/var/lib/pinbot/pinbot.backup")
+	if !strings.Contains(out, "backed up /var/lib/pinbot/data from its stores") {
+		t.Errorf("pinbot backup said %q", out)
+	}
+	out = podmanRun("pinbot restore", "restore", "--force", "/var/lib/pinbot/pinbot.backup")
+	if !strings.Contains(out, "/var/lib/pinbot/data.before-restore-") {
+		t.Errorf("pinbot restore said %q, want the data directory moved aside", out)
 	}
 	var accounts []listedAccount
-	if err := json.Unmarshal(out, &accounts); err != nil {
-		t.Errorf("pinbot accounts --json: %v\n%s", err, out)
+	if out := podmanRun("pinbot accounts", "accounts", "--json"); json.Unmarshal([]byte(out), &accounts) != nil {
+		t.Errorf("pinbot accounts --json said %q", out)
 	}
 }
 
@@ -185,14 +201,14 @@ func buildImage(ctx context.Context, t *testing.T, podman, goTool string) string
 	if err := os.WriteFile(filepath.Join(dir, "ca-certificates.crt"), certs, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "state"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// A stage named build holding what the real build stage leaves.
 	local := "FROM scratch AS build\n" +
 		"COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt\n" +
 		"COPY pinbot /out/pinbot\n" +
-		"COPY data /out/data\n\n" + runtimeStage
+		"COPY state /out/state\n\n" + runtimeStage
 	if err := os.WriteFile(filepath.Join(dir, "Containerfile"), []byte(local), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +237,9 @@ func buildImage(ctx context.Context, t *testing.T, podman, goTool string) string
 		t.Fatalf("podman image inspect: %v\n%s", err, out)
 	}
 	got := cfg[0].Config
-	if _, ok := got.Volumes["/data"]; got.User != fmt.Sprintf("%d:%d", containerUID, containerUID) || !ok ||
+	if _, ok := got.Volumes["/var/lib/pinbot"]; got.User != fmt.Sprintf("%d:%d", containerUID, containerUID) || !ok ||
 		(got.StopSignal != "SIGTERM" && got.StopSignal != "15") {
-		t.Errorf("image config: user %q, volumes %v, stop signal %q; want %d:%d, /data, SIGTERM",
+		t.Errorf("image config: user %q, volumes %v, stop signal %q; want %d:%d, /var/lib/pinbot, SIGTERM",
 			got.User, got.Volumes, got.StopSignal, containerUID, containerUID)
 	}
 	return image
