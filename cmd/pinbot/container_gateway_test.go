@@ -48,7 +48,8 @@ const containerfile = "../../docs/deploy/Containerfile"
 // bot between stand-ins of Discord and Pinterest on the host's loopback.
 // It checks /healthz and /readyz, that the data landed in the volume,
 // that `podman stop` (the image's STOPSIGNAL) stops pinbot cleanly with
-// exit status 0, and that other containers on the volume back the data
+// exit status 0, that the running bot serves a backup to a process
+// exec'ed in its container, and that other containers on the volume back the data
 // directory up and restore it over itself (which needs the data
 // directory's parent writable, so the volume is that parent).
 //
@@ -132,6 +133,13 @@ func TestDisgoGatewayContainer(t *testing.T) {
 	}
 	if uid := fileUID(fi); uid != containerUID {
 		t.Errorf("the engine store belongs to UID %d, want %d: pinbot does not run as the image's user", uid, containerUID)
+	}
+
+	// A backup of the running bot, through its socket, from a second
+	// process in the container, as the image's user.
+	online, err := exec.CommandContext(ctx, podman, "exec", name, "/usr/local/bin/pinbot", "backup", "/var/lib/pinbot/online.backup").Output()
+	if err != nil || !strings.Contains(string(online), "through the pinbot running on it") {
+		t.Errorf("pinbot backup in the running container: %v, said %q%s", err, online, exitStderr(err))
 	}
 
 	// podman stop sends the image's STOPSIGNAL, then SIGKILL after -t.
