@@ -221,7 +221,7 @@ func buildImage(ctx context.Context, t *testing.T, podman, goTool string) string
 		t.Fatal(err)
 	}
 	image := fmt.Sprintf("localhost/pinbot-test:%d", time.Now().UnixNano())
-	out, err := exec.CommandContext(ctx, podman, "build", "-q", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir).CombinedOutput()
+	out, err := exec.CommandContext(ctx, podman, "build", "-q", "--layers=false", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("podman build: %v\n%s", err, out)
 	}
