@@ -18,7 +18,7 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build
+.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
@@ -44,6 +44,20 @@ pinbot:
 
 build:
 	$(GO) build -o bin/pinbot ./cmd/pinbot
+
+# The container image of docs/deploy/Containerfile (pulls golang from
+# Docker Hub). IMAGE names it.
+IMAGE ?= pinbot
+image:
+	podman build -f docs/deploy/Containerfile -t $(IMAGE) .
+
+# Builds the Containerfile's runtime stage around a binary built here and
+# runs the bot in it between the stand-ins (podman and root needed; it
+# skips without podman). Not part of make test: it needs a container
+# runtime that works where the tests run. Where podman's defaults do not,
+# CONTAINERS_CONF names a containers.conf that does (docs/deploy.md).
+container-test:
+	PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -v -run '^TestDisgoGatewayContainer$$' ./cmd/pinbot/
 
 test: test-deps vet unit gateway fuzz
 

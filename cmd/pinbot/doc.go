@@ -14,6 +14,7 @@
 //	pinbot [flags] demo [flags]          an interactive demo of the engine alone
 //	pinbot [flags] backup [flags] FILE   back up the data directory, while pinbot runs too
 //	pinbot [flags] restore [flags] FILE  restore a backup into the data directory
+//	pinbot [flags] invite [flags]        print the address that adds the bot to a server
 //	pinbot help [command]                show the help of pinbot or of a command
 //
 // # Configuration
@@ -102,6 +103,14 @@
 // DIR.before-restore-TIME) and a directory a pinbot runs on, and holds
 // every account until the pins made after the backup, which it does not
 // hold, have left their window (package internal/backup, docs/design.md).
+//
+// # Invite
+//
+// `pinbot invite` prints Discord's authorization address for the
+// application of the bot token (its first part is the application ID),
+// with the scopes bot and applications.commands and the permissions the
+// bot uses, bot.InvitePermissions. It reads nothing else and connects to
+// nothing. docs/deploy.md walks through a deployment.
 //
 // # The bot
 //

@@ -81,6 +81,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		return backupCommand(st, rest, stdout, stderr, getenv)
 	case "restore":
 		return restoreCommand(st, rest, stdout, stderr, getenv)
+	case "invite":
+		return inviteCommand(st, rest, stdout)
 	case "help":
 		return helpCommand(rest, stdout)
 	default:
@@ -191,7 +193,8 @@ func helpCommand(args []string, stdout io.Writer) error {
 		printUsage(stdout, "")
 	case len(args) > 1:
 		return &usageError{err: fmt.Errorf("help: want at most one command, got %d", len(args))}
-	case args[0] == "accounts", args[0] == "demo", args[0] == "backup", args[0] == "restore":
+	case args[0] == "accounts", args[0] == "demo", args[0] == "backup", args[0] == "restore",
+		args[0] == "invite":
 		printUsage(stdout, args[0])
 	default:
 		return &usageError{err: fmt.Errorf("help: unknown command %q", args[0])}

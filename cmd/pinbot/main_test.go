@@ -103,8 +103,10 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	restoreFlags.Bool("force", false, forceRestoreHelp)
 	st.bind(backupFlags, "backup")
 	st.bind(restoreFlags, "restore")
+	invite := newFlagSet("invite")
+	st.bind(invite, "invite")
 	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "demo": demo,
-		"backup": backupFlags, "restore": restoreFlags} {
+		"backup": backupFlags, "restore": restoreFlags, "invite": invite} {
 		var b strings.Builder
 		printUsage(&b, cmd)
 		fset.VisitAll(func(f *flag.Flag) {

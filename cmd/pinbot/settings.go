@@ -261,6 +261,8 @@ func commandOptions(cmd string) []*option {
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
 	case "restore":
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption, &pinLimitOption, &pinWindowOption}
+	case "invite":
+		return []*option{&discordTokenOption}
 	}
 	return allOptions
 }

@@ -92,6 +92,19 @@ running when the backup was taken may have been sent since: none is sent
 again, and their owners are told they may exist. See docs/design.md,
 "Backup and restore".
 `)
+	case "invite":
+		fmt.Fprintf(&b, `Usage:
+  pinbot invite [flags]
+
+Prints the address at which a server manager adds the bot to a server:
+Discord's authorization page for the application of the bot token
+(%[1]s), with the scopes bot and applications.commands and the
+least permissions the bot needs: View Channel and Read Message History,
+to read the messages /pin names; Send Messages and Send Messages in
+Threads, to post the results of queued pins in the channel of their
+command when their user accepts no direct message. It only reads the
+token: it connects to nothing.
+`, discordTokenEnv)
 	case "demo":
 		b.WriteString(`Usage:
   pinbot demo [flags]
@@ -110,6 +123,7 @@ Usage:
   pinbot [flags] demo [flags]          an interactive demo of the rate-limit engine alone
   pinbot [flags] backup [flags] FILE   back up the data directory to FILE, while pinbot runs too
   pinbot [flags] restore [flags] FILE  restore the backup FILE into the data directory
+  pinbot [flags] invite [flags]        print the address that adds the bot of %[4]s to a server
   pinbot help [command]                show this help, or the help of a command
 `, actors.DefaultLimit, windowNoun(actors.DefaultWindow), adj, discordTokenEnv)
 	}
