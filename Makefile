@@ -18,7 +18,7 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test
+.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
@@ -52,20 +52,25 @@ image:
 	podman build -f docs/deploy/Containerfile -t $(IMAGE) .
 
 # Builds the Containerfile's runtime stage around a binary built here and
-# runs the bot in it between the stand-ins (podman and root needed; it
-# skips without podman). Not part of make test: it needs a container
-# runtime that works where the tests run. Where podman's defaults do not,
-# CONTAINERS_CONF names a containers.conf that does (docs/deploy.md).
-container-test:
-	PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -v -run '^TestDisgoGatewayContainer$$' ./cmd/pinbot/
+# runs the bot in it between the stand-ins (podman and root needed). make
+# test runs it too, in its gateway step. CONTAINERS_CONF names podman's
+# configuration: .ci/containers.conf picks runc and lower rlimits, which
+# the CI sandbox needs (its crun may not raise rlimits, its cgroups are
+# v1); set it empty to use podman's defaults.
+CONTAINERS_CONF ?= $(CURDIR)/.ci/containers.conf
+container-test: container-deps
+	CONTAINERS_CONF=$(CONTAINERS_CONF) PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -v -run '^TestDisgoGatewayContainer$$' ./cmd/pinbot/
 
 test: test-deps vet unit gateway fuzz
 
 # What the tests need beyond Go: redis-server, for the smoke run of the
-# Redis comparison in cmd/pinbench, and Chromium, for the browser test of
-# the /admin dashboard (PINBOT_REQUIRE_REDIS=1 and PINBOT_REQUIRE_CHROMIUM=1
-# below make those tests fail rather than skip when either is missing).
-test-deps: bench-deps browser-deps
+# Redis comparison in cmd/pinbench; Chromium, for the browser tests of
+# the /admin dashboard and the link confirmation page; podman and runc,
+# for the container image's test; systemd-analyze, to verify the systemd
+# unit (PINBOT_REQUIRE_REDIS=1, PINBOT_REQUIRE_CHROMIUM=1 and
+# PINBOT_CONTAINER_TEST=1 below make those tests fail rather than skip
+# when one is missing).
+test-deps: bench-deps browser-deps container-deps systemd-deps
 
 # redis-server from Debian's packages (needs root and apt-get).
 bench-deps:
@@ -80,6 +85,18 @@ browser-deps:
 		command -v apt-get >/dev/null 2>&1 || { echo "chromium is missing and apt-get is not available: install chromium" >&2; exit 1; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
+# podman and runc from Debian's packages (needs root and apt-get).
+container-deps:
+	@{ command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1; } || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "podman or runc is missing and apt-get is not available: install podman and runc" >&2; exit 1; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null; }
+
+# systemd-analyze, from Debian's systemd package (needs root and apt-get).
+systemd-deps:
+	@command -v systemd-analyze >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "systemd-analyze is missing and apt-get is not available: install systemd" >&2; exit 1; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null; }
+
 vet:
 	$(GO) vet ./...
 
@@ -93,7 +110,7 @@ unit:
 # They are built with `//go:build !race` and named TestDisgoGateway*; the
 # -race run above skips them, this one runs only them.
 gateway:
-	$(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./internal/app/ ./cmd/pinbot/
+	CONTAINERS_CONF=$(CONTAINERS_CONF) PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./internal/app/ ./cmd/pinbot/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -62,14 +62,14 @@ func TestDisgoGatewayContainer(t *testing.T) {
 	}
 	podman, err := exec.LookPath("podman")
 	if err != nil {
-		t.Skip("podman is not installed (apt-get install podman): the container image is not checked")
+		t.Fatalf("%s is 1 but podman is not installed (apt-get install podman runc, or make container-deps)", containerTestEnv)
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("not root: the test hands the volume and the key file to UID 65532, which needs root")
+		t.Fatalf("%s is 1 but the test is not root: it hands the volume and the key file to UID 65532, which needs root", containerTestEnv)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to build the binary with")
+		t.Fatalf("%s is 1 but there is no go command to build the binary with", containerTestEnv)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

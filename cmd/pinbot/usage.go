@@ -141,6 +141,9 @@ Usage:
 	}
 	for _, o := range commandOptions(cmd) {
 		def := o.defHelp
+		if cmd == "invite" && o == &discordTokenOption {
+			def = "none" // invite needs the token; it never runs the sandbox
+		}
 		if o.def != "" {
 			def = fmt.Sprintf("%q", o.def)
 		}
