@@ -33,7 +33,7 @@ func (h *Handler) showConfirm(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	id := q.Get("link")
-	log := h.log.With().Str("link_prefix", prefix(id)).Logger()
+	log := h.logger(r.Context()).With().Str("link_prefix", prefix(id)).Logger()
 	if q.Has("csrf") || q.Has("action") {
 		// The form sent as a GET (or a link made to look like it): a GET
 		// confirms nothing, and says so.
@@ -88,23 +88,23 @@ func (h *Handler) showConfirm(w http.ResponseWriter, r *http.Request) {
 // user who ran /link.
 func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 	if err := h.origins.Check(r); err != nil {
-		h.log.Warn().Err(err).Msg("confirmation refused: cross-origin request")
+		h.logger(r.Context()).Warn().Err(err).Msg("confirmation refused: cross-origin request")
 		writePage(w, http.StatusForbidden, pageBadCSRF)
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		h.log.Info().Msg("confirmation refused: not a form")
+		h.logger(r.Context()).Info().Msg("confirmation refused: not a form")
 		writePage(w, http.StatusBadRequest, pageBadCSRF)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		h.log.Info().Msg("confirmation refused: unreadable form")
+		h.logger(r.Context()).Info().Msg("confirmation refused: unreadable form")
 		writePage(w, http.StatusBadRequest, pageBadCSRF)
 		return
 	}
 	id, csrf, action := r.PostForm.Get("link"), r.PostForm.Get("csrf"), r.PostForm.Get("action")
-	log := h.log.With().Str("link_prefix", prefix(id)).Logger()
+	log := h.logger(r.Context()).With().Str("link_prefix", prefix(id)).Logger()
 	browser := h.browserCookie(r)
 	now := h.now()
 

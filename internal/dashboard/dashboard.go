@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -137,7 +139,7 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 	defer cancel()
 	s, serr := d.eng.Survey(sctx, actors.SurveyOptions{Top: d.top, Max: d.max, Bucket: bucketFor(d.eng.Config().Window)})
 	if serr != nil {
-		d.log.Warn().Err(serr).Msg("surveying the engine failed")
+		logctx.Logger(ctx, d.log).Warn().Err(serr).Msg("surveying the engine failed")
 	}
 	var (
 		m        Metrics
@@ -147,7 +149,7 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 		fams, err := d.gatherer.Gather()
 		if err != nil {
 			// Gather returns what it could along with the error.
-			d.log.Warn().Err(err).Msg("gathering the metrics failed")
+			logctx.Logger(ctx, d.log).Warn().Err(err).Msg("gathering the metrics failed")
 			problems = append(problems, "Some metrics could not be gathered (see the log).")
 		}
 		m = readMetrics(fams)
