@@ -130,13 +130,14 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log = log.With().Str("user", p.user.ID).Str("account", p.acct.ID).Logger()
-	h.store(w, log, p)
+	h.store(r.Context(), w, log, p)
 }
 
-// store links p's account to its user with p's token, and says so.
-func (h *Handler) store(w http.ResponseWriter, log zerolog.Logger, p pendingLink) {
+// store links p's account to its user with p's token, and says so. ctx
+// is the request's: the link is stored even if it ends.
+func (h *Handler) store(ctx context.Context, w http.ResponseWriter, log zerolog.Logger, p pendingLink) {
 	// The browser confirmed: store the grant even if it goes away now.
-	lctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
 	if err := h.links.Link(lctx, p.user.ID, p.acct, p.tok); err != nil {
 		if errors.Is(err, links.ErrTooManyAccounts) {
