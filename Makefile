@@ -48,8 +48,8 @@ build:
 test: test-deps vet unit gateway fuzz
 
 # What the tests need beyond Go: redis-server, for the smoke run of the
-# Redis comparison in cmd/pinbench, and Chromium, for the browser test of
-# the /admin dashboard (PINBOT_REQUIRE_REDIS=1 and PINBOT_REQUIRE_CHROMIUM=1
+# Redis comparison in cmd/pinbench, and Chromium, for the browser tests of
+# the /admin dashboard and the link confirmation page (PINBOT_REQUIRE_REDIS=1 and PINBOT_REQUIRE_CHROMIUM=1
 # below make those tests fail rather than skip when either is missing).
 test-deps: bench-deps browser-deps
 
@@ -60,7 +60,7 @@ bench-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
 
 # Debian's chromium (needs root and apt-get), driven headless by the
-# dashboard's browser test in internal/dashboard.
+# browser tests in internal/dashboard and bot/web.
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 		command -v apt-get >/dev/null 2>&1 || { echo "chromium is missing and apt-get is not available: install chromium" >&2; exit 1; }; \
