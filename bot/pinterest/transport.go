@@ -28,6 +28,10 @@ type logTransport struct {
 }
 
 func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.log.GetLevel() > zerolog.DebugLevel {
+		// Not logged: spare tagging a logger on every request.
+		return t.base.RoundTrip(req)
+	}
 	start := time.Now()
 	resp, err := t.base.RoundTrip(req)
 	elapsed := time.Since(start)
