@@ -79,7 +79,7 @@ bench-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
 
 # Debian's chromium (needs root and apt-get), driven headless by the
-# dashboard's browser test in internal/dashboard.
+# browser tests in internal/dashboard and bot/web.
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 		command -v apt-get >/dev/null 2>&1 || { echo "chromium is missing and apt-get is not available: install chromium" >&2; exit 1; }; \

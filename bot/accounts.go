@@ -14,19 +14,19 @@ import (
 func (b *Bot) activeAccount(ctx context.Context, userID string) (links.Account, string) {
 	u, err := b.cfg.Links.User(ctx, userID)
 	if err != nil {
-		b.log.Error().Err(err).Str("user_id", userID).Msg("reading the user's links failed")
+		b.logger(ctx).Error().Err(err).Str("user_id", userID).Msg("reading the user's links failed")
 		return links.Account{}, msgLinksUnavailable
 	}
 	if len(u.Accounts) == 0 || u.Active == "" {
 		return links.Account{}, msgNoAccount
 	}
 	if !slices.Contains(u.Accounts, u.Active) {
-		b.log.Error().Str("user_id", userID).Str("account", u.Active).Msg("active account is not among the user's links; refusing it")
+		b.logger(ctx).Error().Str("user_id", userID).Str("account", u.Active).Msg("active account is not among the user's links; refusing it")
 		return links.Account{}, msgActiveNotLinked
 	}
 	acct, err := b.cfg.Links.Account(ctx, u.Active)
 	if err != nil {
-		b.log.Error().Err(err).Str("account", u.Active).Msg("reading the account failed")
+		b.logger(ctx).Error().Err(err).Str("account", u.Active).Msg("reading the account failed")
 		return links.Account{}, msgLinksUnavailable
 	}
 	if acct.ID == "" {
@@ -40,7 +40,7 @@ func (b *Bot) activeAccount(ctx context.Context, userID string) (links.Account, 
 func (b *Bot) linkedAccount(ctx context.Context, userID, accountID string) (links.Account, links.User, bool) {
 	u, err := b.cfg.Links.User(ctx, userID)
 	if err != nil {
-		b.log.Error().Err(err).Str("user_id", userID).Msg("reading the user's links failed")
+		b.logger(ctx).Error().Err(err).Str("user_id", userID).Msg("reading the user's links failed")
 		return links.Account{}, u, false
 	}
 	if !slices.Contains(u.Accounts, accountID) {
@@ -48,7 +48,7 @@ func (b *Bot) linkedAccount(ctx context.Context, userID, accountID string) (link
 	}
 	acct, err := b.cfg.Links.Account(ctx, accountID)
 	if err != nil {
-		b.log.Error().Err(err).Str("account", accountID).Msg("reading the account failed")
+		b.logger(ctx).Error().Err(err).Str("account", accountID).Msg("reading the account failed")
 		return links.Account{}, u, false
 	}
 	if acct.ID == "" {

@@ -66,7 +66,7 @@ func findBoard(boards []pinterest.Board, v string) (pinterest.Board, bool) {
 func (b *Bot) boardsTrouble(inv invocation, accountID string, sess *pinterest.Session, name string, err error) string {
 	switch {
 	case errors.Is(err, pinterest.ErrReauthRequired):
-		b.markRelink(accountID, sess)
+		b.markRelink(inv.ctx, accountID, sess)
 		return msgRelink(name)
 	case errors.Is(err, pinterest.ErrRateLimited):
 		var rl *pinterest.RateLimitError

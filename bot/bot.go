@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"errors"
 	"fmt"
@@ -147,7 +149,7 @@ func New(cfg Config) (*Bot, error) {
 	if clock == nil {
 		clock = schedule.SystemClock()
 	}
-	if b.digest, err = digest.New(client.Rest, clock, cfg.Log.With().Str("component", "digest").Logger(), cfg.Digest); err != nil {
+	if b.digest, err = digest.New(client.Rest, clock, cfg.Log, cfg.Digest); err != nil {
 		b.cancelWork()
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -380,4 +382,10 @@ func (b *Bot) routes() *handler.Mux {
 		b.log.Error().Str("error", errText(err)).Str("interaction_id", e.ID().String()).Msg("handler failed")
 	})
 	return m
+}
+
+// logger is the bot's logger tagged with the IDs ctx carries: the
+// interaction, or the queued pin and the /pin that queued it.
+func (b *Bot) logger(ctx context.Context) *zerolog.Logger {
+	return logctx.Logger(ctx, b.log)
 }

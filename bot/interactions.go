@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"errors"
 	"net/http"
@@ -48,8 +50,13 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 	return func(e *handler.InteractionEvent) (err error) {
 		taken := time.Now()
 		name := interactionName(e)
+		// Every line logged for the interaction, whichever component
+		// logs it, carries its ID (see package logctx).
+		lctx := logctx.With(b.workCtx, logctx.InteractionID, e.ID().String())
+		e.Ctx = lctx
+		log := b.logger(lctx)
 		if !b.enter() {
-			b.log.Debug().Str("interaction_id", e.ID().String()).Msg("interaction ignored: closing")
+			log.Debug().Msg("interaction ignored: closing")
 			b.cfg.Observer.InteractionDone(name, interactionClosing)
 			if b.onDone != nil {
 				b.onDone(e.ID())
@@ -82,7 +89,7 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 				return err
 			}
 			start := time.Now()
-			ctx, cancel := context.WithDeadline(b.workCtx, start.Add(autocompleteTimeout))
+			ctx, cancel := context.WithDeadline(lctx, start.Add(autocompleteTimeout))
 			defer cancel()
 			e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
 			// The choices are the initial response: sent by next.
@@ -93,7 +100,7 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 			return err
 		}
 
-		actx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
+		actx, cancel := context.WithTimeout(lctx, ackTimeout)
 		if editsInPlace(e) {
 			err = e.DeferUpdateMessage(rest.WithCtx(actx))
 		} else {
@@ -102,8 +109,8 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		cancel()
 		if err == nil {
 			b.cfg.Observer.Acknowledged(time.Since(taken))
-		} else if !b.deferredAnyway(e.Token(), err) {
-			b.log.Warn().Str("interaction_id", e.ID().String()).Str("error", errText(err)).
+		} else if !b.deferredAnyway(lctx, e.Token(), err) {
+			log.Warn().Str("error", errText(err)).
 				Msg("interaction not acknowledged; not working on it")
 			result = interactionNotAcknowledged
 			return nil
@@ -120,11 +127,11 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 		if b.isClosing() {
 			// Acknowledged but not started: say so rather than start a
 			// batch while shutting down.
-			b.reply(e.Token(), reply{content: msgRestarting})
+			b.reply(lctx, e.Token(), reply{content: msgRestarting})
 			result = interactionClosing
 			return nil
 		}
-		ctx, cancel := context.WithTimeout(b.workCtx, b.cfg.HandlerTimeout)
+		ctx, cancel := context.WithTimeout(lctx, b.cfg.HandlerTimeout)
 		defer cancel()
 		e.Ctx = ctx
 		return next(e)
@@ -145,18 +152,18 @@ func editsInPlace(e *handler.InteractionEvent) bool {
 // and the user waits for it to be edited. A refusal (a 4xx such as 10062
 // Unknown interaction or 40060 already acknowledged) did not take effect.
 // Otherwise the original response is fetched: it exists only if the
-// deferral took effect.
-func (b *Bot) deferredAnyway(token string, err error) bool {
+// deferral took effect. ctx carries the interaction's log IDs.
+func (b *Bot) deferredAnyway(ctx context.Context, token string, err error) bool {
 	var re *rest.Error
 	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < http.StatusInternalServerError {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(b.workCtx, ackTimeout)
+	gctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, ctx), ackTimeout)
 	defer cancel()
-	if _, gerr := b.client.Rest.GetInteractionResponse(b.appID, token, rest.WithCtx(ctx)); gerr != nil {
+	if _, gerr := b.client.Rest.GetInteractionResponse(b.appID, token, rest.WithCtx(gctx)); gerr != nil {
 		return false
 	}
-	b.log.Info().Str("error", errText(err)).Msg("the deferral's answer was lost, but Discord has it; working on the interaction")
+	b.logger(ctx).Info().Str("error", errText(err)).Msg("the deferral's answer was lost, but Discord has it; working on the interaction")
 	return true
 }
 
@@ -173,7 +180,7 @@ func (b *Bot) answerContext(ctx context.Context) (context.Context, context.Cance
 	if !ok {
 		by = time.Now().Add(autocompleteAnswerBy)
 	}
-	return context.WithDeadline(b.workCtx, by)
+	return context.WithDeadline(logctx.Inherit(b.workCtx, ctx), by)
 }
 
 // notFound answers an interaction no route serves (a command removed from
@@ -184,7 +191,7 @@ func (b *Bot) notFound(e *handler.InteractionEvent) error {
 		defer cancel()
 		return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(actx))
 	}
-	b.reply(e.Token(), reply{content: msgUnknownCommand})
+	b.reply(e.Ctx, e.Token(), reply{content: msgUnknownCommand})
 	return nil
 }
 
@@ -203,6 +210,7 @@ type invocation struct {
 }
 
 func (b *Bot) invocation(ctx context.Context, i discord.Interaction) invocation {
+	ctx = logctx.With(ctx, logctx.InteractionID, i.ID().String())
 	inv := invocation{ctx: ctx, id: i.ID(), token: i.Token(), userID: i.User().ID}
 	if g := i.GuildID(); g != nil {
 		inv.guildID = *g
@@ -214,6 +222,6 @@ func (b *Bot) invocation(ctx context.Context, i discord.Interaction) invocation 
 	if m := i.Member(); m != nil && m.Permissions != 0 {
 		inv.perms = m.Permissions
 	}
-	inv.log = b.log.With().Str("interaction_id", inv.id.String()).Str("user_id", inv.userID.String()).Logger()
+	inv.log = b.logger(ctx).With().Str("user_id", inv.userID.String()).Logger()
 	return inv
 }

@@ -1,6 +1,9 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+	"strconv"
+
 	"context"
 	"errors"
 	"fmt"
@@ -32,9 +35,12 @@ const (
 // never sent again: its pin may exist, and it is reported so.
 func (b *Bot) RunJob(j actors.Job) {
 	eng := b.cfg.Engine
+	// Every line logged for the job carries its ID and, once its payload
+	// is read, the /pin that queued it (see package logctx).
+	jctx := logctx.With(b.workCtx, logctx.JobID, strconv.FormatUint(j.ID, 10))
 	if !b.enter() {
 		// Closing: back to the head of the queue, for the next run.
-		b.endJob(j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
+		b.endJob(jctx, j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
 		return
 	}
 	defer b.leave()
@@ -45,27 +51,30 @@ func (b *Bot) RunJob(j actors.Job) {
 	case b.jobWorkers <- struct{}{}:
 		defer func() { <-b.jobWorkers }()
 	case <-b.closingCh:
-		b.endJob(j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
+		b.endJob(jctx, j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
 		return
 	}
 	q, err := decodeQueuedPin(j.Payload)
+	if q.Interaction != 0 {
+		jctx = logctx.With(jctx, logctx.InteractionID, q.Interaction.String())
+	}
 	if err != nil {
-		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("unreadable queued pin; dropped")
-		b.endJob(j, failedJob(failInvalid, "Pinbot could not read this queued pin"), q, "")
+		b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("unreadable queued pin; dropped")
+		b.endJob(jctx, j, failedJob(failInvalid, "Pinbot could not read this queued pin"), q, "")
 		return
 	}
 	if j.Recovered {
-		b.endJob(j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
+		b.endJob(jctx, j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
 			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, "")
 		return
 	}
 	// Every request for the pin ends SlotMargin before its slot's
 	// deadline (see pinner.slotContext).
 	by := j.Slot.Deadline.Add(-b.cfg.SlotMargin)
-	ctx, cancel := context.WithTimeout(b.workCtx, by.Sub(eng.Now()))
+	ctx, cancel := context.WithTimeout(jctx, by.Sub(eng.Now()))
 	defer cancel()
 	o, name := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
-	b.endJob(j, o, q, name)
+	b.endJob(jctx, j, o, q, name)
 }
 
 // failedJob is the outcome of a pin that was not sent, and why (reason
@@ -87,7 +96,7 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	}
 	sess, err := b.session(ctx, acct.ID)
 	if err != nil {
-		b.markRelinkIfRefused(acct.ID, sess, err)
+		b.markRelinkIfRefused(ctx, acct.ID, sess, err)
 		return failedJob(failReauth, "Pinbot could not use the account's access; run /link"), name
 	}
 
@@ -100,14 +109,14 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 		case restForbidden:
 			return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name
 		}
-		b.log.Warn().Str("error", errText(err)).Uint64("job", j.ID).Msg("fetching a queued pin's message failed; retrying later")
+		b.logger(ctx).Warn().Str("error", errText(err)).Msg("fetching a queued pin's message failed; retrying later")
 		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
 	}
 	if q.Guild != 0 {
 		ac := &accessChecker{rest: b.client.Rest, ctx: ctx, guildID: q.Guild, userID: q.User}
 		res, err := ac.canRead(q.Channel)
 		if err != nil {
-			b.log.Warn().Str("error", errText(err)).Uint64("job", j.ID).Msg("permission check of a queued pin failed; retrying later")
+			b.logger(ctx).Warn().Str("error", errText(err)).Msg("permission check of a queued pin failed; retrying later")
 			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
 		}
 		if !res.ok {
@@ -139,7 +148,7 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 // when Pinterest may have made the pin, a retry for passing failures that
 // happened before Pinterest acted, else failed with why.
 func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest.Session, err error) actors.Outcome {
-	log := b.log.Warn().Str("error", errText(err)).Str("account", j.Account).Uint64("job", j.ID)
+	log := b.logger(ctx).Warn().Str("error", errText(err)).Str("account", j.Account)
 	switch {
 	case errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err):
 		log.Msg("queued pin: outcome unknown; slot kept")
@@ -157,17 +166,17 @@ func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest
 		if errors.As(err, &rl) {
 			wait = rl.Wait
 		}
-		hctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
+		hctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, ctx), resolveTimeout)
 		defer cancel()
 		if _, herr := b.cfg.Engine.Hold(hctx, j.Account, b.cfg.Engine.Now().Add(wait)); herr != nil {
-			b.log.Error().Err(herr).Str("account", j.Account).Msg("holding the rate-limited account failed")
+			b.logger(ctx).Error().Err(herr).Str("account", j.Account).Msg("holding the rate-limited account failed")
 		}
 		log.Msg("queued pin: pinterest rate limit; retrying after it")
 		return actors.Outcome{Retry: true, RetryAfter: wait}
 	case errors.Is(err, pinterest.ErrSpamBlocked):
 		return failedJob(failSpamBlock, "blocked by Pinterest's spam protection")
 	case errors.Is(err, pinterest.ErrReauthRequired):
-		b.markRelink(j.Account, sess)
+		b.markRelink(ctx, j.Account, sess)
 		return failedJob(failReauth, "Pinterest refused Pinbot's access to the account; run /link")
 	case errors.Is(err, pinterest.ErrImageRejected):
 		return failedJob(failImageRejected, "Pinterest could not use this image")
@@ -185,19 +194,20 @@ func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest
 
 // markRelinkIfRefused marks the account for relinking when err says
 // Pinterest refused its grant.
-func (b *Bot) markRelinkIfRefused(accountID string, sess *pinterest.Session, err error) {
+func (b *Bot) markRelinkIfRefused(ctx context.Context, accountID string, sess *pinterest.Session, err error) {
 	if errors.Is(err, pinterest.ErrReauthRequired) {
-		b.markRelink(accountID, sess)
+		b.markRelink(ctx, accountID, sess)
 	}
 }
 
 // endJob records the job's outcome with the engine and, unless it goes
-// back to the queue, tells the user in a digest.
-func (b *Bot) endJob(j actors.Job, o actors.Outcome, q queuedPin, name string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.workCtx), resolveTimeout)
+// back to the queue, tells the user in a digest. jctx carries the job's
+// log IDs.
+func (b *Bot) endJob(jctx context.Context, j actors.Job, o actors.Outcome, q queuedPin, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(jctx), resolveTimeout)
 	defer cancel()
 	if _, err := b.cfg.Engine.Finish(ctx, j, o); err != nil {
-		b.log.Error().Err(err).Str("account", j.Account).Uint64("job", j.ID).Msg("recording a queued pin's outcome failed")
+		b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("recording a queued pin's outcome failed")
 	}
 	if o.Retry {
 		return

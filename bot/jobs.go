@@ -26,6 +26,9 @@ type queuedPin struct {
 	From      snowflake.ID `json:"f"`
 	Board     string       `json:"b"`
 	BoardName string       `json:"bn,omitempty"`
+	// Interaction is the /pin that queued it, for the run's log lines;
+	// 0 in payloads stored before it was kept.
+	Interaction snowflake.ID `json:"x,omitempty"`
 }
 
 func (q queuedPin) encode() []byte {

@@ -23,7 +23,7 @@ const maxButtonURL = 512
 // for, and stores it once the browser confirms.
 func (b *Bot) handleLink(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
-	b.reply(inv.token, b.link(inv))
+	b.reply(inv.ctx, inv.token, b.link(inv))
 	return nil
 }
 
@@ -59,7 +59,7 @@ func (b *Bot) link(inv invocation) reply {
 // autocomplete offers) or username.
 func (b *Bot) handleUnlink(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
-	b.reply(inv.token, b.unlink(inv, data.String(optAccount)))
+	b.reply(inv.ctx, inv.token, b.unlink(inv, data.String(optAccount)))
 	return nil
 }
 

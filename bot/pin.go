@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +32,7 @@ const MaxPinsPerBatch = 10
 // handlePin serves /pin.
 func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
-	b.reply(inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard), data.String(optWhenFull)))
+	b.reply(inv.ctx, inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard), data.String(optWhenFull)))
 	return nil
 }
 
@@ -62,7 +64,7 @@ func (b *Bot) pinCommand(inv invocation, messages, board string, whenFull ...str
 func (b *Bot) handlePinMessage(data discord.MessageCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
 	if inv.guildID == 0 {
-		b.reply(inv.token, reply{content: msgGuildOnly})
+		b.reply(inv.ctx, inv.token, reply{content: msgGuildOnly})
 		return nil
 	}
 	msg := data.TargetMessage()
@@ -73,7 +75,7 @@ func (b *Bot) handlePinMessage(data discord.MessageCommandInteractionData, e *ha
 		msg.ChannelID = inv.channelID
 	}
 	ref := messageRef{GuildID: inv.guildID, ChannelID: msg.ChannelID, MessageID: msg.ID, Raw: msg.ID.String()}
-	b.reply(inv.token, b.runBatch(inv, batch{refs: []messageRef{ref}, target: &msg}))
+	b.reply(inv.ctx, inv.token, b.runBatch(inv, batch{refs: []messageRef{ref}, target: &msg}))
 	return nil
 }
 
@@ -105,7 +107,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	sess, err := b.session(ctx, acct.ID)
 	if err != nil {
 		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
-			b.markRelink(acct.ID, sess)
+			b.markRelink(ctx, acct.ID, sess)
 			return reply{content: msgRelink(name)}
 		}
 		inv.log.Error().Err(err).Str("account", acct.ID).Msg("loading the account's token failed")
@@ -379,7 +381,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 	call := time.Since(callStart)
 	at := eng.Now()
 
-	rctx, cancel := context.WithTimeout(p.b.workCtx, resolveTimeout)
+	rctx, cancel := context.WithTimeout(logctx.Inherit(p.b.workCtx, ctx), resolveTimeout)
 	defer cancel()
 	if err == nil {
 		st, cerr := eng.Commit(rctx, slot, at)
@@ -474,7 +476,7 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 			"not attempted: rate limited by Pinterest")
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		log.Msg("pinterest grant refused")
-		p.b.markRelink(p.acct.ID, p.sess)
+		p.b.markRelink(p.inv.ctx, p.acct.ID, p.sess)
 		e.why, e.reason = "Pinterest refused Pinbot's access to the account", failReauth
 		p.stopWith(failReauth, msgRelink(p.name), "not attempted: the account must be linked again")
 	case errors.Is(err, pinterest.ErrImageRejected):

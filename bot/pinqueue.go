@@ -14,15 +14,16 @@ import (
 func (p *pinner) queueEntry(msg discord.Message, e *entry) {
 	e.res = resQueued
 	e.job = &queuedPin{
-		Guild:     e.ref.GuildID,
-		Channel:   msg.ChannelID,
-		Message:   msg.ID,
-		Image:     e.image,
-		Images:    e.images,
-		User:      p.inv.userID,
-		From:      p.inv.channelID,
-		Board:     p.boardID,
-		BoardName: p.boardName,
+		Guild:       e.ref.GuildID,
+		Channel:     msg.ChannelID,
+		Message:     msg.ID,
+		Image:       e.image,
+		Images:      e.images,
+		User:        p.inv.userID,
+		From:        p.inv.channelID,
+		Board:       p.boardID,
+		BoardName:   p.boardName,
+		Interaction: p.inv.id,
 	}
 	if e.job.Channel == 0 {
 		e.job.Channel = e.ref.ChannelID

@@ -121,7 +121,7 @@ func (b *Bot) readQueue(ctx context.Context, user snowflake.ID, acct links.Accou
 // "Cancel all" button per account.
 func (b *Bot) handleQueue(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
-	b.reply(inv.token, b.queue(inv, ""))
+	b.reply(inv.ctx, inv.token, b.queue(inv, ""))
 	return nil
 }
 
@@ -383,7 +383,7 @@ func startsIn(due, now time.Time) string {
 // account the user may cancel.
 func (b *Bot) handleQueueAll(e *handler.ComponentEvent) error {
 	inv := b.invocation(e.Ctx, e.ComponentInteraction)
-	b.reply(inv.token, b.cancelQueued(inv, e.Vars["account"], func(queuedJob) bool { return true }))
+	b.reply(inv.ctx, inv.token, b.cancelQueued(inv, e.Vars["account"], func(queuedJob) bool { return true }))
 	return nil
 }
 
@@ -395,10 +395,10 @@ func (b *Bot) handleQueueMessage(e *handler.ComponentEvent) error {
 	account, message, found := strings.Cut(v, "/")
 	id, err := snowflake.Parse(message)
 	if !ok || !found || err != nil {
-		b.reply(inv.token, b.queue(inv, "Pick one message from the menu."))
+		b.reply(inv.ctx, inv.token, b.queue(inv, "Pick one message from the menu."))
 		return nil
 	}
-	b.reply(inv.token, b.cancelQueued(inv, account, func(j queuedJob) bool { return j.ok && j.pin.Message == id }))
+	b.reply(inv.ctx, inv.token, b.cancelQueued(inv, account, func(j queuedJob) bool { return j.ok && j.pin.Message == id }))
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"time"
 
@@ -34,9 +36,11 @@ const maxSelectOptions = 25
 
 // reply edits the deferred response into r; content beyond Discord's 2000
 // characters goes into ephemeral followups, with the components on the
-// last message. Failures are logged: there is no one left to tell.
-func (b *Bot) reply(token string, r reply) {
-	ctx, cancel := context.WithTimeout(b.workCtx, replyTimeout)
+// last message. Failures are logged: there is no one left to tell. cmd is
+// the command's context: the reply is sent even when it has ended, and
+// carries its log IDs.
+func (b *Bot) reply(cmd context.Context, token string, r reply) {
+	ctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, cmd), replyTimeout)
 	defer cancel()
 	chunks := splitMessage(r.content, maxMessageRunes)
 	for i, c := range chunks {
@@ -63,7 +67,7 @@ func (b *Bot) reply(token string, r reply) {
 			_, err = b.client.Rest.CreateFollowupMessage(b.appID, token, mc, rest.WithCtx(ctx))
 		}
 		if err != nil {
-			b.log.Warn().Str("error", errText(err)).Int("part", i+1).Msg("reply not delivered")
+			b.logger(cmd).Warn().Str("error", errText(err)).Int("part", i+1).Msg("reply not delivered")
 			return
 		}
 	}

@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"context"
+
 	"errors"
 
 	"golang.org/x/oauth2"
@@ -139,12 +141,12 @@ func TestRelinkOutranksTheOldGrant(t *testing.T) {
 	}
 
 	// Pinterest refuses the old grant: the account keeps its new link.
-	w.bot.markRelink("1001", old)
+	w.bot.markRelink(context.Background(), "1001", old)
 	if a, err := w.links.Account(w.ctx, "1001"); err != nil || a.RelinkNeeded {
 		t.Fatalf("account after the old grant was refused: %+v, %v; want no re-link needed", a, err)
 	}
 	// Pinterest refuses the current grant: now it is marked.
-	w.bot.markRelink("1001", fresh)
+	w.bot.markRelink(context.Background(), "1001", fresh)
 	if a, err := w.links.Account(w.ctx, "1001"); err != nil || !a.RelinkNeeded {
 		t.Fatalf("account after its grant was refused: %+v, %v; want re-link needed", a, err)
 	}

@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"errors"
 	"fmt"
@@ -87,9 +89,10 @@ const resolveTimeout = 10 * time.Second
 // Pinterest refused the grant of sess, the account's Session; sess nil
 // (the account has no token at all) marks nothing. A Session replaced by
 // a newer link since it was handed out condemns nothing either: the new
-// grant is not the one Pinterest refused.
-func (b *Bot) markRelink(accountID string, sess *pinterest.Session) {
-	ctx, cancel := context.WithTimeout(b.workCtx, resolveTimeout)
+// grant is not the one Pinterest refused. cmd carries the log IDs of the
+// work that saw the refusal.
+func (b *Bot) markRelink(cmd context.Context, accountID string, sess *pinterest.Session) {
+	ctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, cmd), resolveTimeout)
 	defer cancel()
 	if sess == nil {
 		// No token at all: the account was unlinked (the user is told to
@@ -98,10 +101,10 @@ func (b *Bot) markRelink(accountID string, sess *pinterest.Session) {
 	}
 	gen, current := b.grantOf(accountID, sess)
 	if !current {
-		b.log.Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
+		b.logger(ctx).Info().Str("account", accountID).Msg("a replaced grant was refused; the account's newer link stands")
 		return
 	}
 	if err := b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen); err != nil {
-		b.log.Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
+		b.logger(ctx).Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
 	}
 }

@@ -19,7 +19,7 @@ import (
 // board.
 func (b *Bot) handleSettings(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
 	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
-	b.reply(inv.token, b.settings(inv))
+	b.reply(inv.ctx, inv.token, b.settings(inv))
 	return nil
 }
 
@@ -141,7 +141,7 @@ func (b *Bot) settings(inv invocation) reply {
 // Pinterest" do at the limit when the command does not say.
 func (b *Bot) handleWhenFull(e *handler.ComponentEvent) error {
 	inv := b.invocation(e.Ctx, e.ComponentInteraction)
-	b.reply(inv.token, b.whenFull(inv, e))
+	b.reply(inv.ctx, inv.token, b.whenFull(inv, e))
 	return nil
 }
 
@@ -173,7 +173,7 @@ func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, str
 	sess, err := b.session(inv.ctx, a.ID)
 	if err != nil {
 		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
-			b.markRelink(a.ID, sess)
+			b.markRelink(inv.ctx, a.ID, sess)
 			return nil, fmt.Sprintf("%s needs /link again before Pinbot can list its boards.", name)
 		}
 		inv.log.Error().Err(err).Str("account", a.ID).Msg("loading the account's token failed")
@@ -199,7 +199,7 @@ func selected(e *handler.ComponentEvent) (string, bool) {
 // becomes the active one, if the user linked it.
 func (b *Bot) handleSwitch(e *handler.ComponentEvent) error {
 	inv := b.invocation(e.Ctx, e.ComponentInteraction)
-	b.reply(inv.token, b.switchAccount(inv, e))
+	b.reply(inv.ctx, inv.token, b.switchAccount(inv, e))
 	return nil
 }
 
@@ -247,7 +247,7 @@ func (b *Bot) switchAccount(inv invocation, e *handler.ComponentEvent) reply {
 // board is the account's.
 func (b *Bot) handleDefaultBoard(e *handler.ComponentEvent) error {
 	inv := b.invocation(e.Ctx, e.ComponentInteraction)
-	b.reply(inv.token, b.defaultBoard(inv, e.Vars["account"], e))
+	b.reply(inv.ctx, inv.token, b.defaultBoard(inv, e.Vars["account"], e))
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"fmt"
 	"time"
@@ -136,21 +138,22 @@ func (b *Bot) throttled(e *handler.InteractionEvent) bool {
 	if ok {
 		return false
 	}
-	b.log.Info().Str("interaction_id", e.ID().String()).Str("user_id", e.User().ID.String()).
+	log := b.logger(e.Ctx)
+	log.Info().Str("user_id", e.User().ID.String()).
 		Time("retry_at", at).Msg("interaction refused: the user's allowance is used up")
 	msg := b.throttle.msgThrottled(at)
 	if !editsInPlace(e) {
-		b.reply(e.Token(), reply{content: msg})
+		b.reply(e.Ctx, e.Token(), reply{content: msg})
 		return true
 	}
 	// The deferred answer would replace the message the component is on
 	// (the /queue list): say it beside it instead.
-	ctx, cancel := context.WithTimeout(b.workCtx, replyTimeout)
+	ctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, e.Ctx), replyTimeout)
 	defer cancel()
 	if _, err := b.client.Rest.CreateFollowupMessage(b.appID, e.Token(), discord.MessageCreate{
 		Content: msg, Flags: discord.MessageFlagEphemeral, AllowedMentions: &noMentions,
 	}, rest.WithCtx(ctx)); err != nil {
-		b.log.Warn().Str("error", errText(err)).Msg("reply not delivered")
+		log.Warn().Str("error", errText(err)).Msg("reply not delivered")
 	}
 	return true
 }

@@ -147,7 +147,7 @@ func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oaut
 	if err != nil {
 		return err
 	}
-	s.log.Info().Str("user", userID).Str("account", acct.ID).Msg("pinterest account linked")
+	s.logger(ctx).Info().Str("user", userID).Str("account", acct.ID).Msg("pinterest account linked")
 	return nil
 }
 
@@ -229,10 +229,10 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 		return err
 	}
 	if orphan {
-		s.log.Warn().Str("user", userID).Str("account", accountID).
+		s.logger(ctx).Warn().Str("user", userID).Str("account", accountID).
 			Msg("unlinked account had no account record; its token was deleted")
 	}
-	s.log.Info().Str("user", userID).Str("account", accountID).Bool("token_deleted", forgotten).
+	s.logger(ctx).Info().Str("user", userID).Str("account", accountID).Bool("token_deleted", forgotten).
 		Msg("pinterest account unlinked")
 	return nil
 }
@@ -359,7 +359,7 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 		return setRecord(txn, accountKey(accountID), &a)
 	})
 	if err == nil && changed {
-		s.log.Warn().Str("account", accountID).Msg("pinterest account needs a new link")
+		s.logger(ctx).Warn().Str("account", accountID).Msg("pinterest account needs a new link")
 	}
 	return err
 }

@@ -1,6 +1,8 @@
 package links
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"errors"
 	"fmt"
@@ -231,4 +233,10 @@ func (l *life) close() error {
 		return ErrClosed
 	}
 	return nil
+}
+
+// logger is the store's logger tagged with the IDs ctx carries (the
+// command or request the call works for).
+func (s *Store) logger(ctx context.Context) *zerolog.Logger {
+	return logctx.Logger(ctx, s.log)
 }

@@ -94,7 +94,7 @@ func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 	if err != nil {
 		return err
 	}
-	s.log.Debug().Str("account", accountID).Msg("token saved")
+	s.logger(ctx).Debug().Str("account", accountID).Msg("token saved")
 	return nil
 }
 

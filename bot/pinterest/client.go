@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/internal/logctx"
 	"golang.org/x/oauth2"
 )
 
@@ -120,18 +122,18 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 		}
 		if cl.sideEffect {
 			if err := c.timeLeft(ctx, op); err != nil {
-				c.log.Warn().Str("op", op).Err(err).Msg("pinterest request not sent")
+				c.logger(ctx).Warn().Str("op", op).Err(err).Msg("pinterest request not sent")
 				return err
 			}
 		}
 		res, err := c.send(ctx, cl, tok)
 		if errors.Is(err, ErrCircuitOpen) {
-			c.log.Warn().Str("op", op).Msg("pinterest request not sent: circuit open")
+			c.logger(ctx).Warn().Str("op", op).Msg("pinterest request not sent: circuit open")
 			return fmt.Errorf("%w: %s", err, op)
 		}
 		if err != nil {
 			if cl.sideEffect {
-				c.log.Warn().Str("op", op).Err(err).Msg("pinterest request failed, outcome unknown")
+				c.logger(ctx).Warn().Str("op", op).Err(err).Msg("pinterest request failed, outcome unknown")
 				return fmt.Errorf("%w: pinterest: %s: %w", ErrOutcomeUnknown, op, err)
 			}
 			if ctx.Err() != nil {
@@ -141,11 +143,11 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			if c.retry(ctx, op, failures, 0) {
 				continue
 			}
-			c.log.Warn().Str("op", op).Err(err).Msg("pinterest request failed")
+			c.logger(ctx).Warn().Str("op", op).Err(err).Msg("pinterest request failed")
 			return gaveUp(ctx, op, fmt.Errorf("%w: pinterest: %s: %w", ErrUnavailable, op, err))
 		}
 		if res.status != http.StatusTooManyRequests {
-			c.observe(ps, op, res.header)
+			c.observe(ctx, ps, op, res.header)
 		}
 
 		switch {
@@ -163,20 +165,20 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			return nil
 
 		case res.status == http.StatusUnauthorized:
-			ae := c.apiError(op, res)
+			ae := c.apiError(op, res, tok)
 			if reauthed {
 				ae.kind = ErrReauthRequired
-				c.logFailure(ae, "pinterest access token rejected after refresh")
+				c.logFailure(ctx, ae, "pinterest access token rejected after refresh")
 				return ae
 			}
 			reauthed = true
 			rejected = tok
-			c.log.Info().Str("op", op).Str("rid", ae.RequestID).
+			c.logger(ctx).Info().Str("op", op).Str("rid", ae.RequestID).
 				Msg("pinterest access token rejected, refreshing")
 			continue
 
 		case res.status == http.StatusTooManyRequests:
-			rl := c.rateLimited(c.apiError(op, res), res.header)
+			rl := c.rateLimited(ctx, c.apiError(op, res, tok), res.header)
 			ps.set(op, pause{until: rl.ResetAt, spam: rl.Spam})
 			if !cl.sideEffect && !rl.Spam {
 				failures++
@@ -187,9 +189,9 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			return rl
 
 		case res.status >= 500:
-			ae := c.apiError(op, res)
+			ae := c.apiError(op, res, tok)
 			if cl.sideEffect {
-				c.logFailure(ae, "pinterest server error, outcome unknown")
+				c.logFailure(ctx, ae, "pinterest server error, outcome unknown")
 				return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ae)
 			}
 			failures++
@@ -197,11 +199,11 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 				continue
 			}
 			ae.kind = ErrUnavailable
-			c.logFailure(ae, "pinterest server error")
+			c.logFailure(ctx, ae, "pinterest server error")
 			return gaveUp(ctx, op, ae)
 
 		default:
-			return c.classify(op, res)
+			return c.classify(ctx, op, res, tok)
 		}
 	}
 }
@@ -259,23 +261,24 @@ func (c *Client) exchange(ctx context.Context, cl call, accessToken string) (*re
 	return &response{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
-// classify turns a 4xx answer other than 401 into an error.
-func (c *Client) classify(op string, res *response) error {
-	ae := c.apiError(op, res)
+// classify turns a 4xx answer other than 401 to a request made with
+// accessToken into an error.
+func (c *Client) classify(ctx context.Context, op string, res *response, accessToken string) error {
+	ae := c.apiError(op, res, accessToken)
 	switch {
 	case res.status == http.StatusTooManyRequests:
-		return c.rateLimited(ae, res.header)
+		return c.rateLimited(ctx, ae, res.header)
 	case isImageRejection(ae.Status, ae.Code):
 		ae.kind = ErrImageRejected
 	case isInvalidGrant(ae.Status, ae.Code, ""):
 		ae.kind = ErrReauthRequired
 	}
-	c.logFailure(ae, "pinterest request rejected")
+	c.logFailure(ctx, ae, "pinterest request rejected")
 	return ae
 }
 
 // rateLimited builds the error for a 429 answer with header h.
-func (c *Client) rateLimited(ae *APIError, h http.Header) *RateLimitError {
+func (c *Client) rateLimited(ctx context.Context, ae *APIError, h http.Header) *RateLimitError {
 	spam := c.isSpam(ae)
 	fallback := c.cfg.RateLimitWait
 	if spam {
@@ -283,7 +286,7 @@ func (c *Client) rateLimited(ae *APIError, h http.Header) *RateLimitError {
 	}
 	now := c.cfg.Now()
 	at := resetAt(h, now, fallback)
-	c.log.Warn().Str("op", ae.Op).Int("status", ae.Status).Int("code", ae.Code).Str("rid", ae.RequestID).
+	c.logger(ctx).Warn().Str("op", ae.Op).Int("status", ae.Status).Int("code", ae.Code).Str("rid", ae.RequestID).
 		Bool("spam", spam).Time("reset_at", at).Msg("pinterest rate limited")
 	return &RateLimitError{API: ae, ResetAt: at, Wait: at.Sub(now), Spam: spam}
 }
@@ -297,19 +300,22 @@ func (c *Client) isSpam(ae *APIError) bool {
 	return strings.Contains(strings.ToLower(ae.Message), "spam") || slices.Contains(c.cfg.SpamCodes, ae.Code)
 }
 
-func (c *Client) apiError(op string, res *response) *APIError {
+// apiError reads an error answer to a request made with accessToken. A
+// message that echoes the token (a misbehaving proxy or server) has it
+// cut out: the message goes into errors, logs and replies.
+func (c *Client) apiError(op string, res *response, accessToken string) *APIError {
 	eb := parseErrorBody(res.body)
 	return &APIError{
 		Op:        op,
 		Status:    res.status,
 		Code:      eb.code,
-		Message:   eb.message,
+		Message:   scrub(eb.message, accessToken),
 		RequestID: res.header.Get(ridHeader),
 	}
 }
 
-func (c *Client) logFailure(ae *APIError, msg string) {
-	c.log.Warn().Str("op", ae.Op).Int("status", ae.Status).Int("code", ae.Code).
+func (c *Client) logFailure(ctx context.Context, ae *APIError, msg string) {
+	c.logger(ctx).Warn().Str("op", ae.Op).Int("status", ae.Status).Int("code", ae.Code).
 		Str("rid", ae.RequestID).Str("pinterest_message", ae.Message).Msg(msg)
 }
 
@@ -351,3 +357,22 @@ func parseErrorBody(b []byte) errorBody {
 
 // errNoID is returned when a success answer lacks the object's id.
 var errNoID = errors.New("answer has no id")
+
+// logger is the Client's logger tagged with the IDs ctx carries (the
+// command, queued pin or HTTP request the call works for).
+func (c *Client) logger(ctx context.Context) *zerolog.Logger {
+	return logctx.Logger(ctx, c.log)
+}
+
+// scrubbed replaces a secret found in a message read from Pinterest.
+const scrubbed = "[REDACTED]"
+
+// scrub returns msg with every non-empty secret replaced.
+func scrub(msg string, secrets ...string) string {
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, scrubbed)
+		}
+	}
+	return msg
+}

@@ -31,7 +31,7 @@ func (c *Client) Exchange(ctx context.Context, code string) (*oauth2.Token, erro
 	if c.cfg.ContinuousRefresh {
 		opts = append(opts, oauth2.SetAuthURLParam("continuous_refresh", "true"))
 	}
-	return c.tokenCall(ctx, ctx, "exchange code", func(tctx context.Context) (*oauth2.Token, error) {
+	return c.tokenCall(ctx, ctx, "exchange code", code, func(tctx context.Context) (*oauth2.Token, error) {
 		return c.oauth.Exchange(tctx, code, opts...)
 	})
 }
@@ -40,7 +40,7 @@ func (c *Client) Exchange(ctx context.Context, code string) (*oauth2.Token, erro
 // tokens, so refreshToken is dead once this has reached Pinterest, whatever
 // the outcome seen here. Waits before a repeat end with wait.
 func (c *Client) refresh(ctx, wait context.Context, refreshToken string) (*oauth2.Token, error) {
-	return c.tokenCall(ctx, wait, "refresh token", func(tctx context.Context) (*oauth2.Token, error) {
+	return c.tokenCall(ctx, wait, "refresh token", refreshToken, func(tctx context.Context) (*oauth2.Token, error) {
 		return c.oauth.TokenSource(tctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
 	})
 }
@@ -52,12 +52,13 @@ func (c *Client) refresh(ctx, wait context.Context, refreshToken string) (*oauth
 // unspent. Any other failure may have reached Pinterest and is not
 // repeated. Waits before a repeat end with wait, and a repeat is made
 // only if it fits before ctx's send deadline (see WithSendDeadline).
-func (c *Client) tokenCall(ctx, wait context.Context, op string, fetch func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
+// grant is the code or refresh token sent, cut out of error messages.
+func (c *Client) tokenCall(ctx, wait context.Context, op, grant string, fetch func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
 	for attempt := 1; ; attempt++ {
 		if err := c.admit(ctx, &c.appPauses, opToken, false); err != nil {
 			return nil, err
 		}
-		tok, err := c.tokenOnce(ctx, op, fetch)
+		tok, err := c.tokenOnce(ctx, op, grant, fetch)
 		if err == nil || !isDialError(err) || !c.retry(wait, op, attempt, 0) {
 			return tok, err
 		}
@@ -66,10 +67,10 @@ func (c *Client) tokenCall(ctx, wait context.Context, op string, fetch func(cont
 
 // tokenOnce performs one token request through the circuit breaker and
 // reads its answer's rate-limit headers.
-func (c *Client) tokenOnce(ctx context.Context, op string, fetch func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
+func (c *Client) tokenOnce(ctx context.Context, op, grant string, fetch func(context.Context) (*oauth2.Token, error)) (*oauth2.Token, error) {
 	done, err := c.breaker.allow()
 	if err != nil {
-		c.log.Warn().Str("op", op).Msg("pinterest token request not sent: circuit open")
+		c.logger(ctx).Warn().Str("op", op).Msg("pinterest token request not sent: circuit open")
 		return nil, fmt.Errorf("%w: %s", err, op)
 	}
 	sink := &headerSink{}
@@ -88,9 +89,9 @@ func (c *Client) tokenOnce(ctx context.Context, op string, fetch func(context.Co
 		done(errBreakerFailure)
 	}
 	if err != nil {
-		return nil, c.tokenError(ctx, op, err)
+		return nil, c.tokenError(ctx, op, grant, err)
 	}
-	c.observe(&c.appPauses, opToken, sink.header())
+	c.observe(ctx, &c.appPauses, opToken, sink.header())
 	return c.stamp(tok), nil
 }
 
@@ -113,11 +114,13 @@ func (c *Client) stamp(tok *oauth2.Token) *oauth2.Token {
 // tokenError classifies a failure of the token endpoint. Pinterest answers
 // an unknown, expired, revoked or reused grant with 400 and code 283 ("The
 // authorization grant is invalid"); an RFC 6749 error=invalid_grant is
-// accepted too. The raw body is never put into the error.
-func (c *Client) tokenError(ctx context.Context, op string, err error) error {
+// accepted too. The raw body is never put into the error, and the grant
+// sent (a code or refresh token) and the app's secret are cut out of the
+// message read from it.
+func (c *Client) tokenError(ctx context.Context, op, grant string, err error) error {
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
-		c.log.Warn().Str("op", op).Err(err).Msg("pinterest token request failed")
+		c.logger(ctx).Warn().Str("op", op).Err(err).Msg("pinterest token request failed")
 		if ctx.Err() != nil {
 			return fmt.Errorf("pinterest: %s: %w", op, err)
 		}
@@ -135,14 +138,15 @@ func (c *Client) tokenError(ctx context.Context, op string, err error) error {
 	if ae.Message == "" {
 		ae.Message = truncate(re.ErrorDescription, maxMessageBytes)
 	}
-	c.observe(&c.appPauses, opToken, header)
+	ae.Message = scrub(ae.Message, grant, c.cfg.ClientSecret)
+	c.observe(ctx, &c.appPauses, opToken, header)
 	oauthErr := re.ErrorCode
 	if oauthErr == "" {
 		oauthErr = eb.oauthError
 	}
 	switch {
 	case ae.Status == http.StatusTooManyRequests:
-		rl := c.rateLimited(ae, header)
+		rl := c.rateLimited(ctx, ae, header)
 		c.appPauses.set(opToken, pause{until: rl.ResetAt, spam: rl.Spam})
 		return rl
 	case isInvalidGrant(ae.Status, ae.Code, oauthErr):
@@ -150,7 +154,7 @@ func (c *Client) tokenError(ctx context.Context, op string, err error) error {
 	case ae.Status >= 500:
 		ae.kind = ErrUnavailable
 	}
-	c.log.Warn().Str("op", op).Int("status", ae.Status).Int("code", ae.Code).
+	c.logger(ctx).Warn().Str("op", op).Int("status", ae.Status).Int("code", ae.Code).
 		Str("rid", ae.RequestID).Msg("pinterest token request rejected")
 	return ae
 }
@@ -273,14 +277,14 @@ func (c *Client) persist(ctx context.Context, s *Session, tok *oauth2.Token) err
 	if err := s.save(ctx, copyToken(tok)); err != nil {
 		// The saver's error is returned, not logged: its text is the
 		// caller's and might carry anything.
-		c.log.Warn().Msg("pinterest rotated token not saved; it will be offered again")
+		c.logger(ctx).Warn().Msg("pinterest rotated token not saved; it will be offered again")
 		return fmt.Errorf("pinterest: saving rotated token: %w", err)
 	}
 	s.mu.Lock()
 	s.tok = tok
 	s.pending = nil
 	s.mu.Unlock()
-	c.log.Info().Msg("pinterest token rotated and saved")
+	c.logger(ctx).Info().Msg("pinterest token rotated and saved")
 	return nil
 }
 

@@ -157,6 +157,6 @@ func (c *Client) CreatePin(ctx context.Context, s *Session, req PinRequest) (Pin
 	if t, err := time.Parse(time.RFC3339, pj.CreatedAt); err == nil {
 		p.CreatedAt = t
 	}
-	c.log.Debug().Str("pin_id", p.ID).Str("board_id", p.BoardID).Msg("pinterest pin created")
+	c.logger(ctx).Debug().Str("pin_id", p.ID).Str("board_id", p.BoardID).Msg("pinterest pin created")
 	return p, nil
 }

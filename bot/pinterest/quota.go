@@ -73,7 +73,7 @@ func (c *Client) pausesOf(s *Session) *pauses {
 // until the reset they announce (see resetAt; RateLimitWait when they
 // announce none), so that the next one is held back before Pinterest
 // refuses it.
-func (c *Client) observe(ps *pauses, op string, h http.Header) {
+func (c *Client) observe(ctx context.Context, ps *pauses, op string, h http.Header) {
 	v := strings.TrimSpace(h.Get("X-Ratelimit-Remaining"))
 	if v == "" {
 		return
@@ -85,7 +85,7 @@ func (c *Client) observe(ps *pauses, op string, h http.Header) {
 	now := c.cfg.Now()
 	until := resetAt(h, now, c.cfg.RateLimitWait)
 	ps.set(op, pause{until: until})
-	c.log.Info().Str("op", op).Str("limit", h.Get("X-Ratelimit-Limit")).Time("reset_at", until).
+	c.logger(ctx).Info().Str("op", op).Str("limit", h.Get("X-Ratelimit-Limit")).Time("reset_at", until).
 		Msg("pinterest rate limit spent; holding requests back until its reset")
 }
 
@@ -101,13 +101,13 @@ func (c *Client) admit(ctx context.Context, ps *pauses, op string, canWait bool)
 	}
 	wait := p.until.Sub(now)
 	if canWait && wait <= c.cfg.Retry.MaxWait {
-		c.log.Debug().Str("op", op).Dur("wait", wait).Msg("pinterest request waits for its rate limit's reset")
+		c.logger(ctx).Debug().Str("op", op).Dur("wait", wait).Msg("pinterest request waits for its rate limit's reset")
 		if err := c.cfg.Retry.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("pinterest: %s: waiting for Pinterest's rate limit to reset: %w", op, err)
 		}
 		return nil
 	}
-	c.log.Debug().Str("op", op).Time("reset_at", p.until).Msg("pinterest request held back: rate limit spent")
+	c.logger(ctx).Debug().Str("op", op).Time("reset_at", p.until).Msg("pinterest request held back: rate limit spent")
 	return &RateLimitError{ResetAt: p.until, Wait: wait, Spam: p.spam, Preempted: true, op: op}
 }
 

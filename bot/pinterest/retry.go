@@ -138,7 +138,7 @@ func (c *Client) retry(ctx context.Context, op string, attempt int, floor time.D
 	if d, ok := ctx.Value(sendDeadlineKey{}).(sendDeadline); ok && d.by.Sub(d.now().Add(wait)) < c.cfg.RequestTimeout {
 		return false
 	}
-	c.log.Debug().Str("op", op).Int("attempt", attempt).Dur("wait", wait).Msg("pinterest request failed, retrying")
+	c.logger(ctx).Debug().Str("op", op).Int("attempt", attempt).Dur("wait", wait).Msg("pinterest request failed, retrying")
 	return c.cfg.Retry.Sleep(ctx, wait) == nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/internal/logctx"
 )
 
 // ridHeader is the header in which Pinterest returns its request id.
@@ -26,15 +28,19 @@ type logTransport struct {
 }
 
 func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.log.GetLevel() > zerolog.DebugLevel {
+		// Not logged: spare tagging a logger on every request.
+		return t.base.RoundTrip(req)
+	}
 	start := time.Now()
 	resp, err := t.base.RoundTrip(req)
 	elapsed := time.Since(start)
 	if err != nil {
-		t.log.Debug().Str("method", req.Method).Str("path", req.URL.Path).
+		logctx.Logger(req.Context(), t.log).Debug().Str("method", req.Method).Str("path", req.URL.Path).
 			Dur("elapsed", elapsed).Err(err).Msg("pinterest request failed")
 		return nil, err
 	}
-	t.log.Debug().Str("method", req.Method).Str("path", req.URL.Path).
+	logctx.Logger(req.Context(), t.log).Debug().Str("method", req.Method).Str("path", req.URL.Path).
 		Int("status", resp.StatusCode).Str("rid", resp.Header.Get(ridHeader)).
 		Dur("elapsed", elapsed).Msg("pinterest response")
 	return resp, nil

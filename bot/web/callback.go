@@ -28,18 +28,18 @@ const statePrefixLen = 6
 // stores nothing: it sends the browser to the confirmation page.
 func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	if len(r.URL.RawQuery) > maxQueryLen {
-		h.log.Info().Int("query_bytes", len(r.URL.RawQuery)).Msg("oauth callback: query too long")
+		h.logger(r.Context()).Info().Int("query_bytes", len(r.URL.RawQuery)).Msg("oauth callback: query too long")
 		writePage(w, http.StatusBadRequest, pageMissing)
 		return
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		h.log.Info().Msg("oauth callback: malformed query")
+		h.logger(r.Context()).Info().Msg("oauth callback: malformed query")
 		writePage(w, http.StatusBadRequest, pageMissing)
 		return
 	}
 	state := q.Get("state")
-	log := h.log.With().Str("state_prefix", prefix(state)).Logger()
+	log := h.logger(r.Context()).With().Str("state_prefix", prefix(state)).Logger()
 
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
 	defer cancel()

@@ -33,7 +33,7 @@ func (h *Handler) showConfirm(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	id := q.Get("link")
-	log := h.log.With().Str("link_prefix", prefix(id)).Logger()
+	log := h.logger(r.Context()).With().Str("link_prefix", prefix(id)).Logger()
 	if q.Has("csrf") || q.Has("action") {
 		// The form sent as a GET (or a link made to look like it): a GET
 		// confirms nothing, and says so.
@@ -88,23 +88,23 @@ func (h *Handler) showConfirm(w http.ResponseWriter, r *http.Request) {
 // user who ran /link.
 func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 	if err := h.origins.Check(r); err != nil {
-		h.log.Warn().Err(err).Msg("confirmation refused: cross-origin request")
+		h.logger(r.Context()).Warn().Err(err).Msg("confirmation refused: cross-origin request")
 		writePage(w, http.StatusForbidden, pageBadCSRF)
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		h.log.Info().Msg("confirmation refused: not a form")
+		h.logger(r.Context()).Info().Msg("confirmation refused: not a form")
 		writePage(w, http.StatusBadRequest, pageBadCSRF)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		h.log.Info().Msg("confirmation refused: unreadable form")
+		h.logger(r.Context()).Info().Msg("confirmation refused: unreadable form")
 		writePage(w, http.StatusBadRequest, pageBadCSRF)
 		return
 	}
 	id, csrf, action := r.PostForm.Get("link"), r.PostForm.Get("csrf"), r.PostForm.Get("action")
-	log := h.log.With().Str("link_prefix", prefix(id)).Logger()
+	log := h.logger(r.Context()).With().Str("link_prefix", prefix(id)).Logger()
 	browser := h.browserCookie(r)
 	now := h.now()
 
@@ -130,13 +130,14 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log = log.With().Str("user", p.user.ID).Str("account", p.acct.ID).Logger()
-	h.store(w, log, p)
+	h.store(r.Context(), w, log, p)
 }
 
-// store links p's account to its user with p's token, and says so.
-func (h *Handler) store(w http.ResponseWriter, log zerolog.Logger, p pendingLink) {
+// store links p's account to its user with p's token, and says so. ctx
+// is the request's: the link is stored even if it ends.
+func (h *Handler) store(ctx context.Context, w http.ResponseWriter, log zerolog.Logger, p pendingLink) {
 	// The browser confirmed: store the grant even if it goes away now.
-	lctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer cancel()
 	if err := h.links.Link(lctx, p.user.ID, p.acct, p.tok); err != nil {
 		if errors.Is(err, links.ErrTooManyAccounts) {

@@ -202,7 +202,7 @@ func TestConfirmRefusals(t *testing.T) {
 		}, http.StatusForbidden, "security token is missing or wrong", true},
 		{"unknown link", func(t *testing.T, e *env, b *webtest.Browser, p webtest.Page) webtest.Page {
 			return post(t, b, p, url.Values{"link": {"nope"}, "csrf": p.Form["csrf"], "action": {"confirm"}})
-		}, http.StatusBadRequest, "not valid", false},
+		}, http.StatusBadRequest, "expired or the bot restarted: run /link again in Discord", false},
 		{"no cookie", func(t *testing.T, e *env, b *webtest.Browser, p webtest.Page) webtest.Page {
 			return post(t, webtest.NewBrowser(nil), p, withAction(p.Form, "confirm"))
 		}, http.StatusForbidden, "another one", true},
@@ -418,5 +418,30 @@ func TestUnderAPathPrefix(t *testing.T) {
 	}
 	if done := e.submit(t, b, p, webtest.Confirm); done.Title != "Linked" {
 		t.Fatalf("confirm: %d %q", done.Status, done.Message)
+	}
+}
+
+// TestConfirmAfterRestart: a link waiting for confirmation is kept in
+// memory only. After a restart, its page and its form answer that the
+// request expired or the bot restarted and that /link must be run again,
+// and nothing is stored; a new /link then links.
+func TestConfirmAfterRestart(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice")
+	b := e.browser()
+	p := e.confirmPage(t, b, e.callbackURL(t, u1))
+	e.restart(t)
+	const want = "This link request expired or the bot restarted: run /link again in Discord."
+	for name, got := range map[string]webtest.Page{
+		"page": e.open(t, b, p.URL),
+		"form": e.submit(t, b, p, webtest.Confirm),
+	} {
+		if got.Status != http.StatusBadRequest || got.Title != "Link request expired" || !strings.Contains(got.Message, want) {
+			t.Errorf("%s after a restart: %d %q %q", name, got.Status, got.Title, got.Message)
+		}
+	}
+	e.nothingLinked(t, u1, "1001")
+	if done := e.link(t, u1); done.Title != "Linked" {
+		t.Fatalf("a new /link after the restart: %d %q", done.Status, done.Message)
 	}
 }

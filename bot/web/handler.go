@@ -1,6 +1,9 @@
 package web
 
 import (
+	"context"
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"errors"
 	"fmt"
 	"net/http"
@@ -260,4 +263,10 @@ func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write([]byte("ok\n"))
+}
+
+// logger is the Handler's logger tagged with the IDs ctx carries: the
+// request's ID (see edge.RequestIDs).
+func (h *Handler) logger(ctx context.Context) *zerolog.Logger {
+	return logctx.Logger(ctx, h.log)
 }

@@ -25,7 +25,7 @@ func TestRoutes(t *testing.T) {
 		{http.MethodPut, web.CallbackPath, http.StatusMethodNotAllowed, "only answers GET", "GET"},
 		{http.MethodPost, web.DiscordCallbackPath, http.StatusMethodNotAllowed, "only answers GET", "GET"},
 		{http.MethodPut, web.ConfirmPath, http.StatusMethodNotAllowed, "only answers GET and POST", "GET, POST"},
-		{http.MethodGet, web.ConfirmPath, http.StatusBadRequest, "This confirmation is not valid", ""},
+		{http.MethodGet, web.ConfirmPath, http.StatusBadRequest, "This link request expired or the bot restarted", ""},
 		{http.MethodPost, web.ConfirmPath, http.StatusBadRequest, "did not come from the confirmation page", ""},
 		{http.MethodGet, web.DiscordCallbackPath + "?code=x&state=y", http.StatusBadRequest, "sign-in is not valid", ""},
 		{http.MethodGet, "/", http.StatusNotFound, "nothing here", ""},

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +79,10 @@ type env struct {
 	img     *httptest.Server
 	store   *links.Store
 	h       *web.Handler
+	// serving is the handler the server sends requests to: h, or a new
+	// one after restart.
+	serving atomic.Pointer[web.Handler]
+	cfg     web.Config
 	ts      *httptest.Server
 	logs    *syncBuffer
 
@@ -139,10 +144,9 @@ func newEnvWith(t *testing.T, o envOptions) *env {
 	}))
 	t.Cleanup(e.img.Close)
 
-	// The handler is set before the first request is sent.
-	var h http.Handler
-	// A proxy serving the listener under o.prefix strips it.
-	e.ts = httptest.NewServer(http.StripPrefix(o.prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) })))
+	// The handler is set before the first request is sent. A proxy
+	// serving the listener under o.prefix strips it.
+	e.ts = httptest.NewServer(http.StripPrefix(o.prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.serving.Load().ServeHTTP(w, r) })))
 	t.Cleanup(e.ts.Close)
 
 	cfg := pinterest.Config{
@@ -199,8 +203,21 @@ func newEnvWith(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h = e.h
+	e.cfg = wcfg
+	e.serving.Store(e.h)
 	return e
+}
+
+// restart replaces the handler by a new one on the same stores, as a
+// restart of the program does: the links waiting for confirmation, kept
+// in memory, are gone.
+func (e *env) restart(t *testing.T) {
+	t.Helper()
+	h, err := web.New(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.serving.Store(h)
 }
 
 // callbackURL starts a link for user as /link would: a new state, then

@@ -43,10 +43,12 @@ var (
 		"Too many links are waiting for confirmation right now. Nothing was linked. Wait a few minutes, then run /link in Discord again."}
 
 	// The confirmation step's refusals.
-	pageConfirmUnknown = page{"Nothing linked",
-		"This confirmation is not valid: it expired, or it did not come from pinbot. Nothing was linked. Run /link in Discord to start again."}
-	pageConfirmExpired = page{"Confirmation expired",
-		"This confirmation page has expired. Nothing was linked. Run /link in Discord to start again."}
+	// A link waiting for confirmation lives in memory only: after a
+	// restart it is unknown, and the page says that this may be why.
+	pageConfirmUnknown = page{"Link request expired",
+		"This link request expired or the bot restarted: run /link again in Discord. Nothing was linked."}
+	pageConfirmExpired = page{"Link request expired",
+		"This link request expired: run /link again in Discord. Nothing was linked."}
 	pageOtherBrowser = page{"Nothing linked",
 		"This confirmation belongs to the browser that came back from Pinterest, and this is another one (or it does not keep cookies). " +
 			"Nothing was linked. Run /link in Discord to start again, and finish in one browser."}
@@ -67,7 +69,7 @@ var (
 	pageSignInDeclined = page{"Nothing linked",
 		"You did not sign in with Discord, so nothing was linked. Run /link in Discord to start again."}
 	pageSignInUnknown = page{"Nothing linked",
-		"This Discord sign-in is not valid: it was already used, it expired, or it did not come from pinbot. Nothing was linked. Run /link in Discord to start again."}
+		"This Discord sign-in is not valid: it was already used, it expired, the bot restarted, or it did not come from pinbot. Nothing was linked. Run /link again in Discord."}
 	pageSignInRejected = page{"Nothing linked",
 		"Discord did not accept this sign-in (it may have been used already). Nothing was linked; go back to the confirmation page and sign in again."}
 	pageSignInDown = page{"Discord did not answer",

@@ -31,14 +31,14 @@ func (h *Handler) discordCallback(w http.ResponseWriter, r *http.Request) {
 	p, err := h.pending.claimSignIn(q.Get("state"), browser, now)
 	if err != nil {
 		if errors.Is(err, errPendingUnknown) {
-			h.log.Info().Msg("discord sign-in refused: unknown state")
+			h.logger(r.Context()).Info().Msg("discord sign-in refused: unknown state")
 			writePage(w, http.StatusBadRequest, pageSignInUnknown)
 			return
 		}
-		h.refused(w, h.log, "discord sign-in", err)
+		h.refused(w, *h.logger(r.Context()), "discord sign-in", err)
 		return
 	}
-	log := h.log.With().Str("link_prefix", prefix(p.id)).Str("user", p.user.ID).Logger()
+	log := h.logger(r.Context()).With().Str("link_prefix", prefix(p.id)).Str("user", p.user.ID).Logger()
 	if e := q.Get("error"); e != "" || q.Get("code") == "" {
 		// Declined (access_denied), or a redirect without a code: the link
 		// cannot be confirmed now.

@@ -526,3 +526,19 @@ func TestAccountsShowsUsernames(t *testing.T) {
 		t.Errorf("with a wrong key: stderr = %q, want a warning", r.stderr)
 	}
 }
+
+// TestBotSecretsAreRedacted: every secret setting of the bot reaches the
+// logger's redaction list.
+func TestBotSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	cfg := botSettings{token: testToken, clientSecret: testSecret, discordClientSecret: "discord-secret-123",
+		adminToken: []byte("admin-token-0123456789")}
+	var b bytes.Buffer
+	log := newLogger(&b, zerolog.DebugLevel, func(string) string { return "" }, cfg.secrets()...)
+	for _, s := range []string{testToken, testSecret, "discord-secret-123", "admin-token-0123456789"} {
+		log.Debug().Str("v", s).Msg("x " + s)
+		if strings.Contains(b.String(), s) {
+			t.Errorf("log shows %q:\n%s", s, b.String())
+		}
+	}
+}

@@ -126,9 +126,12 @@
 // are purged every five minutes.
 //
 // Logs are zerolog JSON lines on stderr (human-readable when stderr is a
-// terminal; NO_COLOR turns colors off). The Discord token and the
-// Pinterest app secret are replaced by [REDACTED] in every line written,
-// whichever library wrote it.
+// terminal; NO_COLOR turns colors off). The Discord token, the Pinterest
+// and Discord app secrets and the admin token are replaced by [REDACTED]
+// in every line written, whichever library wrote it. The lines of one
+// command carry its interaction_id; those of a queued pin its job and the
+// interaction_id of the /pin that queued it; those of an HTTP request its
+// request_id, also sent back in the X-Request-ID header.
 //
 // # The sandbox
 //

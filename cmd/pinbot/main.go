@@ -126,7 +126,7 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 		}
 		return &usageError{err: err}
 	}
-	log := newLogger(stderr, level, getenv, cfg.token, cfg.clientSecret)
+	log := newLogger(stderr, level, getenv, cfg.secrets()...)
 	ctx, stop := signalContext()
 	defer stop()
 	return runBot(ctx, cfg, key, layout{dir: st.dataDir.value}, log)

@@ -401,6 +401,12 @@ type botSettings struct {
 	tokenName, httpAddrName string
 }
 
+// secrets are the settings the log must never show (see newLogger): the
+// bot token, both apps' client secrets and the admin token.
+func (cfg botSettings) secrets() []string {
+	return []string{cfg.token, cfg.clientSecret, cfg.discordClientSecret, string(cfg.adminToken)}
+}
+
 // callbackPath is where the bot's listener serves the OAuth callback
 // (bot/web.CallbackPath), discordCallbackPath the sign-in with Discord's
 // (bot/web.DiscordCallbackPath).

@@ -270,6 +270,8 @@ func Build(cfg Config) (_ *App, err error) {
 	if a.Edge != nil {
 		srv.Handler = a.Edge.Wrap(srv.Handler)
 	}
+	// Every request's log lines carry its ID, sent back to the client.
+	srv.Handler = edge.RequestIDs(srv.Handler, cfg.HTTPLimit.TrustedProxies)
 	a.httpDone = make(chan error, 1)
 	served := make(chan struct{})
 	a.ready.serving.Store(true)

@@ -3,21 +3,15 @@ package dashboard
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// requireChromiumEnv, when set, makes the browser test fail instead of
-// skipping when Chromium is missing (make test sets it: CI installs
-// Chromium with make browser-deps).
-const requireChromiumEnv = "PINBOT_REQUIRE_CHROMIUM"
+	"github.com/pinbot/pinbot/internal/browsertest"
+)
 
 // screenshotEnv, when set, is the path the browser test writes its
 // screenshot to instead of its artifact directory; a relative path is
@@ -27,94 +21,12 @@ const screenshotEnv = "PINBOT_DASHBOARD_SCREENSHOT"
 // browserBudget bounds the whole browser test.
 const browserBudget = 20 * time.Second
 
-// chromium returns the path of Debian's chromium, skipping the test when
-// it is missing unless requireChromiumEnv is set.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv(requireChromiumEnv) != "" {
-		t.Fatalf("chromium is not installed and %s is set: run make browser-deps (apt-get install chromium)", requireChromiumEnv)
-	}
-	t.Skipf("chromium is not installed: run make browser-deps (apt-get install chromium), or set %s=1 to fail instead of skipping", requireChromiumEnv)
-	return ""
-}
-
-// newBrowser starts headless Chromium for the test, bounded by
-// browserBudget, and returns the context of its first tab.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path := chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), browserBudget)
-	t.Cleanup(cancel)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // the tests run as root in CI
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1360, 900),
-		// The machine has no network beyond loopback: nothing but the
-		// test server is to be reached.
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("no-pings", true),
-	)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	if err := chromedp.Do(bctx); err != nil { // starts the browser
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return bctx
-}
-
-// console collects what a tab writes to its console: calls of the
-// console API, uncaught exceptions and the browser's log entries.
-type console struct {
-	mu   sync.Mutex
-	msgs []chromedp.ConsoleMessage
-}
-
-// listen collects ctx's tab's console messages until ctx ends.
-func listen(ctx context.Context) *console {
-	c := &console{}
-	msgs := chromedp.Console(ctx)
-	go func() {
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			c.mu.Lock()
-			c.msgs = append(c.msgs, m)
-			c.mu.Unlock()
-		}
-	}()
-	return c
-}
-
-// errors returns the errors and exceptions collected so far.
-func (c *console) errors() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for _, m := range c.msgs {
-		if m.Type == chromedp.ConsoleError || m.IsException() {
-			out = append(out, m.URL+": "+m.String())
-		}
-	}
-	return out
-}
-
 // TestBrowserDashboard signs in to the dashboard in headless Chromium,
 // over a seeded engine and metrics registry, and checks the numbers it
 // shows, that it loads without a console error and that it refuses
 // without the token and with a wrong one; it saves a screenshot.
 func TestBrowserDashboard(t *testing.T) {
-	browser := newBrowser(t)
+	browser := browsertest.New(t, browserBudget)
 	f := newFixture(t)
 	srv := f.server(t)
 
@@ -149,7 +61,7 @@ func TestBrowserDashboard(t *testing.T) {
 	// A tab of its own: the refusals above log their 401s.
 	tab, cancel := chromedp.NewContext(browser)
 	defer cancel()
-	con := listen(tab)
+	con := browsertest.Listen(tab)
 	signIn(t, tab, srv.URL, testToken)
 	mustDo(t, tab, chromedp.WaitVisible(chromedp.ID("busiest")))
 
@@ -211,19 +123,19 @@ func TestBrowserDashboard(t *testing.T) {
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
-		png := mustRun(t, tab, chromedp.FullScreenshot(100))
-		path := os.Getenv(screenshotEnv)
-		if path == "" {
-			path = filepath.Join(t.ArtifactDir(), "dashboard.png")
+		if path := os.Getenv(screenshotEnv); path != "" {
+			png := browsertest.Run(t, tab, chromedp.FullScreenshot(100))
+			if err := os.WriteFile(path, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", path)
+			return
 		}
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s (kept with go test -artifacts -outputdir DIR, or written to $%s)", path, screenshotEnv)
+		browsertest.Screenshot(t, tab, "dashboard.png")
 	})
 
 	t.Run("no console errors", func(t *testing.T) {
-		if errs := con.errors(); len(errs) > 0 {
+		if errs := con.Errors(); len(errs) > 0 {
 			t.Fatalf("the dashboard wrote to the console:\n%s", strings.Join(errs, "\n"))
 		}
 	})
@@ -252,18 +164,12 @@ func signIn(t *testing.T, ctx context.Context, base, token string) {
 
 func mustDo(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Do(t, ctx, actions...)
 }
 
 func mustRun[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return browsertest.Run(t, ctx, a)
 }
 
 // headerValue returns a response header's value whatever its case.

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -153,7 +155,7 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 	defer cancel()
 	s, serr := d.eng.Survey(sctx, actors.SurveyOptions{Top: d.top, Max: d.max, Bucket: bucketFor(d.eng.Config().Window)})
 	if serr != nil {
-		d.log.Warn().Err(serr).Msg("surveying the engine failed")
+		logctx.Logger(ctx, d.log).Warn().Err(serr).Msg("surveying the engine failed")
 	}
 	m, problems := d.gatherMetrics()
 	return assemble(s, serr, m, problems, d.now())

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -112,7 +114,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == DataPath:
 		body, err := json.MarshalIndent(d.Data(r.Context()), "", "  ")
 		if err != nil {
-			d.log.Error().Err(err).Msg("encoding the dashboard's data failed")
+			logctx.Logger(r.Context(), d.log).Error().Err(err).Msg("encoding the dashboard's data failed")
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/logctx"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -162,7 +163,7 @@ func (l *Limiter) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		retry := seconds(res.RetryAfter)
-		l.log.Debug().Str("client", client.String()).Str("path", r.URL.Path).Str("retry_after", retry).
+		logctx.Logger(r.Context(), l.log).Debug().Str("client", client.String()).Str("path", r.URL.Path).Str("retry_after", retry).
 			Msg("request refused: client over its rate")
 		h.Set("Retry-After", retry)
 		h.Set("Content-Type", "text/plain; charset=utf-8")
@@ -204,14 +205,7 @@ func (l *Limiter) ClientAddr(r *http.Request) netip.Addr {
 }
 
 // trusted reports whether a is one of the trusted proxies.
-func (l *Limiter) trusted(a netip.Addr) bool {
-	for _, p := range l.proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+func (l *Limiter) trusted(a netip.Addr) bool { return contains(l.proxies, a) }
 
 // parseAddr reads an address with or without a port ("192.0.2.1",
 // "192.0.2.1:4711", "[2001:db8::1]:4711", "2001:db8::1"), unmapping

@@ -1,6 +1,8 @@
 package discordio
 
 import (
+	"github.com/pinbot/pinbot/internal/logctx"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -207,6 +209,11 @@ func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error
 	if rs == nil {
 		return nil
 	}
+	// The request's context carries the log IDs of the work it was for.
+	log := &l.log
+	if rs.Request != nil {
+		log = logctx.Logger(rs.Request.Context(), l.log)
+	}
 	now := l.now()
 	h := rs.Header
 	if rs.StatusCode == http.StatusTooManyRequests {
@@ -216,7 +223,7 @@ func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error
 		}
 		if !ok {
 			wait = time.Second
-			l.log.Warn().Str("route", ep.Endpoint.Route).Msg("Discord answered 429 without a usable Retry-After; waiting one second")
+			log.Warn().Str("route", ep.Endpoint.Route).Msg("Discord answered 429 without a usable Retry-After; waiting one second")
 		}
 		until := now.Add(wait)
 		// The request itself is retried by disgo: whatever the scope, its
@@ -231,17 +238,17 @@ func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error
 				l.cloudflare = until
 			}
 			l.mu.Unlock()
-			l.log.Warn().Dur("retry_after", wait).Msg("Cloudflare refused a request (429 without Via); holding every request")
+			log.Warn().Dur("retry_after", wait).Msg("Cloudflare refused a request (429 without Via); holding every request")
 		case global:
 			l.mu.Lock()
 			if until.After(l.global) {
 				l.global = until
 			}
 			l.mu.Unlock()
-			l.log.Warn().Dur("retry_after", wait).
+			log.Warn().Dur("retry_after", wait).
 				Msg("Discord's global rate limit reached; holding requests other than interaction responses")
 		default:
-			l.log.Warn().Str("route", ep.Endpoint.Route).Str("scope", h.Get("X-RateLimit-Scope")).Dur("retry_after", wait).
+			log.Warn().Str("route", ep.Endpoint.Route).Str("scope", h.Get("X-RateLimit-Scope")).Dur("retry_after", wait).
 				Msg("Discord rate limit reached on a route")
 		}
 		return nil
@@ -249,7 +256,7 @@ func (l *restLimiter) Unlock(ep *rest.CompiledEndpoint, rs *http.Response) error
 	if v := h.Get("X-RateLimit-Remaining"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			l.log.Warn().Str("route", ep.Endpoint.Route).Str("remaining", v).Msg("malformed X-RateLimit-Remaining ignored")
+			log.Warn().Str("route", ep.Endpoint.Route).Str("remaining", v).Msg("malformed X-RateLimit-Remaining ignored")
 		} else {
 			b.remaining = n
 		}
