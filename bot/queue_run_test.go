@@ -145,10 +145,10 @@ func TestPinQueueAtLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.digestClock.Advance(time.Minute)
-	if _, err := w.dc.WaitRequests(w.ctx, discordtest.RouteCreateMessage, 1); err != nil {
+	dms, err := w.dc.WaitDMs(w.ctx, user, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
-	dms := w.dc.DMs(user)
 	if len(dms) != 1 || strings.Count(dms[0].Content, "✅") != 5 || !strings.Contains(dms[0].Content, "(image 10 of 10)") {
 		t.Fatalf("DMs to the user: %+v", dms)
 	}

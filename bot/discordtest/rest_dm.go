@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -163,4 +164,26 @@ func cloneAllowedMentions(am *discord.AllowedMentions) *discord.AllowedMentions 
 	c.Roles = slices.Clone(am.Roles)
 	c.Users = slices.Clone(am.Users)
 	return &c
+}
+
+// WaitDMs waits until the bot has sent userID at least n direct messages
+// and returns them, oldest first. Unlike WaitRequests, which returns as
+// soon as the requests arrive, it returns once the messages are stored.
+func (s *Server) WaitDMs(ctx context.Context, userID snowflake.ID, n int) ([]Message, error) {
+	var out []Message
+	err := s.waitFor(ctx, func() bool {
+		out = out[:0]
+		id, ok := s.dmsLocked().byUser[userID]
+		if !ok {
+			return false
+		}
+		for _, m := range s.messages {
+			if m.ChannelID == id {
+				out = append(out, cloneMessage(m))
+			}
+		}
+		return len(out) >= n
+	})
+	slices.SortFunc(out, func(a, b Message) int { return compareIDs(a.ID, b.ID) })
+	return out, err
 }
