@@ -109,6 +109,11 @@ func (c *Console) errorf(format string, args ...any) {
 func (c *Console) Banner(ctx context.Context) {
 	c.printf("pinbot sandbox: the bot runs against stand-ins of Discord and Pinterest on loopback.\n")
 	c.printf("OAuth callback: %s\n", c.sb.CallbackURL())
+	c.printf("Operator: %s/metrics, %s/readyz", c.sb.WebURL(), c.sb.WebURL())
+	if f := c.sb.AdminTokenFile(); f != "" {
+		c.printf(", dashboard %s/admin/login (token in %s)", c.sb.WebURL(), f)
+	}
+	c.printf("\n")
 	c.printf("Server %q (%d):\n", "Pinbot sandbox", GuildID)
 	for _, ch := range channels {
 		var ms []string

@@ -18,6 +18,7 @@
 //		EngineDir: "data/engine",
 //		LinksDir:  "data/links",
 //		KeyFile:   "data/sandbox.key",
+//		AdminTokenFile: "data/admin.token", // serves the dashboard at /admin
 //		Log:       fileLogger,
 //	})
 //	defer sb.Close(ctx)

@@ -39,7 +39,9 @@ func testConfig(dir string, logs *logBuffer) Config {
 		EngineDir: filepath.Join(dir, "engine"),
 		LinksDir:  filepath.Join(dir, "links"),
 		KeyFile:   filepath.Join(dir, "sandbox.key"),
-		Log:       zerolog.New(logs).Level(zerolog.InfoLevel).With().Timestamp().Logger(),
+		// The operator's routes, the dashboard included, as make run has them.
+		AdminTokenFile: filepath.Join(dir, "admin.token"),
+		Log:            zerolog.New(logs).Level(zerolog.InfoLevel).With().Timestamp().Logger(),
 	}
 }
 

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,14 +33,54 @@ func loadOrCreateKey(path string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("sandbox: making a key: %w", err)
 	}
+	if err := createSecretFile(path, key); err != nil {
+		return nil, fmt.Errorf("sandbox: the key file: %w", err)
+	}
+	return key, nil
+}
+
+// loadOrCreateAdminToken returns the operator dashboard's token from
+// path, creating the file with 64 random hexadecimal digits and mode
+// 0600 when it does not exist. A token in the file is trimmed of its
+// line break and must be at least minAdminToken printable characters.
+func loadOrCreateAdminToken(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		token := bytes.TrimRight(b, "\r\n")
+		if len(token) < minAdminToken || bytes.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return nil, fmt.Errorf("sandbox: admin token file %s must hold one line of at least %d printable characters; delete it to get a new one", path, minAdminToken)
+		}
+		return token, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("sandbox: reading the admin token file: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, fmt.Errorf("sandbox: making an admin token: %w", err)
+	}
+	token := []byte(hex.EncodeToString(raw))
+	if err := createSecretFile(path, append(token, '\n')); err != nil {
+		return nil, fmt.Errorf("sandbox: the admin token file: %w", err)
+	}
+	return token, nil
+}
+
+// minAdminToken is the shortest admin token the sandbox accepts from a
+// file, as the bot does.
+const minAdminToken = 16
+
+// createSecretFile creates path, which must not exist, with content and
+// mode 0600, and syncs it; on failure it leaves no file behind.
+func createSecretFile(path string, content []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox: creating the key file's directory: %w", err)
+		return fmt.Errorf("creating its directory: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: creating the key file: %w", err)
+		return fmt.Errorf("creating it: %w", err)
 	}
-	_, werr := f.Write(key)
+	_, werr := f.Write(content)
 	if werr == nil {
 		werr = f.Sync()
 	}
@@ -47,7 +89,7 @@ func loadOrCreateKey(path string) ([]byte, error) {
 	}
 	if werr != nil {
 		_ = os.Remove(path)
-		return nil, fmt.Errorf("sandbox: writing the key file: %w", werr)
+		return fmt.Errorf("writing it: %w", werr)
 	}
-	return key, nil
+	return nil
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -217,6 +218,35 @@ func TestLoadOrCreateKey(t *testing.T) {
 	}
 	if _, err := loadOrCreateKey(bad); err == nil || !strings.Contains(err.Error(), "holds 6 bytes, want 16, 24 or 32") {
 		t.Errorf("bad key: %v", err)
+	}
+}
+
+// TestLoadOrCreateAdminToken: the first load makes a 64-digit token in
+// a 0600 file, later loads read it back; a file with a short token or a
+// space in it is refused with what to do.
+func TestLoadOrCreateAdminToken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "admin.token")
+	t1, err := loadOrCreateAdminToken(path)
+	if err != nil || len(t1) != 64 || strings.Trim(string(t1), "0123456789abcdef") != "" {
+		t.Fatalf("first load: %q, %v", t1, err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v", info, err)
+	}
+	t2, err := loadOrCreateAdminToken(path)
+	if err != nil || string(t2) != string(t1) {
+		t.Fatalf("second load: %q, %v; want %q", t2, err, t1)
+	}
+	for i, content := range []string{"short\n", "0123456789abcdef 0123456789abcdef\n", "\n"} {
+		bad := filepath.Join(dir, fmt.Sprintf("bad%d.token", i))
+		if err := os.WriteFile(bad, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadOrCreateAdminToken(bad); err == nil || !strings.Contains(err.Error(), "delete it to get a new one") {
+			t.Errorf("step %d: %q: %v", i, content, err)
+		}
 	}
 }
 

@@ -46,6 +46,11 @@ type Config struct {
 	// Engine configures the rate-limit engine; nil means
 	// actors.DefaultConfig().
 	Engine *actors.Config
+	// AdminTokenFile, when not empty, holds the operator dashboard's
+	// token: the sandbox serves the dashboard at /admin on its listener
+	// (app.Config.AdminToken). Start creates the file, with 64 random
+	// hexadecimal digits and mode 0600, when it does not exist.
+	AdminTokenFile string
 	// ControlSocket, when not empty, is where the sandbox serves online
 	// backups of its stores (app.Config.ControlSocket).
 	ControlSocket string
@@ -81,6 +86,8 @@ type Sandbox struct {
 	client    *pinterest.Client
 	webURL    string
 	http      *http.Client
+	// adminTokenFile is Config.AdminTokenFile.
+	adminTokenFile string
 
 	// approveMu serializes the OAuth approvals: the Pinterest stand-in
 	// has one signed-in account at a time.
@@ -141,6 +148,13 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var adminToken []byte
+	if cfg.AdminTokenFile != "" {
+		if adminToken, err = loadOrCreateAdminToken(cfg.AdminTokenFile); err != nil {
+			return nil, err
+		}
+		s.adminTokenFile = cfg.AdminTokenFile
+	}
 	// The OAuth callback listens on a fresh loopback port, which the
 	// Pinterest client's redirect address names.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -179,6 +193,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		Engine:        cfg.Engine,
 		Listener:      ln,
 		ControlSocket: cfg.ControlSocket,
+		AdminToken:    adminToken,
 		Log:           cfg.Log,
 	})
 	if err != nil {
@@ -204,6 +219,15 @@ func (s *Sandbox) push(f func(context.Context) error) { s.closers = append(s.clo
 // CallbackURL is the OAuth redirect address: the bot's callback on its
 // loopback port.
 func (s *Sandbox) CallbackURL() string { return s.webURL + web.CallbackPath }
+
+// WebURL returns the address of the bot's HTTP listener: the OAuth
+// callback, /healthz, /readyz, /metrics and, with Config.AdminTokenFile,
+// the dashboard at /admin.
+func (s *Sandbox) WebURL() string { return s.webURL }
+
+// AdminTokenFile returns Config.AdminTokenFile: "" when the sandbox
+// serves no dashboard.
+func (s *Sandbox) AdminTokenFile() string { return s.adminTokenFile }
 
 // Close stops the program (the bot, waiting for its handlers, the OAuth
 // callback, the engine, which writes every account's state, and the

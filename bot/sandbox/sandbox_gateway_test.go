@@ -7,6 +7,8 @@
 package sandbox
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -144,4 +146,66 @@ func TestDisgoGatewaySandboxCommands(t *testing.T) {
 	if n := s.sb.discord.DuplicateAcks(); n != 0 {
 		t.Errorf("%d interactions were acknowledged twice", n)
 	}
+	checkOperatorRoutes(t, s)
+}
+
+// checkOperatorRoutes checks what the banner promises an operator: the
+// metrics count the session's pins, /readyz is ready, and the dashboard
+// answers with the token in the token file and refuses without it.
+func checkOperatorRoutes(t *testing.T, s *session) {
+	t.Helper()
+	start := s.out.Len()
+	s.con.Banner(s.ctx)
+	banner := s.out.String()[start:]
+	token, err := os.ReadFile(s.sb.AdminTokenFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(s.sb.AdminTokenFile()); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("admin token file: %v, %v; want mode 0600", info, err)
+	}
+	wantLine := "Operator: " + s.sb.WebURL() + "/metrics, " + s.sb.WebURL() + "/readyz, dashboard " + s.sb.WebURL() + "/admin/login (token in " + s.sb.AdminTokenFile() + ")"
+	if !strings.Contains(banner, wantLine) {
+		t.Errorf("banner lacks %q:\n%s", wantLine, banner)
+	}
+	get := func(path string, auth bool) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.sb.WebURL()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("/metrics", false); code != 200 || !strings.Contains(body, `pinbot_pins_total{result="pinned"} 3`) {
+		t.Errorf("/metrics: %d, pinned pins not 3:\n%s", code, grepLines(body, "pinbot_pins_total"))
+	}
+	if code, body := get("/readyz", false); code != 200 || !strings.Contains(body, `"ready":true`) {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+	if code, _ := get("/admin", false); code != http.StatusUnauthorized {
+		t.Errorf("/admin without the token: %d, want 401", code)
+	}
+	if code, body := get("/admin", true); code != 200 || !strings.Contains(body, "@studio_shared") && !strings.Contains(body, "7003") {
+		t.Errorf("/admin with the token: %d, no account 7003 in:\n%.2000s", code, body)
+	}
+}
+
+// grepLines returns the lines of s holding sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.SplitSeq(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

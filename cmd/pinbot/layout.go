@@ -16,6 +16,8 @@ import (
 //	                 encrypted with the key file)
 //	DIR/sandbox.key  the sandbox's key for DIR/links, created by the sandbox
 //	DIR/sandbox.log  the sandbox's logs
+//	DIR/admin.token  the sandbox's token for its dashboard at /admin,
+//	                 created by the sandbox
 //	DIR/pinbot.sock  the control socket of the running bot or sandbox,
 //	                 which serves online backups (pinbot backup)
 //
@@ -26,7 +28,9 @@ const (
 	linksSubdir    = "links"
 	sandboxKeyName = "sandbox.key"
 	sandboxLogName = "sandbox.log"
-	controlName    = "pinbot.sock"
+	// sandboxAdminTokenName is the sandbox's dashboard token.
+	sandboxAdminTokenName = "admin.token"
+	controlName           = "pinbot.sock"
 )
 
 // layout names the parts of a data directory.
@@ -35,6 +39,9 @@ type layout struct{ dir string }
 func (l layout) engine() string     { return filepath.Join(l.dir, engineSubdir) }
 func (l layout) links() string      { return filepath.Join(l.dir, linksSubdir) }
 func (l layout) sandboxKey() string { return filepath.Join(l.dir, sandboxKeyName) }
+func (l layout) sandboxAdminToken() string {
+	return filepath.Join(l.dir, sandboxAdminTokenName)
+}
 func (l layout) sandboxLog() string { return filepath.Join(l.dir, sandboxLogName) }
 func (l layout) control() string    { return filepath.Join(l.dir, controlName) }
 

@@ -31,7 +31,7 @@ func TestLimitSettings(t *testing.T) {
 	}{
 		0: {http: gcra.Rate{Limit: 20, Period: time.Minute}, op: gcra.Rate{Limit: 120, Period: time.Minute}, user: gcra.Rate{Limit: 60, Period: 10 * time.Minute}},
 		1: {env: map[string]string{"PINBOT_HTTP_RATE": "5/s,burst=20", "PINBOT_USER_RATE": "off", "PINBOT_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7"},
-			http:    gcra.Rate{Limit: 5, Period: time.Second, Burst: 20}, op: gcra.Rate{Limit: 120, Period: time.Minute},
+			http: gcra.Rate{Limit: 5, Period: time.Second, Burst: 20}, op: gcra.Rate{Limit: 120, Period: time.Minute},
 			proxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}},
 		2: {args: []string{"--http-rate", "off", "--user-rate", "100/1h", "--operator-rate", "off"}, user: gcra.Rate{Limit: 100, Period: time.Hour}},
 		5: {env: map[string]string{"PINBOT_OPERATOR_RATE": "10/s"}, http: gcra.Rate{Limit: 20, Period: time.Minute},

@@ -59,12 +59,13 @@ func runSandbox(ctx context.Context, cfg sandboxConfig) (err error) {
 
 	fmt.Fprintf(cfg.out, "pinbot: starting the local sandbox on %s (logs in %s)...\n", cfg.dir.dir, logPath)
 	sb, err := sandbox.Start(ctx, sandbox.Config{
-		EngineDir:     cfg.dir.engine(),
-		LinksDir:      cfg.dir.links(),
-		KeyFile:       cfg.dir.sandboxKey(),
-		Engine:        &cfg.engine,
-		ControlSocket: cfg.dir.control(),
-		Log:           log,
+		EngineDir:      cfg.dir.engine(),
+		LinksDir:       cfg.dir.links(),
+		KeyFile:        cfg.dir.sandboxKey(),
+		AdminTokenFile: cfg.dir.sandboxAdminToken(),
+		Engine:         &cfg.engine,
+		ControlSocket:  cfg.dir.control(),
+		Log:            log,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
