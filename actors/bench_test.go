@@ -186,29 +186,47 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkEngineReserveCommit: one op is a durable Reserve of one slot
-// and its Commit, on a random account out of 100k, from 256 callers.
+// and its Commit, on a random account out of 100k, from 256 callers. The
+// Commit is sent as the bot sends it, without waiting for its answer
+// (CommitAsync); BenchmarkEngineReserveCommitWait waits.
 func BenchmarkEngineReserveCommit(b *testing.B) {
 	for _, durable := range []bool{true, false} {
-		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
-			eng, _ := openBenchEngine(b, durable)
-			warm(b, eng)
-			ctx := context.Background()
-			lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
-				start := time.Now()
-				acc := benchAccount(r.IntN(benchAccounts))
-				g, err := eng.Reserve(ctx, acc, 1)
-				if err != nil {
-					return start, err
-				}
-				if g.Granted == 1 {
-					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
-				}
-				return start, err
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
-			reportLatency(b, lat)
-		})
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) { benchReserveCommit(b, durable, false) })
 	}
+}
+
+// BenchmarkEngineReserveCommitWait is BenchmarkEngineReserveCommit with a
+// Commit that waits for the actor's answer.
+func BenchmarkEngineReserveCommitWait(b *testing.B) {
+	for _, durable := range []bool{true, false} {
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) { benchReserveCommit(b, durable, true) })
+	}
+}
+
+func benchReserveCommit(b *testing.B, durable, wait bool) {
+	eng, _ := openBenchEngine(b, durable)
+	warm(b, eng)
+	ctx := context.Background()
+	lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
+		start := time.Now()
+		acc := benchAccount(r.IntN(benchAccounts))
+		g, err := eng.Reserve(ctx, acc, 1)
+		if err == nil && g.Granted == 1 {
+			err = commit(ctx, eng, Reservation{Account: acc, ID: g.First}, wait)
+		}
+		return start, err
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
+	reportLatency(b, lat)
+}
+
+// commit commits r now, waiting for the actor's answer when wait is set.
+func commit(ctx context.Context, eng *Engine, r Reservation, wait bool) error {
+	if wait {
+		_, err := eng.Commit(ctx, r, eng.Now())
+		return err
+	}
+	return eng.CommitAsync(ctx, r, eng.Now())
 }
 
 // BenchmarkEngineReserveCommitObserved is BenchmarkEngineReserveCommit
@@ -229,7 +247,7 @@ func BenchmarkEngineReserveCommitObserved(b *testing.B) {
 					return start, err
 				}
 				if g.Granted == 1 {
-					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
+					err = eng.CommitAsync(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
 				}
 				return start, err
 			})
@@ -272,7 +290,9 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 // BenchmarkEngineReserveCommitPaced offers Reserve+Commit at a fixed rate
 // (PINBOT_BENCH_RATE per second, default 100000) instead of as fast as
 // possible, to read the latency at a given load; durable unless
-// PINBOT_BENCH_RELAXED is set.
+// PINBOT_BENCH_RELAXED is set. The Commit is sent as the bot sends it
+// (CommitAsync), or waits for its answer when PINBOT_BENCH_COMMIT_WAIT is
+// set.
 //
 // Each op has a start slot on a fixed schedule, and a caller that is free
 // waits for its slot. Two latencies are reported:
@@ -292,6 +312,7 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 	rate := benchRate(b)
 	durable := os.Getenv("PINBOT_BENCH_RELAXED") == ""
+	wait := os.Getenv("PINBOT_BENCH_COMMIT_WAIT") != ""
 	eng, _ := openBenchEngine(b, durable)
 	warm(b, eng)
 	ctx := context.Background()
@@ -299,7 +320,7 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 		acc := benchAccount(r.IntN(benchAccounts))
 		g, err := eng.Reserve(ctx, acc, 1)
 		if err == nil && g.Granted == 1 {
-			_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
+			err = commit(ctx, eng, Reservation{Account: acc, ID: g.First}, wait)
 		}
 		return err
 	})
