@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/pinbot/pinbot/internal/gctune"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
@@ -30,6 +31,10 @@ const (
 
 func benchAccount(i int) string { return "acct-" + fmt.Sprint(i) }
 
+// benchTune sets the collector as pinbot does (internal/gctune) before
+// the first engine of a benchmark: GOGC=400 unless GOGC is set.
+var benchTune sync.Once
+
 func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 	b.Helper()
 	return openObservedBenchEngine(b, durable, nil)
@@ -39,6 +44,11 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 // Config.Observer.
 func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine, *badgerstore.Store) {
 	b.Helper()
+	benchTune.Do(func() {
+		if _, err := gctune.Apply(gctune.ProcessEnv(), "PINBOT_MEMORY_LIMIT", os.Getenv("PINBOT_MEMORY_LIMIT")); err != nil {
+			b.Fatal(err)
+		}
+	})
 	opts := badgerstore.Options{Durable: durable}
 	if v := os.Getenv("PINBOT_BENCH_MEMTABLE_MB"); v != "" {
 		var mb int64
