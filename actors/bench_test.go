@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -111,6 +112,7 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
 	stopProfile := startBenchProfile(b)
+	gc0 := readGC()
 	b.ResetTimer()
 	for c := 0; c < benchCallers; c++ {
 		wg.Add(1)
@@ -133,12 +135,27 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 	}
 	wg.Wait()
 	b.StopTimer()
+	gc := readGC().minus(gc0)
+	b.ReportMetric(gc.cycles, "gc-cycles")
+	b.ReportMetric(gc.cpu*1000, "gc-cpu-ms")
 	stopProfile()
 	if err := failed.Load(); err != nil {
 		b.Fatal(*err)
 	}
 	return lat
 }
+
+// gcStats are the collector's counters: cycles, and the CPU seconds its
+// work took (marking, assists included, and pauses).
+type gcStats struct{ cycles, cpu float64 }
+
+func readGC() gcStats {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(ms)
+	return gcStats{cycles: float64(ms[0].Value.Uint64()), cpu: ms[1].Value.Float64()}
+}
+
+func (g gcStats) minus(o gcStats) gcStats { return gcStats{g.cycles - o.cycles, g.cpu - o.cpu} }
 
 // startBenchProfile starts a CPU profile of the timed part alone (not the
 // warm-up or the shutdown) when PINBOT_BENCH_CPUPROFILE names a file, or
