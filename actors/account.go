@@ -42,6 +42,9 @@ type request struct {
 	job    *jobArgs      // the job requests' arguments
 	survey *surveyArgs   // opSurvey's timeline
 	reply  chan response // capacity 1: the actor never blocks on it; nil for no reply
+	// posted marks a request from Engine.post: nobody waits for it, and
+	// the actor puts it back in requestPool once served.
+	posted bool
 }
 
 type response struct {
@@ -152,8 +155,14 @@ type accountActor struct {
 	eng     *Engine
 	account string
 
+	// led is &ledv and inc &incv once a load succeeded, nil before: both
+	// live inside the actor, so a resident account costs no heap object
+	// for them. A restart produces a new accountActor, hence a new
+	// incarnation.
 	led       *ledger
-	inc       *incarnation // this life's, set by each successful load
+	inc       *incarnation // this life's, set by the successful load
+	ledv      ledger
+	incv      incarnation
 	loadErr   error
 	seq       uint64 // last journal event appended
 	snapSeq   uint64 // journal events up to here are folded into a snapshot
@@ -183,9 +192,19 @@ func (a *accountActor) logger() *zerolog.Logger {
 func (a *accountActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *request:
+		// Read before handling: a request with a reply channel may be
+		// reused by its caller as soon as it is answered, which can be
+		// before this turn ends.
+		posted := m.posted
 		a.replied = false
 		defer a.failed(m)
 		a.handle(c, m)
+		if posted {
+			// Nothing refers to m once handled: no caller waits for it,
+			// and handlers keep its fields, never m itself.
+			*m = request{}
+			requestPool.Put(m)
+		}
 	case *rollbackDue:
 		if m.inc == a.inc {
 			a.rollback(a.inc.take())
@@ -232,6 +251,18 @@ func (a *accountActor) answer(m *request, r response) {
 	a.replied = true
 	if m.reply != nil {
 		m.reply <- r
+	} else if m.posted && r.err != nil {
+		// Its sender did not wait (Engine.CommitAsync, ReleaseAsync).
+		a.logger().Warn().Err(r.err).Msg("request sent without waiting for its answer failed")
+	}
+}
+
+// answerStatus answers m with the account's status at now, computed only
+// when someone waits for it.
+func (a *accountActor) answerStatus(m *request, now int64) {
+	a.replied = true
+	if m.reply != nil {
+		m.reply <- response{status: a.status(now)}
 	}
 }
 
@@ -249,7 +280,6 @@ func (a *accountActor) load() bool {
 	if a.eng.obs != nil {
 		start = time.Now()
 	}
-	led := a.eng.newLedger()
 	st, err := a.eng.store.Load(a.account)
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
@@ -262,6 +292,8 @@ func (a *accountActor) load() bool {
 		return false
 	}
 	a.loadErr = nil
+	led := &a.ledv
+	a.eng.initLedger(led)
 	led.restore(st.Snapshot)
 	a.seq, a.snapSeq = st.Snapshot.Seq, st.Snapshot.Seq
 	for _, e := range st.Events {
@@ -282,7 +314,7 @@ func (a *accountActor) load() bool {
 	// the account's stored state expired away in between.
 	led.nextID = max(led.nextID, uint64(now)<<10)
 	a.led = led
-	a.inc = &incarnation{}
+	a.inc = &a.incv
 	a.inc.durableHold.Store(led.hold)
 	if a.eng.obs != nil {
 		a.eng.obs.Loaded(time.Since(start))
@@ -383,13 +415,25 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 			// Losing this event to a crash only counts the pin at its
 			// deadline, later than t: no need to wait for the disk.
 			a.append(now, ev, nil)
-			a.answer(m, response{status: a.status(now)})
+			a.answerStatus(m, now)
 			return
 		}
 		// A late Commit moved the pin past its deadline; lost, the pin
 		// would count from the deadline again. Answer once it is durable.
 		a.logger().Warn().Uint64("reservation", m.id).Time("pin", time.UnixMilli(t)).
 			Msg("commit after the reservation's lease; the pin counts from the commit")
+		if m.reply == nil {
+			// Nobody waits (CommitAsync): the pin moved forward in memory
+			// all the same; a failed write is logged.
+			log, account := a.eng.log, a.account
+			a.replied = true
+			a.append(now, ev, func(err error) {
+				if err != nil {
+					log.Error().Err(err).Str("account", account).Msg("storing a late commit failed; after a restart the pin counts from its deadline")
+				}
+			})
+			return
+		}
 		reply, st, account := m.reply, a.status(now), a.account
 		a.replied = true // by the journal callback below
 		a.append(now, ev, func(err error) {
@@ -408,7 +452,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 		}
 		a.append(now, persistence.Event{Kind: persistence.EventRelease, ID: m.id}, nil)
 		a.runDue(now)
-		a.answer(m, response{status: a.status(now)})
+		a.answerStatus(m, now)
 	case opStatus:
 		a.led.expire(now)
 		a.answer(m, response{status: a.status(now)})

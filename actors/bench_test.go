@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/pinbot/pinbot/internal/gctune"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
@@ -30,6 +32,10 @@ const (
 
 func benchAccount(i int) string { return "acct-" + fmt.Sprint(i) }
 
+// benchTune sets the collector as pinbot does (internal/gctune) before
+// the first engine of a benchmark: GOGC=400 unless GOGC is set.
+var benchTune sync.Once
+
 func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 	b.Helper()
 	return openObservedBenchEngine(b, durable, nil)
@@ -39,6 +45,11 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 // Config.Observer.
 func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine, *badgerstore.Store) {
 	b.Helper()
+	benchTune.Do(func() {
+		if _, err := gctune.Apply(gctune.ProcessEnv(), "PINBOT_MEMORY_LIMIT", os.Getenv("PINBOT_MEMORY_LIMIT")); err != nil {
+			b.Fatal(err)
+		}
+	})
 	opts := badgerstore.Options{Durable: durable}
 	if v := os.Getenv("PINBOT_BENCH_MEMTABLE_MB"); v != "" {
 		var mb int64
@@ -101,6 +112,7 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
 	stopProfile := startBenchProfile(b)
+	gc0 := readGC()
 	b.ResetTimer()
 	for c := 0; c < benchCallers; c++ {
 		wg.Add(1)
@@ -123,12 +135,27 @@ func runCallers(b *testing.B, fn func(r *rand.Rand) (time.Time, error)) []time.D
 	}
 	wg.Wait()
 	b.StopTimer()
+	gc := readGC().minus(gc0)
+	b.ReportMetric(gc.cycles, "gc-cycles")
+	b.ReportMetric(gc.cpu*1000, "gc-cpu-ms")
 	stopProfile()
 	if err := failed.Load(); err != nil {
 		b.Fatal(*err)
 	}
 	return lat
 }
+
+// gcStats are the collector's counters: cycles, and the CPU seconds its
+// work took (marking, assists included, and pauses).
+type gcStats struct{ cycles, cpu float64 }
+
+func readGC() gcStats {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(ms)
+	return gcStats{cycles: float64(ms[0].Value.Uint64()), cpu: ms[1].Value.Float64()}
+}
+
+func (g gcStats) minus(o gcStats) gcStats { return gcStats{g.cycles - o.cycles, g.cpu - o.cpu} }
 
 // startBenchProfile starts a CPU profile of the timed part alone (not the
 // warm-up or the shutdown) when PINBOT_BENCH_CPUPROFILE names a file, or
@@ -186,29 +213,47 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkEngineReserveCommit: one op is a durable Reserve of one slot
-// and its Commit, on a random account out of 100k, from 256 callers.
+// and its Commit, on a random account out of 100k, from 256 callers. The
+// Commit is sent as the bot sends it, without waiting for its answer
+// (CommitAsync); BenchmarkEngineReserveCommitWait waits.
 func BenchmarkEngineReserveCommit(b *testing.B) {
 	for _, durable := range []bool{true, false} {
-		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
-			eng, _ := openBenchEngine(b, durable)
-			warm(b, eng)
-			ctx := context.Background()
-			lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
-				start := time.Now()
-				acc := benchAccount(r.IntN(benchAccounts))
-				g, err := eng.Reserve(ctx, acc, 1)
-				if err != nil {
-					return start, err
-				}
-				if g.Granted == 1 {
-					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
-				}
-				return start, err
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
-			reportLatency(b, lat)
-		})
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) { benchReserveCommit(b, durable, false) })
 	}
+}
+
+// BenchmarkEngineReserveCommitWait is BenchmarkEngineReserveCommit with a
+// Commit that waits for the actor's answer.
+func BenchmarkEngineReserveCommitWait(b *testing.B) {
+	for _, durable := range []bool{true, false} {
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) { benchReserveCommit(b, durable, true) })
+	}
+}
+
+func benchReserveCommit(b *testing.B, durable, wait bool) {
+	eng, _ := openBenchEngine(b, durable)
+	warm(b, eng)
+	ctx := context.Background()
+	lat := runCallers(b, func(r *rand.Rand) (time.Time, error) {
+		start := time.Now()
+		acc := benchAccount(r.IntN(benchAccounts))
+		g, err := eng.Reserve(ctx, acc, 1)
+		if err == nil && g.Granted == 1 {
+			err = commit(ctx, eng, Reservation{Account: acc, ID: g.First}, wait)
+		}
+		return start, err
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
+	reportLatency(b, lat)
+}
+
+// commit commits r now, waiting for the actor's answer when wait is set.
+func commit(ctx context.Context, eng *Engine, r Reservation, wait bool) error {
+	if wait {
+		_, err := eng.Commit(ctx, r, eng.Now())
+		return err
+	}
+	return eng.CommitAsync(ctx, r, eng.Now())
 }
 
 // BenchmarkEngineReserveCommitObserved is BenchmarkEngineReserveCommit
@@ -229,7 +274,7 @@ func BenchmarkEngineReserveCommitObserved(b *testing.B) {
 					return start, err
 				}
 				if g.Granted == 1 {
-					_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
+					err = eng.CommitAsync(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
 				}
 				return start, err
 			})
@@ -272,7 +317,9 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 // BenchmarkEngineReserveCommitPaced offers Reserve+Commit at a fixed rate
 // (PINBOT_BENCH_RATE per second, default 100000) instead of as fast as
 // possible, to read the latency at a given load; durable unless
-// PINBOT_BENCH_RELAXED is set.
+// PINBOT_BENCH_RELAXED is set. The Commit is sent as the bot sends it
+// (CommitAsync), or waits for its answer when PINBOT_BENCH_COMMIT_WAIT is
+// set.
 //
 // Each op has a start slot on a fixed schedule, and a caller that is free
 // waits for its slot. Two latencies are reported:
@@ -292,6 +339,7 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 	rate := benchRate(b)
 	durable := os.Getenv("PINBOT_BENCH_RELAXED") == ""
+	wait := os.Getenv("PINBOT_BENCH_COMMIT_WAIT") != ""
 	eng, _ := openBenchEngine(b, durable)
 	warm(b, eng)
 	ctx := context.Background()
@@ -299,7 +347,7 @@ func BenchmarkEngineReserveCommitPaced(b *testing.B) {
 		acc := benchAccount(r.IntN(benchAccounts))
 		g, err := eng.Reserve(ctx, acc, 1)
 		if err == nil && g.Granted == 1 {
-			_, err = eng.Commit(ctx, Reservation{Account: acc, ID: g.First}, eng.Now())
+			err = commit(ctx, eng, Reservation{Account: acc, ID: g.First}, wait)
 		}
 		return err
 	})

@@ -358,10 +358,11 @@ func (e *Engine) Config() Config { return e.cfg }
 // account ID, which is how an actor learns its account.
 const actorNamePrefix = "account/"
 
-func (e *Engine) spawn(account string) (*actor.PID, error) {
-	pid, err := e.system.Root.SpawnNamed(e.props, actorNamePrefix+account)
+// spawn starts the actor named name: actorNamePrefix and the account ID.
+func (e *Engine) spawn(name string) (*actor.PID, error) {
+	pid, err := e.system.Root.SpawnNamed(e.props, name)
 	if err != nil {
-		return nil, fmt.Errorf("actors: account %q: spawn: %w", account, err)
+		return nil, fmt.Errorf("actors: account %q: spawn: %w", name[len(actorNamePrefix):], err)
 	}
 	return pid, nil
 }
@@ -441,6 +442,48 @@ func (e *Engine) Reserve(ctx context.Context, account string, n int) (Grant, err
 func (e *Engine) Commit(ctx context.Context, r Reservation, at time.Time) (Status, error) {
 	resp, err := e.call(ctx, r.Account, request{op: opCommit, id: r.ID, at: at.UnixMilli()})
 	return resp.status, err
+}
+
+// CommitAsync is Commit without waiting for the actor's answer: it returns
+// once the account's actor has the request (an idle actor has usually
+// served it already, on the caller's goroutine), and does not report the
+// account's status. It changes nothing in what is stored or when: Commit
+// does not wait for the disk either, except after the lease (see
+// docs/design.md, "Commit and Release without an answer"). Reservations
+// the account does not know are logged, not returned. It returns an error
+// only when the request could not be sent: the engine is closed, the
+// account name is invalid, or ctx ended while the account's actor was
+// starting or passivating. Requests sent later by the same goroutine for
+// the same account are served after it.
+func (e *Engine) CommitAsync(ctx context.Context, r Reservation, at time.Time) error {
+	return e.post(ctx, r.Account, request{op: opCommit, id: r.ID, at: at.UnixMilli()})
+}
+
+// ReleaseAsync is Release without waiting for the actor's answer, on the
+// terms of CommitAsync.
+func (e *Engine) ReleaseAsync(ctx context.Context, r Reservation) error {
+	return e.post(ctx, r.Account, request{op: opRelease, id: r.ID})
+}
+
+// post sends req to account's actor without a reply channel; the actor
+// puts the request back in requestPool once served (see
+// accountActor.Receive).
+func (e *Engine) post(ctx context.Context, account string, r request) error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	if !persistence.ValidAccount(account) {
+		return fmt.Errorf("%w: %q", ErrInvalidAccount, account)
+	}
+	req := requestPool.Get().(*request)
+	*req = r
+	req.posted = true
+	if err := e.reg.send(ctx, account, req); err != nil {
+		*req = request{}
+		requestPool.Put(req)
+		return err
+	}
+	return nil
 }
 
 // Release frees reservation r, whose pin definitely did not happen. After

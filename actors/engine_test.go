@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/pinbot/pinbot/persistence"
@@ -26,6 +28,7 @@ type engineFixture struct {
 	eng   *Engine
 	ctx   context.Context
 	stops chan string
+	logTo io.Writer // the engine's log; nil: none
 }
 
 func testConfig(clock Clock) Config {
@@ -53,7 +56,11 @@ func (f *engineFixture) start(mutate ...func(*Config)) {
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	eng, err := New(cfg, f.store, zerolog.Nop())
+	log := zerolog.Nop()
+	if f.logTo != nil {
+		log = zerolog.New(f.logTo)
+	}
+	eng, err := New(cfg, f.store, log)
 	if err != nil {
 		f.t.Fatalf("New: %v", err)
 	}
@@ -800,5 +807,29 @@ func TestRegistryEntryKeepsTheProcess(t *testing.T) {
 	}
 	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRegistryKeepsTheAccountIDOnce: the registry's key for a resident
+// account is the account part of its actor's name, one string, not a copy
+// of the caller's.
+func TestRegistryKeepsTheAccountIDOnce(t *testing.T) {
+	f := newFixture(t)
+	account := strings.Clone("an-account")
+	e := runningEntry(t, f, account)
+	sh := f.eng.reg.shard(account)
+	var key string
+	sh.mu.RLock()
+	for k, v := range sh.m {
+		if v == e {
+			key = k
+		}
+	}
+	sh.mu.RUnlock()
+	if unsafe.StringData(key) == unsafe.StringData(account) {
+		t.Fatal("the registry keeps the caller's string as its key")
+	}
+	if unsafe.StringData(key) != unsafe.StringData(e.pid.Id[len(actorNamePrefix):]) {
+		t.Errorf("the registry's key %q is not the account part of the actor's name %q", key, e.pid.Id)
 	}
 }

@@ -212,11 +212,15 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 			sh.mu.Unlock()
 			continue
 		}
+		// The actor's name and the map's key share one string: a resident
+		// account keeps its ID once, not once per holder.
+		name := actorNamePrefix + account
+		account = name[len(actorNamePrefix):]
 		ne := &regEntry{started: make(chan struct{})}
 		sh.m[account] = ne
 		sh.mu.Unlock()
 
-		pid, err := r.eng.spawn(account)
+		pid, err := r.eng.spawn(name)
 		var proc *actor.ActorProcess
 		if err == nil {
 			if p, ok := r.eng.system.ProcessRegistry.Get(pid); ok {

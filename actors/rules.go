@@ -101,9 +101,16 @@ func (rs *ruleSet) retention() int64 {
 
 // newRuledLedger returns an empty ledger enforcing rs.
 func newRuledLedger(rs *ruleSet, lease time.Duration) *ledger {
-	l := &ledger{nextID: 1, lease: lease.Milliseconds(), rules: rs}
-	l.win.init(rs.capacity(), time.Duration(rs.retention())*time.Millisecond)
+	l := &ledger{}
+	l.init(rs, lease)
 	return l
+}
+
+// init makes l an empty ledger enforcing rs, in place: an account actor
+// holds its ledger as a value, one heap object fewer per resident account.
+func (l *ledger) init(rs *ruleSet, lease time.Duration) {
+	*l = ledger{nextID: 1, lease: lease.Milliseconds(), rules: rs}
+	l.win.init(rs.capacity(), time.Duration(rs.retention())*time.Millisecond)
 }
 
 // record records a pin at t. The window's ring drops its oldest pin when
@@ -276,8 +283,8 @@ func sameRules(a, b persistence.Rules) bool {
 	return a.Current == b.Current && a.Lease == b.Lease && slices.Equal(a.Earlier, b.Earlier)
 }
 
-// newLedger returns an empty ledger for an account actor loading now: it
+// initLedger makes l an empty ledger for an account actor loading now: it
 // enforces the rules still in force.
-func (e *Engine) newLedger() *ledger {
-	return newRuledLedger(e.rules.at(e.clock.Now()), e.cfg.Lease)
+func (e *Engine) initLedger(l *ledger) {
+	l.init(e.rules.at(e.clock.Now()), e.cfg.Lease)
 }

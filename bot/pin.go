@@ -384,13 +384,13 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 	rctx, cancel := context.WithTimeout(logctx.Inherit(p.b.workCtx, ctx), resolveTimeout)
 	defer cancel()
 	if err == nil {
-		st, cerr := eng.Commit(rctx, slot, at)
-		if cerr != nil {
+		// Not waiting for the engine's answer: the count shown is the
+		// grant's, which already held this slot.
+		if cerr := eng.CommitAsync(rctx, slot, at); cerr != nil {
 			// The slot stays counted until its lease ends: safe.
 			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
-			st = g.Status
 		}
-		e.res, e.pinURL, e.count = resPinned, pin.URL, p.b.rule.pinCount(st.Used, st.Limit)
+		e.res, e.pinURL, e.count = resPinned, pin.URL, p.b.rule.pinCount(g.Status.Used, g.Status.Limit)
 		if p.b.onPin != nil {
 			p.b.onPin(time.Since(start), call)
 		}
@@ -428,7 +428,7 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 	if unknown {
 		st, rerr = eng.Status(ctx, slot.Account)
 	} else {
-		st, rerr = eng.Release(ctx, slot)
+		rerr = eng.ReleaseAsync(ctx, slot)
 	}
 	if rerr != nil {
 		p.inv.log.Error().Err(rerr).Str("account", p.acct.ID).Bool("unknown", unknown).Msg("settling a failed pin's slot failed")

@@ -68,8 +68,9 @@ func (b *benchEngine) close() error {
 	return err
 }
 
-// engineTarget makes one pinbot decision: Reserve(1), and Commit of the
-// granted slot unless reserveOnly.
+// engineTarget makes one pinbot decision: Reserve(1), and, unless
+// reserveOnly, the granted slot's Commit sent as the bot sends it
+// (CommitAsync: the engine's answer is not waited for).
 type engineTarget struct {
 	eng         *actors.Engine
 	reserveOnly bool
@@ -83,7 +84,7 @@ func (t engineTarget) Decide(ctx context.Context, i int) (bool, error) {
 		return false, err
 	}
 	if !t.reserveOnly {
-		if _, err := t.eng.Commit(ctx, actors.Reservation{Account: acc, ID: g.First}, t.eng.Now()); err != nil {
+		if err := t.eng.CommitAsync(ctx, actors.Reservation{Account: acc, ID: g.First}, t.eng.Now()); err != nil {
 			return true, err
 		}
 	}

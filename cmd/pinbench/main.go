@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/pinbot/pinbot/internal/gctune"
 )
 
 // Exit statuses.
@@ -41,6 +43,15 @@ func usagef(cmd, format string, args ...any) error {
 var errViolation = errors.New("invariant violated")
 
 func main() {
+	// The collector runs as in pinbot (internal/gctune), so that pinbot's
+	// figures are the product's.
+	tune, err := gctune.Apply(gctune.ProcessEnv(), "PINBOT_MEMORY_LIMIT", os.Getenv("PINBOT_MEMORY_LIMIT"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pinbench: %v\n", err)
+		os.Exit(exitUsage)
+	}
+	fmt.Fprintf(os.Stderr, "pinbench: GOGC %d (%s), memory limit %d bytes (%s)\n",
+		tune.GCPercent, tune.GCPercentFrom, tune.MemoryLimit, tune.MemoryLimitFrom)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

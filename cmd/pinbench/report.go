@@ -106,7 +106,7 @@ func decisionName(reserveOnly bool) string {
 	if reserveOnly {
 		return "Reserve(1)"
 	}
-	return "Reserve(1)+Commit"
+	return "Reserve(1)+CommitAsync"
 }
 
 // fmtDur formats d with three significant digits.

@@ -33,7 +33,7 @@ func TestRunSmoke(t *testing.T) {
 			t.Errorf("chart %s: %v", name, err)
 		}
 	}
-	if !rep.Durable || rep.Workload.Decision != "Reserve(1)+Commit" {
+	if !rep.Durable || rep.Workload.Decision != "Reserve(1)+CommitAsync" {
 		t.Errorf("durable %v, decision %q", rep.Durable, rep.Workload.Decision)
 	}
 }

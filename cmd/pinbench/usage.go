@@ -39,7 +39,7 @@ Workload:
 Engine:
   --durable              fsync before a grant is acknowledged (default true;
                          --durable=false is the relaxed mode)
-  --reserve-only         a decision is Reserve(1) alone, not Reserve(1)+Commit
+  --reserve-only         a decision is Reserve(1) alone, not Reserve(1)+CommitAsync
   --warm                 make every account resident before timing (default true)
   --limit N, --window D  pins per window (default 100 per 12h)
   --restart              measure start-up over an existing store: --data-dir,

@@ -151,6 +151,10 @@ func TestBotConfigErrors(t *testing.T) {
 			want: []string{"invalid PINBOT_DISCORD_CLIENT_SECRET: it contains spaces or line breaks"}},
 		{env: with(full, map[string]string{"PINBOT_LOG_LEVEL": "chatty"}),
 			want: []string{`invalid PINBOT_LOG_LEVEL "chatty"`}},
+		{env: with(full, map[string]string{"PINBOT_MEMORY_LIMIT": "2GB"}),
+			want: []string{`invalid PINBOT_MEMORY_LIMIT "2GB": want a positive whole number of bytes`}},
+		{env: full, args: []string{"--memory-limit", "-1"},
+			want: []string{`invalid --memory-limit "-1"`}},
 	}
 	if runtime.GOOS != "windows" {
 		open := writeKey(t, t.TempDir(), 32, 0o644)
@@ -540,5 +544,20 @@ func TestBotSecretsAreRedacted(t *testing.T) {
 		if strings.Contains(b.String(), s) {
 			t.Errorf("log shows %q:\n%s", s, b.String())
 		}
+	}
+}
+
+// TestSandboxMemoryLimitRefused: the sandbox refuses a memory limit it
+// cannot read, before it starts.
+func TestSandboxMemoryLimitRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := pinbot(t, "", map[string]string{"PINBOT_DATA_DIR": filepath.Join(dir, "data"), "PINBOT_MEMORY_LIMIT": "lots"})
+	r.wantCode(t, "sandbox", exitUsage)
+	if w := `invalid PINBOT_MEMORY_LIMIT "lots"`; !strings.Contains(r.stderr, w) {
+		t.Errorf("stderr = %q, want it to contain %q", r.stderr, w)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data directory: Stat error %v, want it not created", err)
 	}
 }

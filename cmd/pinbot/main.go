@@ -70,7 +70,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		if st.botMode() {
 			return botCommand(st, stderr, getenv)
 		}
-		return sandboxCommand(st, stdin, stdout, stderr)
+		return sandboxCommand(st, stdin, stdout, stderr, getenv)
 	}
 	switch cmd, rest := rest[0], rest[1:]; cmd {
 	case "accounts":
@@ -107,6 +107,7 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 	level := st.checkCommon(&errs)
 	engine := st.checkEngine(&errs)
 	cfg := st.checkBot(&errs)
+	st.checkMemory(&errs)
 	cfg.engine = engine
 	var key []byte
 	if strings.TrimSpace(st.keyFile.value) != "" {
@@ -127,6 +128,12 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 		return &usageError{err: err}
 	}
 	log := newLogger(stderr, level, getenv, cfg.secrets()...)
+	tune, err := st.tuneCollector(getenv)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	log.Info().Int("gogc", tune.GCPercent).Str("gogc_from", tune.GCPercentFrom).
+		Int64("memory_limit", tune.MemoryLimit).Str("memory_limit_from", tune.MemoryLimitFrom).Msg("collector settings")
 	ctx, stop := signalContext()
 	defer stop()
 	return runBot(ctx, cfg, key, layout{dir: st.dataDir.value}, log)
@@ -134,9 +141,15 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 
 // sandboxCommand runs the local sandbox with its console on stdin and
 // stdout, and says goodbye there once it stopped cleanly.
-func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer) error {
+func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	level, engine, err := st.validateEngine()
-	if err != nil {
+	var errs configErrors
+	errs.add(err)
+	st.checkMemory(&errs)
+	if err := errs.err(); err != nil {
+		return &usageError{err: err}
+	}
+	if _, err := st.tuneCollector(getenv); err != nil {
 		return &usageError{err: err}
 	}
 	ctx, stop := signalContext()

@@ -18,6 +18,7 @@ import (
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/gctune"
 )
 
 // discordTokenEnv names the variable that carries the Discord bot token;
@@ -131,6 +132,11 @@ var (
 		flag: "trusted-proxies", env: "PINBOT_TRUSTED_PROXIES", arg: "CIDRS", defHelp: "none",
 		help: "comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For the HTTP listener believes",
 	}
+	memoryLimitOption = option{
+		flag: "memory-limit", env: "PINBOT_MEMORY_LIMIT", arg: "BYTES",
+		defHelp: "3/4 of the memory available: the cgroup's limit, else the RAM; GOMEMLIMIT, when set, wins",
+		help:    "soft memory limit of the Go runtime, such as 2GiB, or off; pinbot also runs with GOGC=400 unless GOGC is set (docs/design.md, \"Memory and the collector\")",
+	}
 	userRateOption = option{
 		flag: "user-rate", env: "PINBOT_USER_RATE", arg: "RATE", def: "60/10m",
 		help: `units of work each Discord user may ask for (a /pin costs one per image, other commands one): N/PERIOD with an optional ",burst=B", or off`,
@@ -197,6 +203,7 @@ type settings struct {
 	httpRate, trustedProxies, userRate   setting
 	operatorRate                         setting
 	adminTokenFile                       setting
+	memoryLimit                          setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -225,6 +232,7 @@ func newSettings(getenv func(string) string) settings {
 		adminTokenFile:      setting{opt: &adminTokenFileOption},
 		discordClientSecret: setting{opt: &discordClientSecretOption},
 		discordOAuth:        setting{opt: &discordOAuthOption},
+		memoryLimit:         setting{opt: &memoryLimitOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -245,7 +253,7 @@ func (st *settings) all() []*setting {
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
-		&st.adminTokenFile,
+		&st.adminTokenFile, &st.memoryLimit,
 	}
 }
 
@@ -277,7 +285,7 @@ var allOptions = []*option{
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
-	&adminTokenFileOption,
+	&adminTokenFileOption, &memoryLimitOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -362,6 +370,24 @@ func (st *settings) checkEngine(errs *configErrors) actors.Config {
 		cfg.Window = w
 	}
 	return cfg
+}
+
+// checkMemory adds a problem with the memory limit to errs.
+func (st *settings) checkMemory(errs *configErrors) {
+	if v := st.memoryLimit.value; v != "" {
+		if _, err := gctune.ParseLimit(v); err != nil {
+			errs.add(fmt.Errorf("invalid %s %q: %w", st.memoryLimit.name(), v, err))
+		}
+	}
+}
+
+// tuneCollector sets the Go collector's defaults for a long-running
+// pinbot (internal/gctune): GOGC and the soft memory limit, each unless
+// the environment sets it.
+func (st *settings) tuneCollector(getenv func(string) string) (gctune.Settings, error) {
+	env := gctune.ProcessEnv()
+	env.Getenv = getenv
+	return gctune.Apply(env, st.memoryLimit.name(), st.memoryLimit.value)
 }
 
 // botMode reports whether the settings ask for the Discord bot.
