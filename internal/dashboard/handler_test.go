@@ -193,3 +193,33 @@ func TestNoMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestFailuresListOnlyWhatHappened: the failures card leaves out the
+// reasons whose counters are still zero, and says so when every one is.
+func TestFailuresListOnlyWhatHappened(t *testing.T) {
+	f := newFixture(t)
+	reg := prometheus.NewRegistry()
+	failures := prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricPinFailures, Help: "h"}, []string{"reason"})
+	reg.MustRegister(failures)
+	for _, r := range []string{"timeout", "no_image", "held"} {
+		failures.WithLabelValues(r) // present, at zero
+	}
+	page := func() string {
+		t.Helper()
+		d, err := New(Config{Token: []byte(testToken), Engine: f.eng, Gatherer: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body(t, get(t, d.Mount(http404()), "GET", Path, "Bearer "+testToken))
+	}
+	html := page()
+	if !strings.Contains(html, "No failures since pinbot started.") || strings.Contains(html, "<td>timeout</td>") {
+		t.Errorf("all at zero: the card lists reasons or lacks its sentence:\n%s", html)
+	}
+	failures.WithLabelValues("timeout").Add(2)
+	html = page()
+	if !strings.Contains(html, "<td>timeout</td>") || strings.Contains(html, "<td>no_image</td>") || strings.Contains(html, "<td>held</td>") ||
+		strings.Contains(html, "No failures since") {
+		t.Errorf("one reason counted: want timeout alone:\n%s", html)
+	}
+}
