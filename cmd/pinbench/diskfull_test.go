@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,18 @@ func fakeDiskFullChild(t *testing.T, dir, stdout, stderr string, code int) strin
 	t.Helper()
 	exe := filepath.Join(dir, "fake-pinbench")
 	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s' '%s'\nprintf '%%s' '%s' >&2\nexit %d\n", stdout, stderr, code)
-	if err := os.WriteFile(exe, []byte(script), 0o700); err != nil {
+	// The script is written by cp, not by this process: a child forked
+	// meanwhile by a parallel test would inherit a descriptor open for
+	// writing on it until that child's exec, and running the script then
+	// fails with "text file busy" (ETXTBSY, golang/go#22315).
+	src := exe + ".txt"
+	if err := os.WriteFile(src, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", src, exe).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	if err := os.Chmod(exe, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	return exe
