@@ -93,6 +93,20 @@ func (x *walIndex) add(account string, te tailEvent) {
 	t.push(te)
 }
 
+// has reports whether account has an event numbered seq.
+func (x *walIndex) has(account string, seq uint64) bool {
+	t := x.tails[account]
+	if t == nil {
+		return false
+	}
+	for it := t.iter(); it.next(); {
+		if it.te.Seq == seq {
+			return true
+		}
+	}
+	return false
+}
+
 // events returns account's events with Seq above after that have not
 // expired at second nowSec, as a new slice (nil if none).
 func (x *walIndex) events(account string, after, nowSec uint64) []persistence.Event {

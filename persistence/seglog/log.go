@@ -461,3 +461,6 @@ func syncDir(dir string) error {
 	err = d.Sync()
 	return errors.Join(err, d.Close())
 }
+
+// Synced reports whether Append fdatasyncs (Options.NoSync is off).
+func (l *Log) Synced() bool { return !l.opts.NoSync }
