@@ -15,7 +15,7 @@ import (
 // testOptions are small enough that many stores can be open in one test
 // binary, and make a transaction overflow after about 1,600 entries.
 func testOptions() Options {
-	return Options{MemTableSize: 1 << 20, BlockCacheSize: 1 << 20}
+	return Options{MemTableSize: 1 << 20, BlockCacheSize: 1 << 20, JournalSegmentSize: 1 << 20}
 }
 
 func openStore(t *testing.T, dir string, opts Options) *Store {
