@@ -48,7 +48,7 @@ const (
 	valueLogFileSize = 64 << 20
 	// valueThreshold is the size, in bytes, above which Badger keeps a
 	// value in the value log instead of the LSM tree. Snapshots and WAL
-	// records (at most walChunkBytes) are smaller; it must stay below 15% of
+	// records a backup stores (at most walChunkBytes) are smaller; it must stay below 15% of
 	// MemTableSize and at most 1 MiB, Badger's limits; with small memtables
 	// it is a tenth of their size.
 	valueThreshold = 1 << 20
