@@ -108,10 +108,21 @@ type Log struct {
 	closed   bool
 	buf      []byte
 
+	// A spare segment, zeroed ahead of need by a goroutine of the log's
+	// (see prepareSpare), becomes the next one by a rename. spareReady
+	// says the file is there; preparing that the goroutine runs.
+	spareReady bool
+	preparing  bool
+	spareDone  sync.WaitGroup
+	noSpare    bool // tests: always create segments on the spot
+
 	// Test hooks standing in for the system calls, nil in production.
 	syncHook     func(f *os.File) error
 	allocateHook func(f *os.File, size int64) error
 }
+
+// spareName is the file of the spare segment.
+const spareName = "spare.tmp"
 
 // Open opens the log in dir, creating dir and the log if needed, and
 // calls fn with every record in order; fn must not keep payload, and an
@@ -131,6 +142,9 @@ func Open(dir string, opts Options, fn func(seq uint64, payload []byte) error) (
 		return nil, fmt.Errorf("seglog: %w", err)
 	}
 	l := &Log{dir: dir, opts: opts, next: 1}
+	if err := os.Remove(filepath.Join(dir, spareName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("seglog: %w", err)
+	}
 	firsts, err := l.list()
 	if err != nil {
 		return nil, err
@@ -341,10 +355,8 @@ func (l *Log) Append(payload []byte) (uint64, error) {
 	if _, err := l.f.WriteAt(b, l.off); err != nil {
 		return 0, l.poisonWith("write", err)
 	}
-	if !l.opts.NoSync {
-		if err := l.sync(l.f); err != nil {
-			return 0, l.poisonWith("fdatasync", err)
-		}
+	if err := l.sync(l.f); err != nil {
+		return 0, l.poisonWith("fdatasync", err)
 	}
 	l.off += need
 	l.next++
@@ -374,23 +386,30 @@ func (l *Log) roll(need int64) error {
 			return fmt.Errorf("seglog: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("seglog: create segment: %w", err)
-	}
-	fail := func(what string, err error) error {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("seglog: %s segment %s: %w", what, segName(l.next), err)
-	}
-	if err := l.allocate(f, size); err != nil {
-		return fail("preallocate", err)
-	}
-	if err := l.sync(f); err != nil {
-		return fail("sync", err)
-	}
-	if err := syncDir(l.dir); err != nil {
-		return fail("sync directory of", err)
+	var f *os.File
+	if l.spareReady && size == l.opts.SegmentSize {
+		l.spareReady = false
+		if err := os.Rename(filepath.Join(l.dir, spareName), path); err != nil {
+			return fmt.Errorf("seglog: create segment: %w", err)
+		}
+		var err error
+		if f, err = os.OpenFile(path, os.O_RDWR, 0); err != nil {
+			return fmt.Errorf("seglog: create segment: %w", err)
+		}
+		if err := l.syncDir(); err != nil {
+			f.Close()
+			return fmt.Errorf("seglog: sync directory of segment %s: %w", segName(l.next), err)
+		}
+	} else {
+		var err error
+		if f, err = l.create(path, size); err != nil {
+			return fmt.Errorf("seglog: segment %s: %w", segName(l.next), err)
+		}
+		if err := l.syncDir(); err != nil {
+			f.Close()
+			os.Remove(path)
+			return fmt.Errorf("seglog: sync directory of segment %s: %w", segName(l.next), err)
+		}
 	}
 	if l.f != nil {
 		if err := l.f.Close(); err != nil {
@@ -400,7 +419,57 @@ func (l *Log) roll(need int64) error {
 	}
 	l.f, l.off, l.capacity = f, 0, size
 	l.segs = append(l.segs, Segment{First: l.next, Last: l.next - 1})
+	if !l.noSpare && !l.preparing && !l.spareReady {
+		l.preparing = true
+		l.spareDone.Add(1)
+		go l.prepareSpare()
+	}
 	return nil
+}
+
+// create makes a segment file at path: preallocated, zeroed and synced,
+// so that the records written to it later overwrite data in place and
+// their fdatasync has no metadata to write (writing into extents that
+// fallocate left unwritten makes each one a journal commit of the file
+// system).
+func (l *Log) create(path string, size int64) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(what string, err error) (*os.File, error) {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := l.allocate(f, size); err != nil {
+		return fail("preallocate", err)
+	}
+	zeros := make([]byte, min(size, 1<<20))
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
+			return fail("zero", err)
+		}
+	}
+	if err := l.sync(f); err != nil {
+		return fail("sync", err)
+	}
+	return f, nil
+}
+
+// prepareSpare makes the spare segment, off the write path.
+func (l *Log) prepareSpare() {
+	defer l.spareDone.Done()
+	f, err := l.create(filepath.Join(l.dir, spareName), l.opts.SegmentSize)
+	if err == nil {
+		err = f.Close()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.preparing = false
+	// On failure (a full disk) the next roll creates its segment itself,
+	// and reports the error if it fails again.
+	l.spareReady = err == nil
 }
 
 // Remove deletes the oldest segments, as long as every record in them is
@@ -430,6 +499,9 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	l.mu.Unlock()
+	l.spareDone.Wait()
+	l.mu.Lock()
 	if l.f == nil {
 		return nil
 	}
@@ -439,7 +511,11 @@ func (l *Log) Close() error {
 	return nil
 }
 
+// sync fdatasyncs f, unless the log is not synced at all.
 func (l *Log) sync(f *os.File) error {
+	if l.opts.NoSync {
+		return nil
+	}
 	if l.syncHook != nil {
 		return l.syncHook(f)
 	}
@@ -451,6 +527,13 @@ func (l *Log) allocate(f *os.File, size int64) error {
 		return l.allocateHook(f, size)
 	}
 	return preallocate(f, size)
+}
+
+func (l *Log) syncDir() error {
+	if l.opts.NoSync {
+		return nil
+	}
+	return syncDir(l.dir)
 }
 
 func syncDir(dir string) error {

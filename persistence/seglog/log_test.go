@@ -206,6 +206,7 @@ func TestReplayErrorStopsOpen(t *testing.T) {
 func TestNoSpaceAtSegmentCreation(t *testing.T) {
 	dir := t.TempDir()
 	l, _ := open(t, dir, Options{SegmentSize: 64})
+	l.noSpare = true
 	appendAll(t, l, []byte("one"))
 	l.allocateHook = func(*os.File, int64) error { return syscall.ENOSPC }
 	if _, err := l.Append(bytes.Repeat([]byte("y"), 60)); !errors.Is(err, syscall.ENOSPC) {
@@ -224,6 +225,7 @@ func TestNoSpaceAtSegmentCreation(t *testing.T) {
 func TestSyncFailurePoisons(t *testing.T) {
 	dir := t.TempDir()
 	l, _ := open(t, dir, Options{})
+	l.noSpare = true
 	appendAll(t, l, []byte("one"))
 	l.syncHook = func(*os.File) error { return syscall.EIO }
 	if _, err := l.Append([]byte("two")); !errors.Is(err, syscall.EIO) || !errors.Is(err, ErrPoisoned) {
@@ -298,5 +300,36 @@ func TestClosed(t *testing.T) {
 	}
 	if err := l.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Close twice = %v", err)
+	}
+}
+
+// TestSpareSegment: after a segment is made, the next one is prepared
+// ahead, zeroed, and the next roll takes it by a rename; a spare left by
+// a crash is removed on open.
+func TestSpareSegment(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir, Options{SegmentSize: 64})
+	appendAll(t, l, []byte("one"))
+	l.spareDone.Wait()
+	spare := filepath.Join(dir, spareName)
+	b, err := os.ReadFile(spare)
+	if err != nil || len(b) != 64 || !allZero(b) {
+		t.Fatalf("spare: %d bytes, zero %v, %v; want 64 zero bytes", len(b), allZero(b), err)
+	}
+	appendAll(t, l, bytes.Repeat([]byte("t"), 40)) // does not fit: rolls
+	if _, err := os.Stat(spare); err == nil {
+		l.spareDone.Wait()
+		if len(l.Segments()) != 2 {
+			t.Fatalf("%d segments, want 2", len(l.Segments()))
+		}
+	}
+	l.Close()
+	if _, err := os.Stat(spare); err != nil {
+		t.Fatalf("no spare after the roll and Close: %v", err)
+	}
+	_, got := open(t, dir, Options{SegmentSize: 64})
+	equal(t, got, [][]byte{[]byte("one"), bytes.Repeat([]byte("t"), 40)})
+	if _, err := os.Stat(spare); err == nil {
+		t.Error("spare left after Open")
 	}
 }
