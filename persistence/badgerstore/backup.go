@@ -156,7 +156,6 @@ func (s *Store) dropExport(keys [][]byte) error {
 	return nil
 }
 
-
 // Restore loads a backup that Backup wrote, read from r, into a new store
 // in dir, which must not exist or be empty, and closes it; Open opens it
 // then, reading its write-ahead log as after a crash. Keys keep their

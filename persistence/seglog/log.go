@@ -142,6 +142,7 @@ func Open(dir string, opts Options, fn func(seq uint64, payload []byte) error) (
 		return nil, fmt.Errorf("seglog: %w", err)
 	}
 	l := &Log{dir: dir, opts: opts, next: 1}
+	// A spare left by the last run is made again: it may not be whole.
 	if err := os.Remove(filepath.Join(dir, spareName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("seglog: %w", err)
 	}
@@ -161,6 +162,12 @@ func Open(dir string, opts Options, fn func(seq uint64, payload []byte) error) (
 			if l.f != nil {
 				l.f.Close()
 			}
+			return nil, err
+		}
+	}
+	if l.f == nil {
+		// The first segment is made now, not on the first Append.
+		if err := l.roll(0); err != nil {
 			return nil, err
 		}
 	}
@@ -361,6 +368,11 @@ func (l *Log) Append(payload []byte) (uint64, error) {
 	l.off += need
 	l.next++
 	l.segs[len(l.segs)-1].Last = seq
+	if !l.spareReady && !l.preparing && !l.noSpare {
+		l.preparing = true
+		l.spareDone.Add(1)
+		go l.prepareSpare()
+	}
 	return seq, nil
 }
 
@@ -419,11 +431,6 @@ func (l *Log) roll(need int64) error {
 	}
 	l.f, l.off, l.capacity = f, 0, size
 	l.segs = append(l.segs, Segment{First: l.next, Last: l.next - 1})
-	if !l.noSpare && !l.preparing && !l.spareReady {
-		l.preparing = true
-		l.spareDone.Add(1)
-		go l.prepareSpare()
-	}
 	return nil
 }
 
