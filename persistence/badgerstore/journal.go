@@ -181,6 +181,12 @@ func (s *Store) openJournal(dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
+	return s.readJournal(dir, opts, mark)
+}
+
+// readJournal opens the log and reads it, applying to Badger the records
+// after mark.
+func (s *Store) readJournal(dir string, opts Options, mark uint64) error {
 	type record struct {
 		seq uint64
 		ops []codec.LogOp
@@ -212,7 +218,7 @@ func (s *Store) openJournal(dir string, opts Options) error {
 				}
 				events = append(events, walRecordRead{seq: seq, entries: entries})
 			}
-			if len(keep) > 0 {
+			if len(keep) > 0 && seq > mark {
 				recs = append(recs, record{seq: seq, ops: keep})
 			}
 			return nil
@@ -223,13 +229,19 @@ func (s *Store) openJournal(dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s.journal = l
 	last := l.Next() - 1
 	if mark > last {
 		// The mark is not this log's (a restored backup carries the
 		// source's): apply everything.
+		if last > 0 {
+			if err := l.Close(); err != nil {
+				return fmt.Errorf("persistence: journal: %w", err)
+			}
+			return s.readJournal(dir, opts, 0)
+		}
 		mark = 0
 	}
+	s.journal = l
 	s.ckpt = mark
 	final := make(map[string]codec.LogOp)
 	replayed := 0
