@@ -284,3 +284,34 @@ func TestJournalEncrypted(t *testing.T) {
 		t.Fatal("Open with another key succeeded")
 	}
 }
+
+// TestJournalForeignMarkReappliesAll: an applied mark beyond the log's
+// last record is not this log's (a restored backup carries its source's);
+// opening then applies every record again.
+func TestJournalForeignMarkReappliesAll(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, testOptions())
+	snap := persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: &snap}}})
+	// Badger loses the snapshot and holds a mark from elsewhere.
+	if err := s.putApplied(1000); err != nil {
+		t.Fatal(err)
+	}
+	s.writeMu.Lock()
+	ts := s.nextVersion()
+	wb := s.db.NewWriteBatchAt(ts)
+	if err := wb.Delete(appendSnapshotKey(nil, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s.committed(ts)
+	s.writeMu.Unlock()
+	crash(t, s)
+	s = openStore(t, dir, testOptions())
+	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: snap})
+	if mark, err := s.loadApplied(); err != nil || mark != 1 {
+		t.Errorf("applied mark after open = %d, %v; want 1", mark, err)
+	}
+}
