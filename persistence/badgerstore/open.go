@@ -38,7 +38,7 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		minFree = -1
 	}
 	if !opts.InMemory {
-		if err := badgerutil.RemoveEmptyValueLogs(dir, log); err != nil {
+		if err := badgerutil.RemoveEmptyLogs(dir, log); err != nil {
 			return nil, err
 		}
 	}
