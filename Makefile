@@ -14,7 +14,7 @@ DEMO_DATA ?= $(DATA)/demo
 # duration, Go 1.26's fuzzing coordinator sometimes reports its own
 # deadline as a failure ("context deadline exceeded", golang/go#75804),
 # which a count never arms.
-FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persistence/codec:FuzzDecode:30000x ./persistence/badgerstore:FuzzTail:30000x \
+FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persistence/codec:FuzzDecode:30000x ./persistence/badgerstore:FuzzTail:30000x ./persistence/seglog:FuzzRecovery:5000x \
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 

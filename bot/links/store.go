@@ -116,7 +116,7 @@ func open(dir string, opts Options, log zerolog.Logger, plain bool) (*Store, err
 		WithEncryptionKey(opts.EncryptionKey)
 	if opts.InMemory {
 		bopts = bopts.WithDir("").WithValueDir("")
-	} else if err := badgerutil.RemoveEmptyValueLogs(dir, log); err != nil {
+	} else if err := badgerutil.RemoveEmptyLogs(dir, log); err != nil {
 		return nil, fmt.Errorf("links: open %q: %w", dir, err)
 	}
 	db, err := badger.Open(bopts)

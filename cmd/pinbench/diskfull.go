@@ -30,9 +30,10 @@ const diskFullChildCommand = "disk-full-child"
 const tmpfsSize = 128 << 20
 
 // diskFullStoreOptions opens the store of the disk-full run: durable, with
-// a small memtable, so that Badger and its free-space reserve (two
-// memtables and a value-log file) fit in the tmpfs.
-var diskFullStoreOptions = badgerstore.Options{Durable: true, MemTableSize: 1 << 20}
+// a small memtable and small journal segments, so that Badger, its
+// free-space reserve (two memtables and a value-log file) and the
+// journal's log fit in the tmpfs.
+var diskFullStoreOptions = badgerstore.Options{Durable: true, MemTableSize: 1 << 20, JournalSegmentSize: 4 << 20}
 
 // Accounts of the disk-full run: some granted before the disk fills, and
 // one never loaded before, whose Status must be read from the full store.

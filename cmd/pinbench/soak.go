@@ -215,12 +215,15 @@ func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.
 		rep.MaxUsed = max(rep.MaxUsed, c.maxUsed)
 		add(c.viols...)
 	}
+	// anchored is set once a child has printed READY, which it does only
+	// after the engine stored its clock anchor.
+	anchored := false
 	for cycle := 1; cycle <= o.cycles && ctx.Err() == nil; cycle++ {
 		delay := killDelay(r, o.killMin, o.killMax, cycle)
 		co := soakChildOptions{
 			dataDir: dir, accounts: o.accounts, callers: o.callers, limit: o.limit, window: o.window,
 			lease: o.lease, idle: o.idle, seed: o.seed + uint64(cycle), snapshotEvery: snapshotEvery, logLevel: o.logLevel,
-			wallStep: wallStep(r, cycle),
+			wallStep: wallStep(r, anchored),
 		}
 		before := acked.slots
 		cr, err := killChild(ctx, o.exe, co, delay, acked)
@@ -232,11 +235,13 @@ func runSoak(ctx context.Context, o *soakOptions, stderr io.Writer, log zerolog.
 			break
 		}
 		rep.Kills++
+		anchored = anchored || cr.ready
 		if !cr.ready {
 			rep.KilledBeforeReady++
 		} else if !clockFollowsWall {
 			// Engine time resumes on the boot-time clock whatever the wall
-			// clock says; the first run took it from the true time.
+			// clock says; the first child to store the clock anchor took
+			// it from the true time (see wallStep).
 			if co.wallStep != 0 {
 				rep.WallSteps++
 			}
@@ -348,12 +353,16 @@ func soakDir(dir string) (string, func(keep bool), error) {
 	return dir, func(bool) {}, nil
 }
 
-// wallStep returns how far the wall clock of cycle's child is off the
-// true time: up to 3 hours either way, except in the first cycle, which
-// sets engine time. It is 0 where engine time follows the wall clock at
-// each start (no boot ID).
-func wallStep(r *rand.Rand, cycle int) time.Duration {
-	if cycle == 1 || clockFollowsWall {
+// wallStep returns how far the wall clock of a child is off the true
+// time: up to 3 hours either way once anchored, that is once a child has
+// stored the engine's clock anchor, which then sets engine time. Until
+// then it is 0: a child killed before it stored the anchor leaves none,
+// and the next one rightly takes engine time from its wall clock (it has
+// no pin to keep the age of), which a stepped clock would put off the
+// true time. It is 0 where engine time follows the wall clock at each
+// start (no boot ID).
+func wallStep(r *rand.Rand, anchored bool) time.Duration {
+	if !anchored || clockFollowsWall {
 		return 0
 	}
 	return time.Duration(r.Int64N(int64(6*time.Hour))) - 3*time.Hour

@@ -366,3 +366,56 @@ func TestSoakCheckLeavesTheKilledStoreAsItWas(t *testing.T) {
 		t.Errorf("the check counted %d accounts to replay; the killed store holds %d (%v)", c.journaled, len(left), left)
 	}
 }
+
+// TestSoakStepsTheWallClockOnceAnchored: a child killed before it stored
+// the engine's clock anchor leaves none, and the next child takes engine
+// time from its wall clock, as the engine must. So the soak steps a
+// child's wall clock only once a child has printed READY (after the
+// anchor was stored): here the first child never gets there, and the
+// second, unstepped, starts on the true time, which a stepped clock would
+// have put off it (a clock violation). The children are a script that
+// records its flags.
+func TestSoakStepsTheWallClockOnceAnchored(t *testing.T) {
+	if clockFollowsWall {
+		t.Skip("no boot ID: the soak never steps the wall clock")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "fake-pinbench")
+	script := fmt.Sprintf(`#!/bin/sh
+d=%q
+n=$(($(cat "$d/count" 2>/dev/null || echo 0) + 1))
+echo $n >"$d/count"
+echo "$@" >>"$d/args"
+[ $n -ge 2 ] && echo "READY $(date +%%s%%3N)"
+exec sleep 60
+`, dir)
+	if err := os.WriteFile(exe, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	o := &soakOptions{cycles: 3, callers: 1, accounts: 1, limit: 10, window: time.Second, lease: 100 * time.Millisecond,
+		idle: time.Second, killMin: 300 * time.Millisecond, killMax: 300 * time.Millisecond, seed: 1,
+		dataDir: filepath.Join(dir, "data"), logLevel: "warn", exe: exe}
+	rep, err := runSoak(context.Background(), o, io.Discard, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := os.ReadFile(filepath.Join(dir, "args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for line := range strings.Lines(string(args)) {
+		f := strings.Fields(line)
+		if i := slices.Index(f, "--wall-step"); i >= 0 && i+1 < len(f) {
+			steps = append(steps, f[i+1])
+		}
+	}
+	if len(steps) != 3 || steps[0] != "0s" || steps[1] != "0s" || steps[2] == "0s" {
+		t.Errorf("wall steps of the children = %q, want 0s until one printed READY, then a step", steps)
+	}
+	if rep.KilledBeforeReady != 1 || rep.ClockProblems != 0 || rep.WallSteps != 1 {
+		t.Errorf("killed before READY %d, clock problems %d (%v), stepped starts %d; want 1, 0, 1",
+			rep.KilledBeforeReady, rep.ClockProblems, rep.Violations, rep.WallSteps)
+	}
+}

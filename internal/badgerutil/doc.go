@@ -6,6 +6,7 @@
 //     Close wait for the calls in progress;
 //   - [NewLogger], which sends Badger's log messages to zerolog at the
 //     levels pinbot uses;
-//   - [RemoveEmptyValueLogs], the sweep that lets Badger open a directory
-//     left behind by a process killed during badger.Open.
+//   - [RemoveEmptyLogs], the sweep that lets Badger open a directory
+//     left behind by a process killed while Badger created or deleted one
+//     of its log files.
 package badgerutil

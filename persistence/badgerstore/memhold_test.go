@@ -135,12 +135,12 @@ func TestBadgerWritesRefreshTheHold(t *testing.T) {
 	s.writeMu.Unlock()
 	for i := range 5 {
 		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: fmt.Sprintf("a%d", i),
-			Events: []persistence.Event{{Seq: 1, Kind: persistence.EventReserve, ID: 1, Count: 1, At: t0, Deadline: t0 + 1}}}}})
+			Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}}}})
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Each write of one WAL record counts more than entryOverhead bytes,
+	// Each write of one snapshot counts more than entryOverhead bytes,
 	// so five pass holdEvery at least twice. A wake-up that comes while
 	// one is pending is merged with it, so there may be fewer refreshes
 	// than that, but at least one; they run on their own goroutine, which
@@ -152,8 +152,8 @@ func TestBadgerWritesRefreshTheHold(t *testing.T) {
 		t.Error("the hold still references memtables after Close")
 	}
 	s2 := openStore(t, dir, opts)
-	if l := mustLoad(t, s2, "a3"); len(l.Events) != 1 {
-		t.Errorf("Load(a3) after reopening = %+v, want its event", l)
+	if l := mustLoad(t, s2, "a3"); l.Snapshot.Seq != 1 {
+		t.Errorf("Load(a3) after reopening = %+v, want its snapshot", l)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)

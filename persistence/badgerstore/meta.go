@@ -3,7 +3,6 @@ package badgerstore
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -91,8 +90,8 @@ func (s *Store) getMeta(key []byte, what string, decode func(v []byte) error) er
 	})
 }
 
-// putMeta stores value under the meta key key in a transaction of its
-// own, durable when the store is. what names the value in errors.
+// putMeta stores value under the meta key key as a journal record of
+// its own, durable when the store is. what names the value in errors.
 func (s *Store) putMeta(key, value []byte, what string) error {
 	if !s.life.Enter() {
 		return persistence.ErrClosed
@@ -100,13 +99,16 @@ func (s *Store) putMeta(key, value []byte, what string) error {
 	defer s.life.Exit()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if s.broken != nil {
+		return s.broken
+	}
 	if err := s.checkSpace(); err != nil {
 		return err
 	}
-	txn := s.db.NewTransactionAt(math.MaxUint64, true)
-	defer txn.Discard()
-	if err := txn.SetEntry(badger.NewEntry(key, value)); err != nil {
-		return wrapTxn("write "+what, err)
+	seq := s.logNext()
+	rec := codec.AppendLogOp(codec.AppendLogHeader(nil), codec.LogSet, key, value, 0)
+	if err := s.appendLog(seq, rec); err != nil {
+		return fmt.Errorf("persistence: write %s: %w", what, err)
 	}
 	s.walMu.Lock()
 	defer s.walMu.Unlock()
@@ -114,9 +116,14 @@ func (s *Store) putMeta(key, value []byte, what string) error {
 	// settled first.
 	s.settleLocked()
 	ts := s.nextVersion()
-	if err := txn.CommitAt(ts, nil); err != nil {
-		return fmt.Errorf("persistence: write %s: commit: %w", what, err)
+	if err := s.applyOps(ts, []logOp{{k: key, v: value}}); err != nil {
+		if s.journal == nil {
+			return fmt.Errorf("persistence: write %s: %w", what, err)
+		}
+		s.broken = fmt.Errorf("%w: journal record %d: %w", errBroken, seq, err)
+		return s.broken
 	}
+	s.applied = max(s.applied, seq)
 	s.committed(ts)
 	return nil
 }

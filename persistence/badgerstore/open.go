@@ -38,7 +38,7 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		minFree = -1
 	}
 	if !opts.InMemory {
-		if err := badgerutil.RemoveEmptyValueLogs(dir, log); err != nil {
+		if err := badgerutil.RemoveEmptyLogs(dir, log); err != nil {
 			return nil, err
 		}
 	}
@@ -53,11 +53,23 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2)),
 		dir:      dir, minFree: minFree, version: db.MaxVersion(), readers: make(map[uint64]int)}
 	s.readTs = s.version
-	hw, err := s.loadHighWater()
+	s.aead, err = newAEAD(opts.EncryptionKey)
+	if err == nil && !opts.InMemory {
+		err = s.openJournal(dir, opts)
+	}
 	if err == nil {
-		err = s.loadWAL()
+		err = s.importLegacy()
+	}
+	var hw int64
+	if err == nil {
+		hw, err = s.loadHighWater()
 	}
 	if err != nil {
+		if s.journal != nil {
+			if cerr := s.journal.Close(); cerr != nil {
+				s.log.Error().Err(cerr).Msg("close journal after failed open")
+			}
+		}
 		if cerr := db.Close(); cerr != nil {
 			s.log.Error().Err(cerr).Msg("close badger after failed open")
 		}
@@ -74,11 +86,17 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		s.holdDone = make(chan struct{})
 		go s.runHold()
 	}
+	if s.journal != nil {
+		s.ckptEvery = max(int64(segmentSize(opts))/4, 1)
+		s.ckptWake = make(chan struct{}, 1)
+		s.ckptDone = make(chan struct{})
+		go s.runCheckpoints()
+	}
 	return s, nil
 }
 
-// Close waits for the calls in progress to return, then closes the Badger
-// database. Later calls, including Close, return ErrClosed.
+// Close waits for the calls in progress to return, checkpoints the
+// journal (see Checkpoint), then closes its log and the Badger database. Later calls, including Close, return ErrClosed.
 func (s *Store) Close() error {
 	if !s.life.Close() {
 		return persistence.ErrClosed
@@ -89,8 +107,19 @@ func (s *Store) Close() error {
 		<-s.holdDone
 		s.hold.release()
 	}
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("persistence: close badger: %w", err)
+	var errs []error
+	if s.journal != nil {
+		close(s.ckptWake)
+		<-s.ckptDone
+		if err := s.checkpoint(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.journal.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("persistence: close journal: %w", err))
+		}
 	}
-	return nil
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("persistence: close badger: %w", err))
+	}
+	return errors.Join(errs...)
 }

@@ -117,11 +117,11 @@ func TestOpenAfterInterruptedOpen(t *testing.T) {
 	}
 
 	// Badger alone cannot open the directory (if a release fixes that,
-	// RemoveEmptyValueLogs can go).
+	// RemoveEmptyLogs can go).
 	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
 	if err == nil {
 		db.Close()
-		t.Fatal("badger opened the directory with an empty value log; RemoveEmptyValueLogs is no longer needed")
+		t.Fatal("badger opened the directory with an empty value log; RemoveEmptyLogs is no longer needed")
 	}
 	if !strings.Contains(err.Error(), "Create a new file") {
 		t.Fatalf("badger.Open: %v, want its \"Create a new file\" error", err)
@@ -135,6 +135,57 @@ func TestOpenAfterInterruptedOpen(t *testing.T) {
 	checkLoaded(t, s, "a", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
 	if _, err := os.Stat(empty); !os.IsNotExist(err) {
 		t.Fatalf("the empty value log is still there: %v", err)
+	}
+}
+
+// TestOpenAfterKillDuringMemtableDelete: Badger deletes the file of a
+// flushed memtable by truncating it to zero bytes, then removing it (and
+// creates a memtable's file empty, then sizes it); a process killed in
+// between leaves an empty .mem file, which Badger itself then refuses to
+// open ("while opening fid: ... Create a new file"). Open removes it and
+// opens, with the clock anchor and every write still there. The soak
+// found it: a kill while a memtable was being deleted.
+func TestOpenAfterKillDuringMemtableDelete(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, testOptions())
+	anchor := persistence.ClockAnchor{BootID: "boot", Uptime: 5, Engine: t1}
+	if err := s.SetAnchor(anchor); err != nil {
+		t.Fatal(err)
+	}
+	snap := &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: snap, Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	// Close flushes the memtable to a table and deletes its file.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What the kill left: a memtable file truncated to zero bytes.
+	empty := filepath.Join(dir, "00099.mem")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Badger alone cannot open the directory (if a release fixes that,
+	// RemoveEmptyLogs need not look at memtable files).
+	db, err := badger.OpenManaged(badger.DefaultOptions(dir).WithLogger(nil))
+	if err == nil {
+		db.Close()
+		t.Fatal("badger opened the directory with an empty memtable file; RemoveEmptyLogs need not remove them")
+	}
+	if !strings.Contains(err.Error(), "Create a new file") {
+		t.Fatalf("badger.Open: %v, want its \"Create a new file\" error", err)
+	}
+	// Badger's failed open set the file up; make it empty again.
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, dir, testOptions())
+	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: *snap})
+	if got, err := s.Anchor(); err != nil || got != anchor {
+		t.Errorf("Anchor = %+v, %v; want %+v", got, err, anchor)
+	}
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		t.Fatalf("the empty memtable file is still there: %v", err)
 	}
 }
 

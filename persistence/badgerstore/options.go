@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/internal/badgerutil"
+	"github.com/pinbot/pinbot/persistence/seglog"
 )
 
 // Memory defaults of a Store. Badger's own defaults are tuned for
@@ -47,7 +48,7 @@ const (
 	valueLogFileSize = 64 << 20
 	// valueThreshold is the size, in bytes, above which Badger keeps a
 	// value in the value log instead of the LSM tree. Snapshots and WAL
-	// records (at most walChunkBytes) are smaller; it must stay below 15% of
+	// records a backup stores (at most walChunkBytes) are smaller; it must stay below 15% of
 	// MemTableSize and at most 1 MiB, Badger's limits; with small memtables
 	// it is a tenth of their size.
 	valueThreshold = 1 << 20
@@ -59,8 +60,9 @@ const (
 // Options configures Open. The zero value opens a non-durable,
 // unencrypted store on disk with the default memory settings.
 type Options struct {
-	// Durable makes Write fsync: a Write that returns nil has reached the
-	// disk and survives a crash of the machine (Badger's SyncWrites). Without
+	// Durable makes Write fdatasync its journal record: a Write that
+	// returns nil has reached the disk and survives a crash of the
+	// machine. Without
 	// it, a Write survives a crash of the process but the last writes before
 	// a power loss may be lost. Each fsync waits for the disk
 	// (docs/benchmarks.md gives the reference machine's), so durable
@@ -89,6 +91,9 @@ type Options struct {
 	// happening. 0 means two memtables plus one value-log file; negative
 	// turns the check off.
 	MinFreeBytes int64
+	// JournalSegmentSize is the size each segment of the journal's log is
+	// preallocated to, in bytes (0: seglog.DefaultSegmentSize, 32 MiB).
+	JournalSegmentSize int64
 }
 
 func (o *Options) validate() error {
@@ -103,6 +108,9 @@ func (o *Options) validate() error {
 	}
 	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
 		return fmt.Errorf("persistence: Options.MemTableSize %d is below 1 MiB", o.MemTableSize)
+	}
+	if o.JournalSegmentSize < 0 {
+		return fmt.Errorf("persistence: Options.JournalSegmentSize %d is negative", o.JournalSegmentSize)
 	}
 	if o.BlockCacheSize < 0 {
 		return fmt.Errorf("persistence: Options.BlockCacheSize %d is negative", o.BlockCacheSize)
@@ -131,7 +139,7 @@ func (o *Options) badger(dir string, log zerolog.Logger) badger.Options {
 	}
 	return badger.DefaultOptions(dir).
 		WithInMemory(o.InMemory).
-		WithSyncWrites(o.Durable).
+		WithSyncWrites(false). // the journal's log makes writes durable
 		WithLogger(badgerutil.NewLogger(log.With().Str("component", "badger").Logger())).
 		WithNumVersionsToKeep(1).
 		WithDetectConflicts(false).
@@ -144,4 +152,12 @@ func (o *Options) badger(dir string, log zerolog.Logger) badger.Options {
 		WithNumCompactors(numCompactors).
 		WithCompression(options.None).
 		WithEncryptionKey(o.EncryptionKey)
+}
+
+// segmentSize is the journal's segment size opts ask for.
+func segmentSize(opts Options) int64 {
+	if opts.JournalSegmentSize == 0 {
+		return seglog.DefaultSegmentSize
+	}
+	return opts.JournalSegmentSize
 }

@@ -44,13 +44,16 @@ func TestOpenBadgerRejectsOptions(t *testing.T) {
 // TestDurableMeansSyncWrites: the crash tests kill with SIGKILL, which
 // keeps the page cache, so none of them can notice a Write that returns
 // before fsync. Check the option that makes it durable directly.
-func TestDurableMeansSyncWrites(t *testing.T) {
+func TestDurableMeansFdatasync(t *testing.T) {
 	for _, durable := range []bool{true, false} {
 		opts := testOptions()
 		opts.Durable = durable
 		s := openStore(t, t.TempDir(), opts)
-		if got := s.db.Opts().SyncWrites; got != durable {
-			t.Errorf("Durable=%v: Badger SyncWrites = %v", durable, got)
+		if s.db.Opts().SyncWrites {
+			t.Errorf("Durable=%v: Badger SyncWrites on; the journal's log makes writes durable", durable)
+		}
+		if got := s.journal.Synced(); got != durable {
+			t.Errorf("Durable=%v: journal fdatasyncs = %v", durable, got)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package badgerstore
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
@@ -10,14 +9,22 @@ import (
 	"github.com/pinbot/pinbot/persistence/codec"
 )
 
-// loadWAL reads the whole write-ahead log into the index, dropping the
-// events that snapshots cover or that expired, and deletes the records
-// left with none.
-func (s *Store) loadWAL() error {
+// Before the journal had a log of its own, each batch's events were one
+// WAL record stored in Badger under "w" + record seq (walPrefix); a
+// backup still carries the live events that way (see Backup). Opening a
+// store imports such records: their live events (not expired, not covered
+// by a snapshot, not already in the index) go to the log as one record,
+// and the keys are deleted. A crash before the deletion leaves the keys
+// to be imported again, which finds their events indexed already.
+
+// importLegacy imports the WAL records stored in Badger, if any. A record
+// that cannot be decoded makes it fail with an error wrapping ErrCorrupt
+// that names the record: it cannot say which accounts it held.
+func (s *Store) importLegacy() error {
 	now := wallSeconds()
+	var keys [][]byte
+	var entries []codec.WALEntry
 	covered := make(map[string]uint64)
-	var dead []uint64
-	records, events := 0, 0
 	err := s.view(func(txn *badger.Txn) error {
 		prefix := []byte{walPrefix}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
@@ -28,11 +35,11 @@ func (s *Store) loadWAL() error {
 			if !ok {
 				return fmt.Errorf("persistence: WAL key %x: %w", item.Key(), codec.Corrupt("malformed key"))
 			}
-			var entries []codec.WALEntry
+			var recEntries []codec.WALEntry
 			var got uint64
 			var derr error
 			if err := item.Value(func(v []byte) error {
-				got, entries, derr = codec.DecodeWALRecord(v)
+				got, recEntries, derr = codec.DecodeWALRecord(v)
 				return nil
 			}); err != nil {
 				return fmt.Errorf("persistence: read %s: %w", walRecordName(seq), err)
@@ -43,10 +50,8 @@ func (s *Store) loadWAL() error {
 			if derr != nil {
 				return fmt.Errorf("persistence: %s: %w", walRecordName(seq), derr)
 			}
-			records++
-			s.wal.next = max(s.wal.next, seq+1)
-			live := 0
-			for _, e := range entries {
+			keys = append(keys, item.KeyCopy(nil))
+			for _, e := range recEntries {
 				if expiredAt(e.ExpiresAt, now) {
 					continue
 				}
@@ -54,41 +59,56 @@ func (s *Store) loadWAL() error {
 				if !ok {
 					snap, _, err := s.readSnapshot(txn, e.Account)
 					if err != nil {
-						// Keep every event: Load will report the account
-						// as corrupt, and nothing is dropped meanwhile.
-						s.log.Error().Err(err).Str("account", e.Account).Msg("snapshot unreadable while reading the WAL")
+						s.log.Error().Err(err).Str("account", e.Account).Msg("snapshot unreadable while importing WAL records")
 					}
 					upTo = snap.Seq
 					covered[e.Account] = upTo
 				}
+				var keep []persistence.Event
 				for _, ev := range e.Events {
-					if ev.Seq > upTo {
-						s.wal.add(e.Account, tailEvent{Event: ev, rec: seq, exp: tailExpiry(e.ExpiresAt)})
-						live++
+					if ev.Seq > upTo && !s.wal.has(e.Account, ev.Seq) {
+						keep = append(keep, ev)
 					}
 				}
-			}
-			events += live
-			if live > 0 {
-				s.wal.live[seq] = live
-			} else {
-				dead = append(dead, seq)
+				if len(keep) > 0 {
+					entries = append(entries, codec.WALEntry{Account: e.Account, ExpiresAt: e.ExpiresAt, Events: keep})
+				}
 			}
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || len(keys) == 0 {
 		return err
 	}
-	if err := s.deleteRecords(dead, "spent"); errors.Is(err, persistence.ErrNoSpace) {
-		// The records are out of the index; a later open deletes them.
-		s.log.Warn().Err(err).Int("records", len(dead)).Msg("spent WAL records left on disk: no space to delete them")
-	} else if err != nil {
-		return err
+	events := 0
+	if len(entries) > 0 {
+		seq := s.logNext()
+		rec := codec.AppendLogOp(codec.AppendLogHeader(nil), codec.LogEvents, nil, codec.AppendWALRecord(nil, seq, entries), 0)
+		if err := s.appendLog(seq, rec); err != nil {
+			return fmt.Errorf("persistence: import WAL records: %w", err)
+		}
+		s.applied = seq
+		for _, e := range entries {
+			for _, ev := range e.Events {
+				s.wal.add(e.Account, tailEvent{Event: ev, rec: seq, exp: tailExpiry(e.ExpiresAt)})
+			}
+			events += len(e.Events)
+		}
+		s.wal.live[seq] = events
+		s.wal.next = seq + 1
 	}
-	if records > 0 {
-		s.log.Info().Int("records", records).Int("events", events).Int("accounts", len(s.wal.tails)).
-			Int("spent", len(dead)).Msg("write-ahead log read")
+	ts := s.nextVersion()
+	wb := s.db.NewWriteBatchAt(ts)
+	defer wb.Cancel()
+	for _, k := range keys {
+		if err := wb.Delete(k); err != nil {
+			return fmt.Errorf("persistence: delete imported WAL records: %w", err)
+		}
 	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("persistence: delete imported WAL records: %w", err)
+	}
+	s.committed(ts)
+	s.log.Info().Int("records", len(keys)).Int("events", events).Msg("WAL records imported into the journal")
 	return nil
 }

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"crypto/cipher"
 	"sync"
 	"sync/atomic"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/pinbot/pinbot/internal/badgerutil"
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/seglog"
 )
 
 // Store is the persistence.Store kept in a Badger database.
@@ -69,9 +71,38 @@ type Store struct {
 	dir     string
 	minFree int64 // see Options.MinFreeBytes; < 0: no check
 
-	// upd and arena are reused by every Write (under writeMu).
-	upd   walUpdate
-	arena []byte
+	// upd, arena, ops, rec, walBuf and sealed are reused by every Write
+	// (under writeMu).
+	upd    walUpdate
+	arena  []byte
+	ops    []logOp
+	rec    []byte
+	walBuf []byte
+	sealed []byte
+
+	// journal is the log every Write goes to first (see journal.go); nil
+	// for an in-memory store. aead encrypts its records when the store is
+	// encrypted.
+	journal *seglog.Log
+	aead    cipher.AEAD
+	// applied is the last log record applied to Badger, and broken, once
+	// Badger failed to apply one, the error of every later Write (both
+	// under writeMu).
+	applied uint64
+	broken  error
+	// ckptMu serializes checkpoints; ckpt is the applied mark stored by
+	// the last one (under ckptMu). Write wakes ckptWake every ckptEvery
+	// bytes logged (counted in sinceCkpt, under writeMu); the goroutine
+	// that closes ckptDone when it exits checkpoints.
+	ckptMu    sync.Mutex
+	ckpt      uint64
+	ckptWake  chan struct{}
+	ckptDone  chan struct{}
+	ckptEvery int64
+	sinceCkpt int64
+	// testApply, when set by a test, runs before Badger applies a logged
+	// batch; its error stands for Badger's.
+	testApply func() error
 
 	// hold keeps Badger's flushed memtables from being deleted under its
 	// lock (see memtableHold); nil for an in-memory store. Write wakes

@@ -1,11 +1,11 @@
 package badgerstore
 
 import (
-	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/persistence"
@@ -15,7 +15,7 @@ import (
 // testOptions are small enough that many stores can be open in one test
 // binary, and make a transaction overflow after about 1,600 entries.
 func testOptions() Options {
-	return Options{MemTableSize: 1 << 20, BlockCacheSize: 1 << 20}
+	return Options{MemTableSize: 1 << 20, BlockCacheSize: 1 << 20, JournalSegmentSize: 1 << 20}
 }
 
 func openStore(t *testing.T, dir string, opts Options) *Store {
@@ -125,24 +125,19 @@ func reopen(t *testing.T, s *Store, dir string) *Store {
 	return openStore(t, dir, testOptions())
 }
 
-// walSeqs returns the seqs of the WAL records stored on disk.
+func reopenWith(t *testing.T, s *Store, dir string, opts Options) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return openStore(t, dir, opts)
+}
+
+// walSeqs returns the seqs of the journal records that hold live events
+// (those whose segments the store keeps), ascending.
 func walSeqs(t *testing.T, s *Store) []uint64 {
 	t.Helper()
-	var seqs []uint64
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{walPrefix}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			seq, ok := walKeySeq(it.Item().Key())
-			if !ok {
-				return fmt.Errorf("malformed WAL key %x", it.Item().Key())
-			}
-			seqs = append(seqs, seq)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("scan WAL: %v", err)
-	}
-	return seqs
+	s.rlockIndex()
+	defer s.walMu.RUnlock()
+	return slices.Sorted(maps.Keys(s.wal.live))
 }

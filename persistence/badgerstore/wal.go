@@ -11,34 +11,27 @@ import (
 	"github.com/pinbot/pinbot/persistence/codec"
 )
 
-// The write-ahead log of a Store.
+// The index of the journal's events.
 //
 // Journal events are not stored one key per event: a Badger key costs a
 // skiplist insertion, a value-log entry and later compaction work, which
 // capped the engine far below what fsync allows (docs/benchmarks.md).
-// Instead each Write stores all the events of its batch in one WAL record
-// (or a few, see walChunkBytes), under the key
-//
-//	"w" + record seq (8 bytes, big-endian)
-//
-// and the store keeps, in memory, an index of the events not yet folded
-// into a snapshot: per account, the events in Seq order and the record each
-// came from; per record, how many of its events are still needed. A
-// snapshot makes an account's older events unneeded; a record whose events
-// are all unneeded (or expired) is deleted in the same transaction that
-// made it so. Memory and the size of the log are therefore proportional to
-// the events not yet snapshotted, which the engine bounds by snapshotting
-// every Config.SnapshotEvery events, at passivation, at shutdown and, after
-// a crash, in its recovery pass. Opening the store reads the whole log once.
-//
-// A record's encoding is codec.AppendWALRecord's. A record that fails its checksum cannot say which accounts it held, so
-// the store refuses to open (ErrCorrupt naming the record) rather than
-// serve any account without events it may have lost.
+// Instead each Write puts all the events of its batch in one WAL record
+// (codec.AppendWALRecord) inside its record of the journal's log (see
+// journal.go), numbered as that record, and the store keeps, in memory,
+// an index of the events not yet folded into a snapshot: per account, the
+// events in Seq order and the record each came from; per record, how many
+// of its events are still needed. A snapshot makes an account's older
+// events unneeded; a record whose events are all unneeded (or expired)
+// leaves the index, and its log segment can go at a checkpoint. Memory
+// and the size of the log are therefore proportional to the events not
+// yet snapshotted, which the engine bounds by snapshotting every
+// Config.SnapshotEvery events, at passivation, at shutdown and, after a
+// crash, in its recovery pass. Opening the store reads the whole log once.
 
-// walChunkBytes bounds one WAL record; a batch with more events is
-// stored in several records, in the same transaction. A store with small
-// memtables uses a smaller bound, half its value threshold, so that
-// records always live in the LSM tree.
+// walChunkBytes bounds one WAL record that Backup stores in Badger (see
+// exportEvents). A store with small memtables uses a smaller bound, half
+// its value threshold, so that records always live in the LSM tree.
 const walChunkBytes = 256 << 10
 
 // tailEvent is an event not yet folded into a snapshot.
@@ -91,6 +84,20 @@ func (x *walIndex) add(account string, te tailEvent) {
 		x.tails[account] = t
 	}
 	t.push(te)
+}
+
+// has reports whether account has an event numbered seq.
+func (x *walIndex) has(account string, seq uint64) bool {
+	t := x.tails[account]
+	if t == nil {
+		return false
+	}
+	for it := t.iter(); it.next(); {
+		if it.te.Seq == seq {
+			return true
+		}
+	}
+	return false
 }
 
 // events returns account's events with Seq above after that have not

@@ -78,6 +78,10 @@
 //
 // where each rule is Limit varint, Window varint, Until varint.
 //
+// Journal log record (format 0x81, without a checksum: the log checksums
+// its records): changes one after the other, each Kind byte, len(Key)
+// uvarint, Key bytes, len(Value) uvarint, Value bytes, ExpiresAt uvarint.
+//
 // Differences of int64 values are computed with wrapping arithmetic, which
 // the decoder undoes with the same wrapping, so extreme values round-trip.
 package codec

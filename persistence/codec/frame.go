@@ -19,6 +19,7 @@ const (
 	formatAnchorV1    byte = 0x51
 	formatJobV1       byte = 0x61
 	formatRulesV1     byte = 0x71
+	formatLogV1       byte = 0x81
 
 	crcLen = 4
 )
