@@ -131,20 +131,26 @@ func ParseLimit(s string) (int64, error) {
 }
 
 // Available returns the memory available to this process: the limit of
-// its cgroup (v2) when one is set, else the machine's RAM; 0 when neither
-// can be read.
+// its cgroup (v2, or v1's memory controller) when one is set below the
+// machine's RAM, else the RAM; 0 when none can be read.
 func Available() int64 {
 	return available(os.ReadFile)
 }
 
 func available(read func(string) ([]byte, error)) int64 {
-	ram := memTotal(read)
-	if b, err := read("/sys/fs/cgroup/memory.max"); err == nil {
-		if n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && n > 0 && (ram == 0 || n < ram) {
-			return n
+	avail := memTotal(read)
+	// cgroup v2's limit, then v1's, whose "no limit" is a number near
+	// the largest int64 rather than "max".
+	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := read(path)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && n > 0 && (avail == 0 || n < avail) {
+			avail = n
 		}
 	}
-	return ram
+	return avail
 }
 
 // memTotal reads MemTotal from /proc/meminfo, in bytes; 0 when it cannot.

@@ -125,6 +125,10 @@ func TestAvailable(t *testing.T) {
 		{"cgroup without a limit", map[string]string{"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory.max": "max\n"}, 24576000 << 10},
 		{"cgroup above RAM", map[string]string{"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory.max": "99999999999999\n"}, 24576000 << 10},
 		{"cgroup alone", map[string]string{"/sys/fs/cgroup/memory.max": "1073741824"}, 1 << 30},
+		{"cgroup v1 below RAM", map[string]string{"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory/memory.limit_in_bytes": "536870912\n"}, 512 << 20},
+		{"cgroup v1 without a limit", map[string]string{"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n"}, 24576000 << 10},
+		{"cgroup v1 alone", map[string]string{"/sys/fs/cgroup/memory/memory.limit_in_bytes": "536870912"}, 512 << 20},
+		{"both cgroups, the lower wins", map[string]string{"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory.max": "1073741824", "/sys/fs/cgroup/memory/memory.limit_in_bytes": "536870912"}, 512 << 20},
 		{"nothing", nil, 0},
 		{"unreadable meminfo", map[string]string{"/proc/meminfo": "MemTotal: lots kB\n"}, 0},
 	} {
