@@ -134,15 +134,14 @@ func TestBuildFailures(t *testing.T) {
 	}
 }
 
-// TestBuildLinksWithSignIn: with a Discord client secret, Build wires the
-// sign-in with Discord, with its redirect next to Pinterest's: a link is
-// stored once the browser signed in as the user who ran /link and
-// confirmed, and not before.
-func TestBuildLinksWithSignIn(t *testing.T) {
-	ctx := context.Background()
+// linkStandIns starts the Discord and Pinterest stand-ins of a link: a
+// guild member ann, who will run /link, and the Pinterest account alice
+// (1001). They close when the test ends.
+func linkStandIns(t *testing.T) (*discordtest.Server, *pinteresttest.Server, discordtest.Member) {
+	t.Helper()
 	dc, ps := discordtest.NewServer(), pinteresttest.NewServer()
-	defer dc.Close()
-	defer ps.Close()
+	t.Cleanup(dc.Close)
+	t.Cleanup(ps.Close)
 	g, err := dc.AddGuild(discordtest.Guild{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +151,16 @@ func TestBuildLinksWithSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps.AddAccount("1001", "alice")
+	return dc, ps, ann
+}
+
+// TestBuildLinksWithSignIn: with a Discord client secret, Build wires the
+// sign-in with Discord, with its redirect next to Pinterest's: a link is
+// stored once the browser signed in as the user who ran /link and
+// confirmed, and not before.
+func TestBuildLinksWithSignIn(t *testing.T) {
+	ctx := context.Background()
+	dc, ps, ann := linkStandIns(t)
 	cfg := testConfig(t, dc, ps, t.TempDir())
 	public := strings.TrimSuffix(cfg.Pinterest.RedirectURL, web.CallbackPath)
 	dc.AddOAuth2Redirect(public + web.DiscordCallbackPath)

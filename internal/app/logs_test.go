@@ -15,9 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/discorduser"
-	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/bot/web/webtest"
 	"github.com/pinbot/pinbot/internal/edge"
@@ -90,18 +88,7 @@ func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // link ID and CSRF token, the browser's cookies, the account's tokens.
 func TestBuildLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	ctx := context.Background()
-	dc, ps := discordtest.NewServer(), pinteresttest.NewServer()
-	defer dc.Close()
-	defer ps.Close()
-	g, err := dc.AddGuild(discordtest.Guild{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ann, err := dc.AddMember(discordtest.Member{GuildID: g.ID, Username: "ann"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps.AddAccount("1001", "alice")
+	dc, ps, ann := linkStandIns(t)
 	logs := &syncBuffer{}
 	cfg := testConfig(t, dc, ps, t.TempDir())
 	cfg.Log = zerolog.New(logs).Level(zerolog.DebugLevel)
