@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -100,6 +101,11 @@ func warm(b *testing.B, eng *Engine) {
 			b.Error(err)
 		}
 	})
+	// The loading's garbage goes now, as it would have long before in a
+	// running bot: left, it sets when the timed part's first collection
+	// comes, and one lands in a short run that the steady state would
+	// not have.
+	runtime.GC()
 }
 
 // runCallers runs fn b.N times spread over benchCallers goroutines and
@@ -159,8 +165,9 @@ func (g gcStats) minus(o gcStats) gcStats { return gcStats{g.cycles - o.cycles, 
 
 // startBenchProfile starts a CPU profile of the timed part alone (not the
 // warm-up or the shutdown) when PINBOT_BENCH_CPUPROFILE names a file, or
-// when PINBOT_BENCH_MEMPROFILE names one, writes allocation profiles
-// before (to the name with ".before" added) and after it; it returns the
+// an execution trace of it when PINBOT_BENCH_TRACE does, or when
+// PINBOT_BENCH_MEMPROFILE names one, writes allocation profiles before
+// (to the name with ".before" added) and after it; it returns the
 // function that stops it.
 func startBenchProfile(b *testing.B) func() {
 	if mp := os.Getenv("PINBOT_BENCH_MEMPROFILE"); mp != "" {
@@ -181,6 +188,21 @@ func startBenchProfile(b *testing.B) func() {
 		return func() {
 			runtime.GC()
 			write(mp)
+		}
+	}
+	if tp := os.Getenv("PINBOT_BENCH_TRACE"); tp != "" {
+		f, err := os.Create(tp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			b.Fatal(err)
+		}
+		return func() {
+			trace.Stop()
+			if err := f.Close(); err != nil {
+				b.Error(err)
+			}
 		}
 	}
 	path := os.Getenv("PINBOT_BENCH_CPUPROFILE")
@@ -392,11 +414,34 @@ func runPaced(b *testing.B, rate float64, op func(r *rand.Rand) error) {
 		sched[i] = time.Since(slot)
 		return from, err
 	})
+	if os.Getenv("PINBOT_BENCH_STALLS") != "" {
+		printStalls(sched, rate)
+	}
 	b.ReportMetric(rate, "offered/s")
 	reportLatency(b, lat)
 	slices.Sort(sched)
 	b.ReportMetric(float64(sched[min(len(sched)-1, len(sched)*99/100)])/float64(time.Millisecond), "sched-p99-ms")
 	b.ReportMetric(float64(lateClaims.Load())/float64(b.N), "late-claims")
+}
+
+// printStalls lists on stderr each run of ops whose lateness from their
+// slot went over 5 ms, until it fell under 2 ms again, by the offset of
+// its slots from the start: the times to look at in a trace or a log of
+// the same run.
+func printStalls(sched []time.Duration, rate float64) {
+	at := func(i int) float64 { return float64(i) / rate * 1000 }
+	in, first, worst := false, 0, time.Duration(0)
+	for i, d := range sched {
+		switch {
+		case d > 5*time.Millisecond && !in:
+			in, first, worst = true, i, d
+		case d > 5*time.Millisecond:
+			worst = max(worst, d)
+		case in && d < 2*time.Millisecond:
+			in = false
+			fmt.Fprintf(os.Stderr, "stall: slots %.1f-%.1f ms (%d ops), worst %v\n", at(first), at(i), i-first, worst)
+		}
+	}
 }
 
 // BenchmarkResidentMemory measures the heap held per resident account

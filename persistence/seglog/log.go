@@ -49,6 +49,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Errors of a Log.
@@ -114,7 +115,10 @@ type Log struct {
 	spareReady bool
 	preparing  bool
 	spareDone  sync.WaitGroup
-	noSpare    bool // tests: always create segments on the spot
+	stop       chan struct{} // closed by Close: the spare's zeroing stops
+	spareChunk int64         // spareChunk, but for tests
+	sparePause time.Duration // spareChunkPause, but for tests
+	noSpare    bool          // tests: always create segments on the spot
 
 	// Test hooks standing in for the system calls, nil in production.
 	syncHook     func(f *os.File) error
@@ -141,7 +145,7 @@ func Open(dir string, opts Options, fn func(seq uint64, payload []byte) error) (
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("seglog: %w", err)
 	}
-	l := &Log{dir: dir, opts: opts, next: 1}
+	l := &Log{dir: dir, opts: opts, next: 1, stop: make(chan struct{}), spareChunk: spareChunk, sparePause: spareChunkPause}
 	// A spare left by the last run is made again: it may not be whole.
 	if err := os.Remove(filepath.Join(dir, spareName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("seglog: %w", err)
@@ -414,7 +418,7 @@ func (l *Log) roll(need int64) error {
 		}
 	} else {
 		var err error
-		if f, err = l.create(path, size); err != nil {
+		if f, err = l.create(path, size, false); err != nil {
 			return fmt.Errorf("seglog: segment %s: %w", segName(l.next), err)
 		}
 		if err := l.syncDir(); err != nil {
@@ -434,12 +438,26 @@ func (l *Log) roll(need int64) error {
 	return nil
 }
 
+// spareChunk is how much of the spare segment is zeroed between two of
+// its fdatasyncs: the log's own fdatasync, on the same disk, then waits
+// for at most this much of the spare's data to reach the disk, instead of
+// the whole segment at once (docs/benchmarks.md has what that did to the
+// tail).
+const spareChunk = 256 << 10
+
+// spareChunkPause is the pause after each chunk of the spare: it spreads
+// the zeroing of a 32 MiB segment over a second or so, long before a
+// segment at any likely rate of records fills, so that the log's
+// fdatasyncs rarely queue behind it.
+const spareChunkPause = 8 * time.Millisecond
+
 // create makes a segment file at path: preallocated, zeroed and synced,
 // so that the records written to it later overwrite data in place and
 // their fdatasync has no metadata to write (writing into extents that
 // fallocate left unwritten makes each one a journal commit of the file
-// system).
-func (l *Log) create(path string, size int64) (*os.File, error) {
+// system). A spare segment, made while records are written, is synced
+// every spareChunk bytes (see spareChunk).
+func (l *Log) create(path string, size int64, spare bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
@@ -453,9 +471,22 @@ func (l *Log) create(path string, size int64) (*os.File, error) {
 		return fail("preallocate", err)
 	}
 	zeros := make([]byte, min(size, 1<<20))
+	if spare {
+		zeros = make([]byte, min(size, l.spareChunk))
+	}
 	for off := int64(0); off < size; off += int64(len(zeros)) {
 		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
 			return fail("zero", err)
+		}
+		if spare && off+int64(len(zeros)) < size {
+			if err := l.sync(f); err != nil {
+				return fail("sync", err)
+			}
+			select {
+			case <-l.stop:
+				return fail("zero", ErrClosed)
+			case <-time.After(l.sparePause):
+			}
 		}
 	}
 	if err := l.sync(f); err != nil {
@@ -467,7 +498,7 @@ func (l *Log) create(path string, size int64) (*os.File, error) {
 // prepareSpare makes the spare segment, off the write path.
 func (l *Log) prepareSpare() {
 	defer l.spareDone.Done()
-	f, err := l.create(filepath.Join(l.dir, spareName), l.opts.SegmentSize)
+	f, err := l.create(filepath.Join(l.dir, spareName), l.opts.SegmentSize, true)
 	if err == nil {
 		err = f.Close()
 	}
@@ -506,6 +537,7 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	close(l.stop)
 	l.mu.Unlock()
 	l.spareDone.Wait()
 	l.mu.Lock()

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // open opens the log in dir and returns it with the payloads it read.
@@ -332,4 +335,64 @@ func TestSpareSegment(t *testing.T) {
 	if _, err := os.Stat(spare); err == nil {
 		t.Error("spare left after Open")
 	}
+}
+
+// syncCounter counts the fdatasyncs of each file, by base name.
+type syncCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *syncCounter) hook(f *os.File) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[filepath.Base(f.Name())]++
+	return nil
+}
+
+func (c *syncCounter) get(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[name]
+}
+
+// TestSpareZeroedInChunks: the spare is zeroed a chunk at a time, each
+// chunk synced before the next, so that the log's own fdatasync never
+// waits for a whole segment of zeros to reach the disk.
+func TestSpareZeroedInChunks(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir, Options{SegmentSize: 256})
+	var syncs syncCounter
+	l.syncHook = syncs.hook
+	l.spareChunk, l.sparePause = 64, 0
+	appendAll(t, l, []byte("one"))
+	l.spareDone.Wait()
+	// Three chunks synced after them, then the whole file once more.
+	if n := syncs.get(spareName); n != 4 {
+		t.Fatalf("spare synced %d times, want 4 (one per chunk of 64 bytes in 256)", n)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, spareName))
+	if err != nil || len(b) != 256 || !allZero(b) {
+		t.Fatalf("spare: %d bytes, zero %v, %v; want 256 zero bytes", len(b), allZero(b), err)
+	}
+}
+
+// TestCloseStopsSpare: Close does not wait for a spare being zeroed to be
+// done; the part-made spare is removed, and the log opens again whole.
+func TestCloseStopsSpare(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir, Options{SegmentSize: 256})
+	l.spareChunk, l.sparePause = 64, time.Hour
+	appendAll(t, l, []byte("one"))
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, spareName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("part-made spare after Close: %v", err)
+	}
+	_, got := open(t, dir, Options{SegmentSize: 256})
+	equal(t, got, [][]byte{[]byte("one")})
 }
