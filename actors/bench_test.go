@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,7 +32,23 @@ const (
 	benchCallers  = 256
 )
 
-func benchAccount(i int) string { return "acct-" + fmt.Sprint(i) }
+// benchAccount is the ID of account i, made once for the accounts the
+// callers pick from, as a bot has its IDs at hand: the callers do not
+// format one per op.
+func benchAccount(i int) string {
+	if i < len(benchAccountIDs) {
+		return benchAccountIDs[i]
+	}
+	return "acct-" + strconv.Itoa(i)
+}
+
+var benchAccountIDs = func() []string {
+	ids := make([]string, benchAccounts)
+	for i := range ids {
+		ids[i] = "acct-" + strconv.Itoa(i)
+	}
+	return ids
+}()
 
 // benchTune sets the collector as pinbot does (internal/gctune) before
 // the first engine of a benchmark: GOGC=400 unless GOGC is set.
@@ -415,7 +432,7 @@ func runPaced(b *testing.B, rate float64, op func(r *rand.Rand) error) {
 		return from, err
 	})
 	if os.Getenv("PINBOT_BENCH_STALLS") != "" {
-		printStalls(sched, rate)
+		printStalls(start, sched, rate)
 	}
 	b.ReportMetric(rate, "offered/s")
 	reportLatency(b, lat)
@@ -426,9 +443,10 @@ func runPaced(b *testing.B, rate float64, op func(r *rand.Rand) error) {
 
 // printStalls lists on stderr each run of ops whose lateness from their
 // slot went over 5 ms, until it fell under 2 ms again, by the offset of
-// its slots from the start: the times to look at in a trace or a log of
-// the same run.
-func printStalls(sched []time.Duration, rate float64) {
+// its slots from start: the times to look at in a trace or a log of the
+// same run.
+func printStalls(start time.Time, sched []time.Duration, rate float64) {
+	fmt.Fprintf(os.Stderr, "stalls: slots from %s\n", start.Format(time.RFC3339Nano))
 	at := func(i int) float64 { return float64(i) / rate * 1000 }
 	in, first, worst := false, 0, time.Duration(0)
 	for i, d := range sched {
