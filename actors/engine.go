@@ -105,6 +105,9 @@ type Engine struct {
 	recoverDone   chan struct{}
 	// checkpointDone is closed when the checkpoint goroutine has stopped.
 	checkpointDone chan struct{}
+	// pause waits d or until ctx ends, between the rounds of a spread
+	// checkpoint (see checkpoint); tests replace it.
+	pause func(ctx context.Context, d time.Duration) error
 	// sweepDone is closed when the idle-sweep goroutine has stopped.
 	sweepDone chan struct{}
 	// jobs is the timer of the accounts with queued jobs; jobTimerDone is
@@ -199,6 +202,7 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 		_ = e.ServeJobs(cfg.OnJob)
 	}
 	e.checkpointDone = make(chan struct{})
+	e.pause = pause
 	if cp, ok := store.(persistence.Checkpointer); ok && cfg.CheckpointEvery > 0 {
 		go e.checkpoints(ctx, cp)
 	} else {
@@ -226,7 +230,8 @@ func (e *Engine) sweeps(ctx context.Context) {
 	}
 }
 
-// checkpoints runs Checkpoint every Config.CheckpointEvery until ctx ends.
+// checkpoints runs a checkpoint every Config.CheckpointEvery until ctx
+// ends, its snapshots spread over half that interval (see checkpoint).
 // The ticker paces housekeeping only; no decision depends on it.
 func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
 	defer close(e.checkpointDone)
@@ -237,7 +242,7 @@ func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := e.Checkpoint(ctx, cp); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			if _, err := e.checkpoint(ctx, cp, e.cfg.CheckpointEvery/2); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
 				e.log.Error().Err(err).Msg("checkpoint failed")
 			}
 		}
@@ -249,19 +254,61 @@ func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
 // delete them, and returns how many accounts it snapshotted. Accounts
 // that are in use stay resident; idle ones passivate.
 func (e *Engine) Checkpoint(ctx context.Context, cp persistence.Checkpointer) (int, error) {
+	return e.checkpoint(ctx, cp, 0)
+}
+
+// checkpointRound is the interval between the rounds of a spread
+// checkpoint.
+const checkpointRound = 10 * time.Millisecond
+
+// checkpoint is Checkpoint with its snapshots spread over spread (at once
+// when spread is under two rounds): the stale accounts are snapshotted in
+// rounds checkpointRound apart, as many in each as it takes to be done
+// within spread. With every account active, nearly all are stale at each
+// checkpoint; snapshotted at once, their snapshots made group commits of
+// thousands of Badger keys that held up every grant queued behind them
+// for most of a second (docs/benchmarks.md).
+func (e *Engine) checkpoint(ctx context.Context, cp persistence.Checkpointer, spread time.Duration) (int, error) {
+	var stale []string
+	if err := cp.Stale(e.cfg.CheckpointKeep, func(account string) error {
+		stale = append(stale, account)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	per := len(stale)
+	if rounds := int(spread / checkpointRound); rounds > 1 {
+		per = max(1, (len(stale)+rounds-1)/rounds)
+	}
 	n := 0
-	err := cp.Stale(e.cfg.CheckpointKeep, func(account string) error {
+	for i, account := range stale {
+		if i > 0 && i%per == 0 {
+			if err := e.pause(ctx, checkpointRound); err != nil {
+				return n, err
+			}
+		}
 		if _, err := e.call(ctx, account, request{op: opCompact}); err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
-				return err
+				return n, err
 			}
 			e.log.Error().Err(err).Str("account", account).Msg("checkpoint of account failed")
-			return nil
+			continue
 		}
 		n++
+	}
+	return n, nil
+}
+
+// pause waits d, or until ctx ends and returns its error.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
 		return nil
-	})
-	return n, err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // dispatcherThroughput is how many messages an actor's turn serves before

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -691,6 +692,65 @@ func TestEngineCheckpointBoundsJournal(t *testing.T) {
 		st, err := eng.Status(ctx, fmt.Sprintf("cp-%02d", i))
 		if err != nil || st.Used != 2 || st.Pending != 2 {
 			t.Fatalf("account %d after checkpoint: %+v, %v; want 2 pending", i, st, err)
+		}
+	}
+}
+
+// staleList is a Checkpointer that calls fn for each of its accounts.
+type staleList []string
+
+func (l staleList) Stale(_ int, fn func(account string) error) error {
+	for _, a := range l {
+		if err := fn(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestEngineCheckpointSpread: the background checkpoint snapshots its
+// stale accounts in rounds a pause apart, as many per round as it takes
+// to be done within the spread, instead of all at once; a checkpoint by
+// hand does not pause; the end of its context stops it between rounds.
+func TestEngineCheckpointSpread(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.CheckpointEvery = 0 })
+	var pauses []time.Duration
+	f.eng.pause = func(ctx context.Context, d time.Duration) error {
+		pauses = append(pauses, d)
+		return ctx.Err()
+	}
+	var stale staleList
+	for i := range 10 {
+		acc := fmt.Sprintf("spread-%d", i)
+		if g := f.reserve(acc, 1); g.Granted != 1 {
+			t.Fatalf("%s granted %d", acc, g.Granted)
+		}
+		stale = append(stale, acc)
+	}
+	// Five rounds in 50 ms: two accounts each, four pauses between them.
+	got, err := f.eng.checkpoint(f.ctx, stale, 5*checkpointRound)
+	if err != nil || got != 10 {
+		t.Fatalf("checkpoint: %d, %v; want 10", got, err)
+	}
+	if want := []time.Duration{checkpointRound, checkpointRound, checkpointRound, checkpointRound}; !slices.Equal(pauses, want) {
+		t.Fatalf("pauses %v, want %v", pauses, want)
+	}
+	pauses = nil
+	if got, err := f.eng.Checkpoint(f.ctx, stale); err != nil || got != 10 || len(pauses) != 0 {
+		t.Fatalf("Checkpoint: %d, %v, %d pauses; want 10 at once", got, err, len(pauses))
+	}
+	// The engine closing during the first pause.
+	ctx, cancel := context.WithCancel(f.ctx)
+	f.eng.pause = func(ctx context.Context, _ time.Duration) error {
+		cancel()
+		return ctx.Err()
+	}
+	if got, err := f.eng.checkpoint(ctx, stale, 5*checkpointRound); !errors.Is(err, context.Canceled) || got != 2 {
+		t.Fatalf("checkpoint with its context ended: %d, %v; want 2 (one round), context.Canceled", got, err)
+	}
+	for _, acc := range stale {
+		if st := f.status(acc); st.Used != 1 {
+			t.Fatalf("%s after the checkpoints: %+v, want 1 used", acc, st)
 		}
 	}
 }

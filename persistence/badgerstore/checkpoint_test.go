@@ -1,6 +1,8 @@
 package badgerstore
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -38,5 +40,47 @@ func TestStaleDeletesExpiredRecordOnDisk(t *testing.T) {
 	}
 	if got := walSeqs(t, s); len(got) != 0 {
 		t.Errorf("WAL records in the database after Stale = %v, want none (deleted as spent)", got)
+	}
+}
+
+// TestStaleAcrossChunks: with more accounts than one chunk of the scans,
+// Stale still names every account, and only those, with events in the
+// stale records, and drops every expired event, whatever chunk it is in.
+func TestStaleAcrossChunks(t *testing.T) {
+	s, err := Open("", Options{InMemory: true}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 2*scanChunk + scanChunk/2
+	event := []persistence.Event{{Seq: 1, Kind: persistence.EventCommit, ID: 1, At: 1000}}
+	var old, first []persistence.AccountWrite
+	var want []string
+	for i := range n {
+		a := fmt.Sprintf("old-%05d", i)
+		want = append(want, a)
+		old = append(old, persistence.AccountWrite{Account: a, Events: event})
+		// Expired long ago: dropped, never named.
+		first = append(first, persistence.AccountWrite{Account: fmt.Sprintf("exp-%05d", i), Events: event, ExpiresAt: 2000})
+	}
+	first = append(first, old...)
+	if err := s.Write(&persistence.Batch{Accounts: first}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "new", Events: event}}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := s.Stale(1, func(a string) error { got = append(got, a); return nil }); err != nil {
+		t.Fatalf("Stale: %v", err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Stale(1) named %d accounts (first %q), want the %d old ones", len(got), got[:min(3, len(got))], len(want))
+	}
+	s.rlockIndex()
+	indexed := len(s.wal.indexed())
+	s.walMu.RUnlock()
+	if indexed != n+1 {
+		t.Errorf("%d accounts in the index after Stale, want %d: the expired ones dropped", indexed, n+1)
 	}
 }

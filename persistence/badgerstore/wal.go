@@ -142,16 +142,29 @@ func (x *walIndex) accounts(nowSec uint64) []string {
 	return out
 }
 
-// stale returns, sorted, the accounts with events in the live records
-// older than the newest keep.
-func (x *walIndex) stale(keep int) []string {
+// indexed returns the accounts that have events in x, in no order.
+func (x *walIndex) indexed() []string {
+	return slices.AppendSeq(make([]string, 0, len(x.tails)), maps.Keys(x.tails))
+}
+
+// staleLimit returns the newest live record older than the newest keep;
+// ok is false when there is none.
+func (x *walIndex) staleLimit(keep int) (limit uint64, ok bool) {
 	if len(x.live) <= max(keep, 0) {
-		return nil
+		return 0, false
 	}
 	recs := slices.Sorted(maps.Keys(x.live))
-	limit := recs[len(recs)-max(keep, 0)-1] // records up to here are stale
-	var out []string
-	for a, t := range x.tails {
+	return recs[len(recs)-max(keep, 0)-1], true
+}
+
+// staleIn appends to out those of accounts with events in records up to
+// limit, and returns it.
+func (x *walIndex) staleIn(out, accounts []string, limit uint64) []string {
+	for _, a := range accounts {
+		t := x.tails[a]
+		if t == nil {
+			continue
+		}
 		old := false
 		for it := t.iter(); !old && it.next(); {
 			old = it.te.rec <= limit
@@ -160,6 +173,17 @@ func (x *walIndex) stale(keep int) []string {
 			out = append(out, a)
 		}
 	}
+	return out
+}
+
+// stale returns, sorted, the accounts with events in the live records
+// older than the newest keep.
+func (x *walIndex) stale(keep int) []string {
+	limit, ok := x.staleLimit(keep)
+	if !ok {
+		return nil
+	}
+	out := x.staleIn(nil, x.indexed(), limit)
 	slices.Sort(out)
 	return out
 }
@@ -174,6 +198,11 @@ func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expires
 // can load would keep their records, and name their accounts in stale,
 // until the store is opened again.
 func (x *walIndex) purge(nowSec uint64) []uint64 {
+	return x.purgeIn(x.indexed(), nowSec)
+}
+
+// purgeIn is purge for the events of accounts alone.
+func (x *walIndex) purgeIn(accounts []string, nowSec uint64) []uint64 {
 	var dead []uint64
 	live := func(te *tailEvent) bool { return !expiredAt(te.expiresAt(), nowSec) }
 	drop := func(te *tailEvent) {
@@ -184,7 +213,11 @@ func (x *walIndex) purge(nowSec uint64) []uint64 {
 			dead = append(dead, te.rec)
 		}
 	}
-	for acct, t := range x.tails {
+	for _, acct := range accounts {
+		t := x.tails[acct]
+		if t == nil {
+			continue
+		}
 		x.scratch = t.filter(x.scratch, live, drop)
 		if t.n == 0 {
 			delete(x.tails, acct)
