@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/pinbot/pinbot/internal/benchlat"
 	"github.com/pinbot/pinbot/internal/gctune"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
@@ -241,15 +242,7 @@ func startBenchProfile(b *testing.B) func() {
 	}
 }
 
-func reportLatency(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	q := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(q(0.50), "p50-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
-	b.ReportMetric(q(0.999), "p99.9-ms")
-}
+func reportLatency(b *testing.B, lat []time.Duration) { benchlat.Report(b, lat) }
 
 // BenchmarkEngineReserveCommit: one op is a durable Reserve of one slot
 // and its Commit, on a random account out of 100k, from 256 callers. The
@@ -437,7 +430,7 @@ func runPaced(b *testing.B, rate float64, op func(r *rand.Rand) error) {
 	b.ReportMetric(rate, "offered/s")
 	reportLatency(b, lat)
 	slices.Sort(sched)
-	b.ReportMetric(float64(sched[min(len(sched)-1, len(sched)*99/100)])/float64(time.Millisecond), "sched-p99-ms")
+	b.ReportMetric(benchlat.Quantile(sched, 0.99), "sched-p99-ms")
 	b.ReportMetric(float64(lateClaims.Load())/float64(b.N), "late-claims")
 }
 

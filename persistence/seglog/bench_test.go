@@ -1,9 +1,10 @@
 package seglog
 
 import (
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/pinbot/pinbot/internal/benchlat"
 )
 
 // BenchmarkAppendSynced appends 4 KiB records one after another, each
@@ -46,14 +47,8 @@ func BenchmarkAppendSynced(b *testing.B) {
 			over2 += d
 		}
 	}
-	slices.Sort(lat)
-	q := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(q(0.50), "p50-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
-	b.ReportMetric(q(0.999), "p99.9-ms")
-	b.ReportMetric(float64(lat[len(lat)-1])/float64(time.Millisecond), "max-ms")
+	benchlat.Report(b, lat)
+	b.ReportMetric(benchlat.Quantile(lat, 1), "max-ms")
 	b.ReportMetric(100*float64(over1)/float64(total), "slow-1ms-%")
 	b.ReportMetric(100*float64(over2)/float64(total), "slow-2ms-%")
 }
