@@ -58,7 +58,7 @@ func (s *Store) purgeExpired(accounts []string) {
 		s.writeMu.Lock()
 		s.walMu.Lock()
 		s.settleLocked()
-		s.wal.purgeIn(chunk, now)
+		s.wal.purge(chunk, now)
 		s.walMu.Unlock()
 		s.writeMu.Unlock()
 	}

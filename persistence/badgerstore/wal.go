@@ -176,41 +176,23 @@ func (x *walIndex) staleIn(out, accounts []string, limit uint64) []string {
 	return out
 }
 
-// stale returns, sorted, the accounts with events in the live records
-// older than the newest keep.
-func (x *walIndex) stale(keep int) []string {
-	limit, ok := x.staleLimit(keep)
-	if !ok {
-		return nil
-	}
-	out := x.staleIn(nil, x.indexed(), limit)
-	slices.Sort(out)
-	return out
-}
-
 // expiredAt reports whether a key expiring at Unix second expiresAt (0:
 // never) has expired at second nowSec.
 func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expiresAt <= nowSec }
 
-// purge drops the events that expired at nowSec from x (Load hides them
-// already: their account's window ended) and returns the records left
-// with no live event, which the caller deletes. Without it, events nobody
-// can load would keep their records, and name their accounts in stale,
-// until the store is opened again.
-func (x *walIndex) purge(nowSec uint64) []uint64 {
-	return x.purgeIn(x.indexed(), nowSec)
-}
-
-// purgeIn is purge for the events of accounts alone.
-func (x *walIndex) purgeIn(accounts []string, nowSec uint64) []uint64 {
-	var dead []uint64
+// purge drops the events of accounts that expired at nowSec from x (Load
+// hides them already: their account's window ended); a record left with
+// no live event leaves the index, and its segment can go at the next
+// checkpoint. Without it, events nobody can load would keep their
+// records, and name their accounts in staleIn, until the store is opened
+// again.
+func (x *walIndex) purge(accounts []string, nowSec uint64) {
 	live := func(te *tailEvent) bool { return !expiredAt(te.expiresAt(), nowSec) }
 	drop := func(te *tailEvent) {
 		if n := x.live[te.rec] - 1; n > 0 {
 			x.live[te.rec] = n
-		} else if _, ok := x.live[te.rec]; ok {
+		} else {
 			delete(x.live, te.rec)
-			dead = append(dead, te.rec)
 		}
 	}
 	for _, acct := range accounts {
@@ -223,8 +205,6 @@ func (x *walIndex) purgeIn(accounts []string, nowSec uint64) []uint64 {
 			delete(x.tails, acct)
 		}
 	}
-	slices.Sort(dead)
-	return dead
 }
 
 // walUpdate is the change one Write makes to the index, computed before the

@@ -470,10 +470,11 @@ func (l *Log) create(path string, size int64, spare bool) (*os.File, error) {
 	if err := l.allocate(f, size); err != nil {
 		return fail("preallocate", err)
 	}
-	zeros := make([]byte, min(size, 1<<20))
+	chunk := int64(1 << 20)
 	if spare {
-		zeros = make([]byte, min(size, l.spareChunk))
+		chunk = l.spareChunk
 	}
+	zeros := make([]byte, min(size, chunk))
 	for off := int64(0); off < size; off += int64(len(zeros)) {
 		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
 			return fail("zero", err)
