@@ -242,8 +242,6 @@ func startBenchProfile(b *testing.B) func() {
 	}
 }
 
-func reportLatency(b *testing.B, lat []time.Duration) { benchlat.Report(b, lat) }
-
 // BenchmarkEngineReserveCommit: one op is a durable Reserve of one slot
 // and its Commit, on a random account out of 100k, from 256 callers. The
 // Commit is sent as the bot sends it, without waiting for its answer
@@ -276,7 +274,7 @@ func benchReserveCommit(b *testing.B, durable, wait bool) {
 		return start, err
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
-	reportLatency(b, lat)
+	benchlat.Report(b, lat)
 }
 
 // commit commits r now, waiting for the actor's answer when wait is set.
@@ -311,7 +309,7 @@ func BenchmarkEngineReserveCommitObserved(b *testing.B) {
 				return start, err
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "grants/s")
-			reportLatency(b, lat)
+			benchlat.Report(b, lat)
 			if g := obs.granted.Load(); g < int64(b.N) {
 				b.Fatalf("observer saw %d grants of %d", g, b.N)
 			}
@@ -343,7 +341,7 @@ func BenchmarkRequestFutureRoundTrip(b *testing.B) {
 		return start, err
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "roundtrips/s")
-	reportLatency(b, lat)
+	benchlat.Report(b, lat)
 }
 
 // BenchmarkEngineReserveCommitPaced offers Reserve+Commit at a fixed rate
@@ -428,7 +426,7 @@ func runPaced(b *testing.B, rate float64, op func(r *rand.Rand) error) {
 		printStalls(start, sched, rate)
 	}
 	b.ReportMetric(rate, "offered/s")
-	reportLatency(b, lat)
+	benchlat.Report(b, lat)
 	slices.Sort(sched)
 	b.ReportMetric(benchlat.Quantile(sched, 0.99), "sched-p99-ms")
 	b.ReportMetric(float64(lateClaims.Load())/float64(b.N), "late-claims")
