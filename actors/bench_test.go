@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -208,34 +209,28 @@ func startBenchProfile(b *testing.B) func() {
 			write(mp)
 		}
 	}
-	if tp := os.Getenv("PINBOT_BENCH_TRACE"); tp != "" {
-		f, err := os.Create(tp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := trace.Start(f); err != nil {
-			b.Fatal(err)
-		}
-		return func() {
-			trace.Stop()
-			if err := f.Close(); err != nil {
-				b.Error(err)
-			}
-		}
+	if path := os.Getenv("PINBOT_BENCH_TRACE"); path != "" {
+		return recordTo(b, path, trace.Start, trace.Stop)
 	}
-	path := os.Getenv("PINBOT_BENCH_CPUPROFILE")
-	if path == "" {
-		return func() {}
+	if path := os.Getenv("PINBOT_BENCH_CPUPROFILE"); path != "" {
+		return recordTo(b, path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 	}
+	return func() {}
+}
+
+// recordTo starts a recording (a CPU profile, an execution trace) into
+// the file at path and returns the function that stops it and closes the
+// file.
+func recordTo(b *testing.B, path string, start func(io.Writer) error, stop func()) func() {
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		b.Fatal(err)
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		if err := f.Close(); err != nil {
 			b.Error(err)
 		}

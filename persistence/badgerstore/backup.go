@@ -136,24 +136,14 @@ func (s *Store) readDone(ts uint64) {
 
 // dropExport deletes the WAL records exportEvents wrote.
 func (s *Store) dropExport(keys [][]byte) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	s.walMu.Lock()
-	defer s.walMu.Unlock()
-	s.settleLocked()
-	ts := s.nextVersion()
-	wb := s.db.NewWriteBatchAt(ts)
-	defer wb.Cancel()
-	for _, k := range keys {
-		if err := wb.Delete(k); err != nil {
-			return err
+	return s.writeVisible(func(wb *badger.WriteBatch) error {
+		for _, k := range keys {
+			if err := wb.Delete(k); err != nil {
+				return err
+			}
 		}
-	}
-	if err := wb.Flush(); err != nil {
-		return err
-	}
-	s.committed(ts)
-	return nil
+		return nil
+	})
 }
 
 // Restore loads a backup that Backup wrote, read from r, into a new store

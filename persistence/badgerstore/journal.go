@@ -303,6 +303,23 @@ type walRecordRead struct {
 	entries []codec.WALEntry
 }
 
+// coveredSeq returns the Seq up to which account's stored snapshot covers
+// its events, read once per account into covered. An unreadable snapshot
+// covers nothing, so every event is kept: Load will report the account
+// as corrupt, and nothing is dropped meanwhile; doing says what was being
+// done, for the log.
+func (s *Store) coveredSeq(txn *badger.Txn, covered map[string]uint64, account, doing string) uint64 {
+	if upTo, ok := covered[account]; ok {
+		return upTo
+	}
+	snap, _, err := s.readSnapshot(txn, account)
+	if err != nil {
+		s.log.Error().Err(err).Str("account", account).Msg("snapshot unreadable while " + doing)
+	}
+	covered[account] = snap.Seq
+	return snap.Seq
+}
+
 // indexRecords puts the events of recs in the index, leaving out those a
 // snapshot covers or that expired; dedup leaves out events whose Seq the
 // account's tail has already (a record imported twice). It returns
@@ -318,17 +335,7 @@ func (s *Store) indexRecords(recs []walRecordRead, dedup bool) error {
 				if expiredAt(e.ExpiresAt, now) {
 					continue
 				}
-				upTo, ok := covered[e.Account]
-				if !ok {
-					snap, _, err := s.readSnapshot(txn, e.Account)
-					if err != nil {
-						// Keep every event: Load will report the account
-						// as corrupt, and nothing is dropped meanwhile.
-						s.log.Error().Err(err).Str("account", e.Account).Msg("snapshot unreadable while reading the journal")
-					}
-					upTo = snap.Seq
-					covered[e.Account] = upTo
-				}
+				upTo := s.coveredSeq(txn, covered, e.Account, "reading the journal")
 				for _, ev := range e.Events {
 					if ev.Seq <= upTo || dedup && s.wal.has(e.Account, ev.Seq) {
 						continue
@@ -422,21 +429,32 @@ func (s *Store) checkpoint() error {
 
 // putApplied stores the applied mark, unsynced.
 func (s *Store) putApplied(applied uint64) error {
+	err := s.writeVisible(func(wb *badger.WriteBatch) error {
+		return wb.Set(appliedKey, codec.AppendHighWater(nil, int64(min(applied, math.MaxInt64))))
+	})
+	if err != nil {
+		return fmt.Errorf("persistence: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// writeVisible makes what fill puts in a write batch one Badger write at
+// a new version, outside the journal's log, and moves reads to that
+// version at once (the last Write's update is settled first).
+func (s *Store) writeVisible(fill func(wb *badger.WriteBatch) error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.walMu.Lock()
 	defer s.walMu.Unlock()
-	// Reads move to this version at once: the last Write's must be
-	// settled first.
 	s.settleLocked()
 	ts := s.nextVersion()
 	wb := s.db.NewWriteBatchAt(ts)
 	defer wb.Cancel()
-	if err := wb.Set(appliedKey, codec.AppendHighWater(nil, int64(min(applied, math.MaxInt64)))); err != nil {
-		return fmt.Errorf("persistence: checkpoint: %w", err)
+	if err := fill(wb); err != nil {
+		return err
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("persistence: checkpoint: %w", err)
+		return err
 	}
 	s.committed(ts)
 	return nil

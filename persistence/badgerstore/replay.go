@@ -55,15 +55,7 @@ func (s *Store) importLegacy() error {
 				if expiredAt(e.ExpiresAt, now) {
 					continue
 				}
-				upTo, ok := covered[e.Account]
-				if !ok {
-					snap, _, err := s.readSnapshot(txn, e.Account)
-					if err != nil {
-						s.log.Error().Err(err).Str("account", e.Account).Msg("snapshot unreadable while importing WAL records")
-					}
-					upTo = snap.Seq
-					covered[e.Account] = upTo
-				}
+				upTo := s.coveredSeq(txn, covered, e.Account, "importing WAL records")
 				var keep []persistence.Event
 				for _, ev := range e.Events {
 					if ev.Seq > upTo && !s.wal.has(e.Account, ev.Seq) {
