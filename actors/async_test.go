@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinbot/pinbot/internal/logtest"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
 
 // newLoggedFixture is newFixture with the engine's log kept in logs.
-func newLoggedFixture(t *testing.T, logs *lockedBuffer, mutate ...func(*Config)) *engineFixture {
+func newLoggedFixture(t *testing.T, logs *logtest.Buffer, mutate ...func(*Config)) *engineFixture {
 	t.Helper()
 	f := &engineFixture{t: t, clock: NewManualClock(monday), ctx: context.Background(), logTo: logs}
 	f.mem = persistencetest.NewMemStore(f.clock.Now)
@@ -29,7 +30,7 @@ func newLoggedFixture(t *testing.T, logs *lockedBuffer, mutate ...func(*Config))
 // after a restart; what Commit or Release would have returned as an
 // error is logged.
 func TestEngineCommitReleaseAsync(t *testing.T) {
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	f := newLoggedFixture(t, &logs)
 	rs := f.reserve("acct", 3).Reservations()
 	if err := f.eng.CommitAsync(f.ctx, rs[0], f.eng.Now()); err != nil {
@@ -69,7 +70,7 @@ func TestEngineCommitReleaseAsync(t *testing.T) {
 // store fails, the failure is logged and nothing waits on it (the journal
 // goes on).
 func TestEngineCommitAsyncLate(t *testing.T) {
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	f := newLoggedFixture(t, &logs, func(c *Config) { c.Limit = 2 })
 	rs := f.reserve("acct", 2).Reservations()
 	f.clock.Advance(10 * time.Minute) // both lapsed at +5m: pins then

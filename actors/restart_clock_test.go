@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinbot/pinbot/internal/logtest"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
@@ -54,31 +55,7 @@ type restartWorld struct {
 	up    *fakeUptime
 	store *persistencetest.MemStore
 	eng   *Engine
-	logs  lockedBuffer
-}
-
-// lockedBuffer is a log sink the test may read while the engine writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	l.b.Reset()
-	l.mu.Unlock()
+	logs  logtest.Buffer
 }
 
 func newRestartWorld(t *testing.T) *restartWorld {

@@ -7,12 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/internal/logtest"
 )
 
 var (
@@ -29,24 +30,6 @@ func secretToken() *oauth2.Token {
 		TokenType:    "bearer",
 		Expiry:       time.Date(2030, 2, 1, 0, 0, 0, 0, time.UTC),
 	}
-}
-
-// lockedBuffer is a log sink safe for concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }
 
 // filesHolding returns the files under dir whose raw bytes contain needle.
@@ -118,7 +101,7 @@ func TestGrepFindsPlainTokens(t *testing.T) {
 
 func TestTokensEncrypted(t *testing.T) {
 	dir := t.TempDir()
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	log := zerolog.New(logs).Level(zerolog.TraceLevel)
 	s := linkSecret(t, dir, key32, false, log)
 	for _, secret := range [][]byte{secretAccess, secretRefresh} {

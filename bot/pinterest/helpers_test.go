@@ -1,7 +1,6 @@
 package pinterest_test
 
 import (
-	"bytes"
 	"context"
 	"strconv"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/logtest"
 )
 
 // t0 is the start of every test's clock.
@@ -27,7 +27,7 @@ type env struct {
 	clk  *pinteresttest.Clock
 	srv  *pinteresttest.Server
 	c    *pinterest.Client
-	logs *syncBuffer
+	logs *logtest.Buffer
 
 	mu     sync.Mutex
 	waited []time.Duration
@@ -59,7 +59,7 @@ func newEnv(t *testing.T, mod func(*pinterest.Config), opts ...pinteresttest.Opt
 	clk := pinteresttest.NewClock(t0)
 	srv := pinteresttest.NewServer(append([]pinteresttest.Option{pinteresttest.WithClock(clk.Now)}, opts...)...)
 	t.Cleanup(srv.Close)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	e := &env{clk: clk, srv: srv, logs: logs}
 	cfg := pinterest.Config{
 		ClientID:       srv.ClientID(),
@@ -142,24 +142,6 @@ func (s *tokenStore) snapshot() (attempts int, saved []*oauth2.Token) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.attempts, append([]*oauth2.Token(nil), s.saved...)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // wantCount checks how many requests with method and path the server saw.

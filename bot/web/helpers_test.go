@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/bot/web/webtest"
+	"github.com/pinbot/pinbot/internal/logtest"
 )
 
 // t0 is the start of every test's clock.
@@ -40,24 +40,6 @@ const (
 // pngBytes is a 1×1 PNG, the picture the image server sends.
 var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
 	"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of loggers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // linkedEvent is one OnLinked call.
 type linkedEvent struct {
@@ -84,7 +66,7 @@ type env struct {
 	serving atomic.Pointer[web.Handler]
 	cfg     web.Config
 	ts      *httptest.Server
-	logs    *syncBuffer
+	logs    *logtest.Buffer
 
 	mu     sync.Mutex
 	linked []linkedEvent
@@ -112,7 +94,7 @@ func newEnv(t *testing.T, mod func(*pinterest.Config)) *env {
 
 func newEnvWith(t *testing.T, o envOptions) *env {
 	t.Helper()
-	e := &env{clk: pinteresttest.NewClock(t0), logs: &syncBuffer{}}
+	e := &env{clk: pinteresttest.NewClock(t0), logs: &logtest.Buffer{}}
 	log := zerolog.New(e.logs).Level(zerolog.TraceLevel)
 	e.srv = pinteresttest.NewServer(pinteresttest.WithClock(e.clk.Now))
 	t.Cleanup(e.srv.Close)

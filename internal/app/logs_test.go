@@ -19,25 +19,8 @@ import (
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/bot/web/webtest"
 	"github.com/pinbot/pinbot/internal/edge"
+	"github.com/pinbot/pinbot/internal/logtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of loggers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // recorder is an http.RoundTripper that keeps what went through it: the
 // query values and form fields sent, and the X-Request-ID of pinbot's
@@ -89,7 +72,7 @@ func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestBuildLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	ctx := context.Background()
 	dc, ps, ann := linkStandIns(t)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := testConfig(t, dc, ps, t.TempDir())
 	cfg.Log = zerolog.New(logs).Level(zerolog.DebugLevel)
 	adminToken := "admin-token-0123456789abcdef"
