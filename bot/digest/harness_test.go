@@ -1,12 +1,10 @@
 package digest
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,27 +14,10 @@ import (
 
 	"github.com/pinbot/pinbot/actors/schedule/scheduletest"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/internal/logtest"
 )
 
 var t0 = time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
-
-// logBuffer collects a Sender's log lines for a test.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // harness is a Sender on a fake clock, talking to a Discord stand-in on
 // the same clock that enforces Discord's per-channel message limit. The
@@ -48,7 +29,7 @@ type harness struct {
 	srv     *discordtest.Server
 	api     rest.Rest
 	s       *Sender
-	logs    *logBuffer
+	logs    *logtest.Buffer
 	guild   discordtest.Guild
 	general discordtest.Channel
 }
@@ -58,7 +39,7 @@ type harness struct {
 // test did not call it.
 func newHarness(t *testing.T, cfg Config, opts ...rest.ClientConfigOpt) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: scheduletest.NewClock(t0), logs: &logBuffer{}}
+	h := &harness{t: t, clock: scheduletest.NewClock(t0), logs: &logtest.Buffer{}}
 	h.srv = discordtest.NewServer(
 		discordtest.WithClock(h.clock.Now),
 		discordtest.WithChannelRateLimit(discordtest.ChannelMessageLimit, discordtest.ChannelMessageWindow),

@@ -5,36 +5,18 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/internal/logtest"
 )
-
-// logBuffer keeps log lines, to show them when a test fails.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // testConfig returns a Config keeping everything under dir, logging to
 // logs.
-func testConfig(dir string, logs *logBuffer) Config {
+func testConfig(dir string, logs *logtest.Buffer) Config {
 	return Config{
 		EngineDir: filepath.Join(dir, "engine"),
 		LinksDir:  filepath.Join(dir, "links"),
@@ -52,7 +34,7 @@ type session struct {
 	sb   *Sandbox
 	con  *Console
 	out  *bytes.Buffer
-	logs *logBuffer
+	logs *logtest.Buffer
 }
 
 // startSession starts a sandbox on dir; it is closed when the test ends
@@ -61,7 +43,7 @@ func startSession(t *testing.T, dir string) *session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	sb, err := Start(ctx, testConfig(dir, logs))
 	if err != nil {
 		t.Fatalf("Start: %v\nlogs:\n%s", err, logs)
@@ -128,7 +110,7 @@ func startSessionWith(t *testing.T, dir string, ecfg actors.Config) *session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := testConfig(dir, logs)
 	cfg.Engine = &ecfg
 	sb, err := Start(ctx, cfg)
