@@ -18,7 +18,7 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo pinbot test test-deps vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps
+.PHONY: run demo pinbot test test-deps tree vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
@@ -61,7 +61,11 @@ CONTAINERS_CONF ?= $(CURDIR)/.ci/containers.conf
 container-test: container-deps
 	CONTAINERS_CONF=$(CONTAINERS_CONF) PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -v -run '^TestDisgoGatewayContainer$$' ./cmd/pinbot/
 
-test: test-deps vet unit gateway fuzz
+test: test-deps tree vet unit gateway fuzz
+
+# No tracked executable binary or file over 5 MB (.ci/check-tree).
+tree:
+	bash .ci/check-tree
 
 # What the tests need beyond Go: redis-server, for the smoke run of the
 # Redis comparison in cmd/pinbench; Chromium, for the browser tests of
