@@ -119,7 +119,8 @@ type Engine struct {
 	jobsCtx  context.Context
 	jobsOnce sync.Once
 	// inflight holds the jobKeys of the jobs this engine handed out and
-	// that are not finished.
+	// that are not finished, each with whether it was handed out as
+	// recovered (Job.Recovered).
 	inflight sync.Map
 
 	// rules are the rules in force at start (see rules.go).

@@ -38,7 +38,9 @@ type Job struct {
 	// Recovered is set on a running job handed out again by a new engine:
 	// the engine that started it stopped before it finished, so whether
 	// its work was done is unknown. It must not be done again: finish it
-	// with Outcome.Unknown.
+	// with Outcome.Unknown (or Done, when the work is known to be done).
+	// Finish treats any other outcome of a recovered job as Unknown: its
+	// slot is never released and it never goes back to the queue.
 	Recovered bool
 	Finished  time.Time // done jobs
 	Payload   []byte
@@ -209,7 +211,7 @@ type jobKey struct {
 
 // handOut gives job j to Config.OnJob on a goroutine of its own.
 func (e *Engine) handOut(account string, j persistence.Job, recovered bool) {
-	e.inflight.Store(jobKey{account, j.ID}, struct{}{})
+	e.inflight.Store(jobKey{account, j.ID}, recovered)
 	pj := e.publicJob(account, j)
 	pj.Recovered = recovered
 	go (*e.onJob.Load())(pj)
@@ -342,15 +344,25 @@ func (a *accountActor) schedule(now int64) {
 }
 
 // startTimes returns the start instants of the account's waiting jobs, in
-// queue order (see Job.Due).
+// queue order (see Job.Due). It runs the engine's own rule for starting a
+// job (runDue and schedule: the first instant a slot is free under every
+// rule in force, and the hold, no earlier than retryAt) on a copy of the
+// ledger, recording each job ahead as a pin made at its start.
 func (a *accountActor) startTimes(now int64) []int64 {
 	out := make([]int64, a.waiting)
-	cur := a.led.rules.cur
+	if len(out) == 0 {
+		return out
+	}
+	sim := a.led.clone()
+	t := max(now, a.retryAt)
 	for k := range out {
-		if k < cur.limit {
-			out[k] = max(a.led.freeAt(now, k+1), now, a.retryAt)
-		} else {
-			out[k] = out[k-cur.limit] + cur.width
+		if t != Never {
+			sim.expire(t)
+			t = max(sim.freeAt(t, 1), t)
+		}
+		out[k] = t
+		if t != Never {
+			sim.record(t)
 		}
 	}
 	return out
@@ -466,6 +478,12 @@ func (a *accountActor) finish(m *request, now int64) {
 	}
 	j := a.jobs[i]
 	o := m.job.outcome
+	if rec, _ := a.eng.inflight.Load(jobKey{a.account, j.ID}); rec == true && !o.Done && !o.Unknown {
+		// A recovered job's work may have been done by the engine that
+		// started it: its slot is never released, nor is it run again.
+		a.logger().Warn().Uint64("job", j.ID).Msg("a recovered job may not be released or retried; its outcome is kept unknown")
+		o.Unknown, o.Retry = true, false
+	}
 	var ev *persistence.Event
 	switch {
 	case o.Done:

@@ -233,6 +233,71 @@ func TestJobsSurviveRestart(t *testing.T) {
 	}
 }
 
+// TestJobsRecoveredNeverReleased: whatever outcome a recovered job is
+// finished with short of Done (a retry, a release), its slot stays
+// pending until its lease ends and the job is never handed out again.
+func TestJobsRecoveredNeverReleased(t *testing.T) {
+	for _, o := range []Outcome{{Retry: true, RetryAfter: time.Second}, {}} {
+		t.Run(fmt.Sprintf("retry=%v", o.Retry), func(t *testing.T) {
+			jf := newJobFixture(t)
+			jf.fillSpread("acct", 100)
+			q := jf.enqueue("acct", 1)
+			jf.clock.Set(q.Jobs[0].Due)
+			running := jf.next()
+			jf.restart()
+			rec := jf.next()
+			if !rec.Recovered || rec.ID != running.ID {
+				t.Fatalf("after restart: %+v, want job %d recovered", rec, running.ID)
+			}
+			st := jf.finish(rec, o)
+			if st.Used != 100 || st.Pending != 1 || st.Queued != 0 {
+				t.Fatalf("after finishing a recovered job with %+v: %+v, want its slot still pending and nothing queued", o, st)
+			}
+			js, _ := jf.jobs("acct")
+			if len(js) != 1 || js[0].State != JobDone {
+				t.Fatalf("jobs after finish: %+v, want the one job done", js)
+			}
+			jf.clock.Advance(time.Hour)
+			jf.none()
+		})
+	}
+}
+
+// TestJobsDueUnderEarlierRule: while an earlier rule (1 per hour) is
+// still in force after a change to 2 per minute, every job starts at the
+// very instant announced when it was queued, in queue order, including
+// the jobs beyond the current limit.
+func TestJobsDueUnderEarlierRule(t *testing.T) {
+	jf := newJobFixture(t, func(c *Config) { c.Limit, c.Window = 1, time.Hour })
+	jf.fill("acct", 1)
+	jf.restart(func(c *Config) { c.Limit, c.Window = 2, time.Minute })
+	q := jf.enqueue("acct", 4)
+	for i := 0; i < len(q.Jobs); {
+		due := q.Jobs[i].Due
+		if i > 0 && due.Before(q.Jobs[i-1].Due) {
+			t.Fatalf("job %d announced at %v, before job %d at %v", i, due, i-1, q.Jobs[i-1].Due)
+		}
+		jf.clock.Set(due.Add(-time.Millisecond))
+		jf.none()
+		jf.clock.Set(due)
+		// The jobs announced for this instant start now, and no other.
+		var want, got []uint64
+		for ; i < len(q.Jobs) && q.Jobs[i].Due.Equal(due); i++ {
+			want = append(want, q.Jobs[i].ID)
+		}
+		for range want {
+			j := jf.next()
+			got = append(got, j.ID)
+			jf.finish(j, Outcome{Done: true, At: jf.eng.Now()})
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("at %v jobs %v started, want %v (announced then)", due, got, want)
+		}
+		jf.none()
+	}
+}
+
 // TestJobsQueueBound: beyond MaxQueue, payloads are refused.
 func TestJobsQueueBound(t *testing.T) {
 	jf := newJobFixture(t, func(c *Config) { c.MaxQueue = 3 })

@@ -121,6 +121,16 @@ func (l *ledger) settleLapsed(i int, t int64) int64 {
 	return t
 }
 
+// clone returns a copy of l that shares nothing l changes, for working
+// out what would happen without changing l.
+func (l *ledger) clone() *ledger {
+	c := *l
+	c.win.ts = slices.Clone(l.win.ts)
+	c.pending = slices.Clone(l.pending)
+	c.lapsed = slices.Clone(l.lapsed)
+	return &c
+}
+
 // trimPending gives back the array of pending reservations once none is
 // left, unless it is small: a batch of ten reserved at once would
 // otherwise keep its array for as long as the actor lives.

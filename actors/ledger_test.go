@@ -466,14 +466,6 @@ func (s *ledgerSim) checkReplay() {
 
 func (s *ledgerSim) cloneLive() *ledger { return s.led.clone() }
 
-func (l *ledger) clone() *ledger {
-	c := *l
-	c.win.ts = slices.Clone(l.win.ts)
-	c.pending = slices.Clone(l.pending)
-	c.lapsed = slices.Clone(l.lapsed)
-	return &c
-}
-
 func runScript(t testing.TB, script []byte) {
 	s := newLedgerSim(t, 5, time.Second, 100*time.Millisecond)
 	for i := 0; i+1 < len(script); i += 2 {
