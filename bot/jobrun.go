@@ -13,6 +13,7 @@ import (
 	"github.com/disgoorg/disgo/rest"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 )
 
@@ -22,8 +23,14 @@ const (
 	// answer.
 	jobRetryUnreachable = time.Minute
 	// jobRetryShutdown is the wait for a pin handed out while the bot was
-	// closing: the next run starts it.
+	// closing, or that waited for a worker too long: the next run starts
+	// it.
 	jobRetryShutdown = time.Second
+	// jobMinSendTime is the least time before a slot's send deadline
+	// worth starting a queued pin with (fetching the message, checking
+	// access, posting the pin), or half the time a slot gives to send
+	// when that is shorter.
+	jobMinSendTime = 5 * time.Second
 )
 
 // RunJob runs one queued pin the engine handed out (give it to
@@ -38,6 +45,23 @@ func (b *Bot) RunJob(j actors.Job) {
 	// Every line logged for the job carries its ID and, once its payload
 	// is read, the /pin that queued it (see package logctx).
 	jctx := logctx.With(b.workCtx, logctx.JobID, strconv.FormatUint(j.ID, 10))
+	q, err := decodeQueuedPin(j.Payload)
+	if q.Interaction != 0 {
+		jctx = logctx.With(jctx, logctx.InteractionID, q.Interaction.String())
+	}
+	// A recovered job is ended as unknown before anything else, whatever
+	// the bot's state: its pin may exist, so its slot is never released
+	// and it is never sent again (not even when the bot is closing).
+	if j.Recovered {
+		b.endJob(jctx, j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
+			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, "")
+		return
+	}
+	if err != nil {
+		b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("unreadable queued pin; dropped")
+		b.endJob(jctx, j, failedJob(failInvalid, "Pinbot could not read this queued pin"), q, "")
+		return
+	}
 	if !b.enter() {
 		// Closing: back to the head of the queue, for the next run.
 		b.endJob(jctx, j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
@@ -45,8 +69,7 @@ func (b *Bot) RunJob(j actors.Job) {
 	}
 	defer b.leave()
 	// At most Config.Workers queued pins run at once; the others wait
-	// here, their slots' send deadlines running (a pin that can no longer
-	// be sent in time goes back to the queue).
+	// here, their slots' send deadlines running.
 	select {
 	case b.jobWorkers <- struct{}{}:
 		defer func() { <-b.jobWorkers }()
@@ -54,23 +77,16 @@ func (b *Bot) RunJob(j actors.Job) {
 		b.endJob(jctx, j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
 		return
 	}
-	q, err := decodeQueuedPin(j.Payload)
-	if q.Interaction != 0 {
-		jctx = logctx.With(jctx, logctx.InteractionID, q.Interaction.String())
-	}
-	if err != nil {
-		b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("unreadable queued pin; dropped")
-		b.endJob(jctx, j, failedJob(failInvalid, "Pinbot could not read this queued pin"), q, "")
-		return
-	}
-	if j.Recovered {
-		b.endJob(jctx, j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
-			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, "")
-		return
-	}
 	// Every request for the pin ends SlotMargin before its slot's
-	// deadline (see pinner.slotContext).
+	// deadline (see pinner.slotContext). A pin that waited for a worker
+	// until too little of that time is left was never sent: back to the
+	// head of the queue, with a fresh slot when it starts again.
 	by := j.Slot.Deadline.Add(-b.cfg.SlotMargin)
+	if by.Sub(eng.Now()) < min(jobMinSendTime, (eng.Config().Lease-b.cfg.SlotMargin)/2) {
+		b.logger(jctx).Warn().Str("account", j.Account).Msg("queued pin waited too long for a worker; back to the queue")
+		b.endJob(jctx, j, actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}, queuedPin{}, "")
+		return
+	}
 	ctx, cancel := context.WithTimeout(jctx, by.Sub(eng.Now()))
 	defer cancel()
 	o, name := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
@@ -86,18 +102,28 @@ func failedJob(reason, why string) actors.Outcome {
 // runQueuedPin does the work of a queued pin and returns its outcome and
 // the account's display name ("" when unknown).
 func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (actors.Outcome, string) {
-	acct, _, ok := b.linkedAccount(ctx, q.User.String(), j.Account)
-	if !ok {
+	acct, _, err := b.lookupLinked(ctx, q.User.String(), j.Account)
+	if errors.Is(err, errNotLinked) {
 		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), ""
+	}
+	if err != nil {
+		// The links store could not say: nothing was sent, try later.
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, ""
 	}
 	name := accountName(acct.Username, acct.ID)
 	if acct.RelinkNeeded {
 		return failedJob(failReauth, "Pinterest no longer accepts Pinbot's access to the account; run /link"), name
 	}
 	sess, err := b.session(ctx, acct.ID)
-	if err != nil {
-		b.markRelinkIfRefused(ctx, acct.ID, sess, err)
+	switch {
+	case errors.Is(err, links.ErrNoToken):
+		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), name
+	case errors.Is(err, pinterest.ErrReauthRequired):
+		b.markRelink(ctx, acct.ID, sess)
 		return failedJob(failReauth, "Pinbot could not use the account's access; run /link"), name
+	case err != nil:
+		b.logger(ctx).Warn().Str("error", errText(err)).Msg("reading a queued pin's access failed; retrying later")
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
 	}
 
 	ref := q.ref()
@@ -190,14 +216,6 @@ func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest
 	}
 	log.Msg("queued pin not sent")
 	return failedJob(failUnavailable, "it could not be sent to Pinterest")
-}
-
-// markRelinkIfRefused marks the account for relinking when err says
-// Pinterest refused its grant.
-func (b *Bot) markRelinkIfRefused(ctx context.Context, accountID string, sess *pinterest.Session, err error) {
-	if errors.Is(err, pinterest.ErrReauthRequired) {
-		b.markRelink(ctx, accountID, sess)
-	}
 }
 
 // endJob records the job's outcome with the engine and, unless it goes
