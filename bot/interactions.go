@@ -116,6 +116,7 @@ func (b *Bot) admit(next handler.Handler) handler.Handler {
 			return nil
 		}
 		if b.throttled(e) {
+			result = interactionThrottled
 			return nil
 		}
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/gcra"
 	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/internal/metrics/metricstest"
 )
@@ -176,6 +177,28 @@ func TestMetricsInteractions(t *testing.T) {
 	)
 }
 
+// TestMetricsThrottled: a command refused by its user's allowance counts
+// as a refusal, result and reason throttled, not as one handled; the
+// commands before it count as handled.
+func TestMetricsThrottled(t *testing.T) {
+	w := newWorld(t, worldOptions{userRate: gcra.Rate{Limit: 2, Period: time.Hour}})
+	alice := w.addUser("alice")
+	w.link(alice, "1001", "alicepins")
+	for range 2 {
+		text, _ := w.settings(alice)
+		must(t, text, "@alicepins (active)")
+	}
+	text, _ := w.settings(alice)
+	must(t, text, "You are asking Pinbot for more than it allows each user")
+	w.checkMetrics("two commands, then one over the allowance",
+		metric{"pinbot_interactions_total", []string{"command", "settings", "result", "ok"}, 2},
+		metric{"pinbot_interactions_total", []string{"command", "settings", "result", "throttled"}, 1},
+		metric{"pinbot_interactions_total", nil, 3},
+		metric{"pinbot_interaction_refusals_total", []string{"reason", "throttled"}, 1},
+		metric{"pinbot_interaction_refusals_total", nil, 1},
+	)
+}
+
 // TestMetricsLabels: every reason and result the bot reports is one the
 // metrics list, so none is counted as "other".
 func TestMetricsLabels(t *testing.T) {
@@ -189,10 +212,13 @@ func TestMetricsLabels(t *testing.T) {
 			t.Errorf("result %q is not in metrics.PinResults", r)
 		}
 	}
-	for _, r := range []string{interactionOK, interactionError, interactionNotAcknowledged, interactionClosing, interactionBusy} {
+	for _, r := range []string{interactionOK, interactionError, interactionNotAcknowledged, interactionThrottled, interactionClosing, interactionBusy} {
 		if !slices.Contains(metrics.InteractionResults, r) {
 			t.Errorf("interaction result %q is not in metrics.InteractionResults", r)
 		}
+	}
+	if !slices.Equal(refusalResults, metrics.InteractionRefusals) {
+		t.Errorf("refusals %q, metrics.InteractionRefusals %q", refusalResults, metrics.InteractionRefusals)
 	}
 	var _ Observer = metrics.New().Bot()
 }

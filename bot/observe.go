@@ -28,8 +28,10 @@ type Observer interface {
 	// names the command, component or autocomplete (see
 	// interactionName), result how it ended: "ok", "error" (the handler
 	// failed), "not_acknowledged" (the deferral was refused or too late),
-	// "closing" (the bot was shutting down) or "busy" (autocomplete
-	// answered empty: too many at once).
+	// or a refusal, the bot declining to work on it: "throttled" (the
+	// user's allowance was used up), "closing" (the bot was shutting down)
+	// or "busy" (autocomplete answered empty: too many at once). The
+	// metrics count the refusals by reason as well (refusalResults).
 	InteractionDone(command, result string)
 	// Acknowledged reports how long after the bot took an interaction up
 	// its initial response (the deferral, or autocomplete's choices) was
@@ -96,9 +98,14 @@ const (
 	interactionOK              = "ok"
 	interactionError           = "error"
 	interactionNotAcknowledged = "not_acknowledged"
+	interactionThrottled       = "throttled"
 	interactionClosing         = "closing"
 	interactionBusy            = "busy"
 )
+
+// refusalResults are the results of Observer.InteractionDone that are
+// refusals, for the metrics' check of their labels.
+var refusalResults = []string{interactionThrottled, interactionClosing, interactionBusy}
 
 // reportPins reports every entry of a command's report.
 func (b *Bot) reportPins(r report) {

@@ -2,6 +2,7 @@ package pinterest
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,10 +31,10 @@ const (
 // 4xx answer, 429 included, is Pinterest answering and counts as a
 // success, and a request its caller gave up on counts for nothing. While
 // open, every request fails at once with ErrCircuitOpen and nothing is
-// sent. Once OpenFor has passed on Config.Now's clock it is half-open:
-// one request goes through as a probe (the others still fail with
-// ErrCircuitOpen); its success closes the breaker, its failure opens it
-// again for OpenFor. The zero value of every field selects a default.
+// sent. Once OpenFor has passed in monotonic time (Elapsed) it is
+// half-open: one request goes through as a probe (the others still fail
+// with ErrCircuitOpen); its success closes the breaker, its failure opens
+// it again for OpenFor. The zero value of every field selects a default.
 type BreakerConfig struct {
 	// Failures is how many consecutive failures open the breaker;
 	// default DefaultBreakerFailures.
@@ -41,6 +42,14 @@ type BreakerConfig struct {
 	// OpenFor is how long the breaker stays open before it lets a probe
 	// through; default DefaultBreakerOpenFor.
 	OpenFor time.Duration
+	// Elapsed is the clock OpenFor is measured on: monotonic time, elapsed
+	// since an origin fixed for the Client's life. Default: the time
+	// between Config.Now's readings as Time.Sub measures it, which for
+	// time.Now's readings is Go's monotonic clock, so that the wall clock
+	// set back neither holds an open breaker open longer, nor set forward
+	// closes it early. Tests set it beside a Now whose readings carry no
+	// monotonic time.
+	Elapsed func() time.Duration
 	// OnStateChange, when not nil, is called with the states before and
 	// after every change of the breaker's state (BreakerClosed,
 	// BreakerOpen, BreakerHalfOpen). It runs on the goroutine of the
@@ -97,17 +106,17 @@ var (
 
 // breaker is the Client's circuit breaker: gobreaker's state machine
 // (consecutive failures, one probe at a time while half-open), with the
-// open period kept on the Client's clock. gobreaker reads time.Now, so
-// its own open period is set to a nanosecond and openUntil gates the
-// requests instead: until then every request is refused without asking
-// gobreaker, which therefore only moves to half-open once the period
-// has passed on the Client's clock.
+// open period kept on the breaker's own monotonic clock. gobreaker reads
+// time.Now, so its own open period is set to a nanosecond and openUntil
+// gates the requests instead: until then every request is refused
+// without asking gobreaker, which therefore only moves to half-open once
+// the period has passed on the breaker's clock.
 type breaker struct {
 	cb      *gobreaker.TwoStepCircuitBreaker[struct{}]
-	now     func() time.Time
+	elapsed func() time.Duration
 	openFor time.Duration
-	// openUntil is the end of the current open period, in Unix
-	// nanoseconds on the Client's clock; 0 when not open.
+	// openUntil is the end of the current open period, in nanoseconds of
+	// elapsed; notOpen when not open.
 	openUntil atomic.Int64
 
 	// mu orders the calls of onChange.
@@ -115,8 +124,20 @@ type breaker struct {
 	onChange func(from, to string)
 }
 
+// notOpen is openUntil when the breaker is not open: before every
+// instant.
+const notOpen = math.MinInt64
+
+// newBreaker returns the breaker of cfg, measuring its open period on
+// cfg.Elapsed, else on the time between now's readings.
 func newBreaker(name string, cfg BreakerConfig, now func() time.Time) *breaker {
-	b := &breaker{now: now, openFor: cfg.OpenFor, onChange: cfg.OnStateChange}
+	elapsed := cfg.Elapsed
+	if elapsed == nil {
+		origin := now()
+		elapsed = func() time.Duration { return now().Sub(origin) }
+	}
+	b := &breaker{elapsed: elapsed, openFor: cfg.OpenFor, onChange: cfg.OnStateChange}
+	b.openUntil.Store(notOpen)
 	failures := uint32(cfg.Failures)
 	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        name,
@@ -127,9 +148,9 @@ func newBreaker(name string, cfg BreakerConfig, now func() time.Time) *breaker {
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			switch to {
 			case gobreaker.StateOpen:
-				b.openUntil.Store(b.now().Add(b.openFor).UnixNano())
+				b.openUntil.Store(int64(b.elapsed() + b.openFor))
 			default:
-				b.openUntil.Store(0)
+				b.openUntil.Store(notOpen)
 			}
 			if b.onChange != nil {
 				b.mu.Lock()
@@ -141,17 +162,17 @@ func newBreaker(name string, cfg BreakerConfig, now func() time.Time) *breaker {
 	return b
 }
 
-// gated reports whether the open period still runs at now.
-func (b *breaker) gated(now time.Time) bool {
-	until := b.openUntil.Load()
-	return until != 0 && now.UnixNano() < until
+// gated reports whether the open period still runs at now, an instant
+// of elapsed.
+func (b *breaker) gated(now time.Duration) bool {
+	return int64(now) < b.openUntil.Load()
 }
 
 // allow asks to send a request. It returns the function that reports the
 // request's outcome (nil, errBreakerFailure or errBreakerExcluded), or
 // ErrCircuitOpen when the breaker refuses it.
 func (b *breaker) allow() (func(error), error) {
-	if b.gated(b.now()) {
+	if b.gated(b.elapsed()) {
 		return nil, ErrCircuitOpen
 	}
 	done, err := b.cb.Allow()
@@ -161,7 +182,7 @@ func (b *breaker) allow() (func(error), error) {
 	// The breaker may have opened between the check above and Allow,
 	// which then saw its nanosecond pass and let this request through as
 	// the half-open probe: give the place back.
-	if b.gated(b.now()) {
+	if b.gated(b.elapsed()) {
 		done(errBreakerExcluded)
 		return nil, ErrCircuitOpen
 	}
@@ -170,7 +191,7 @@ func (b *breaker) allow() (func(error), error) {
 
 // state returns the breaker's state at now.
 func (b *breaker) state() string {
-	if b.gated(b.now()) {
+	if b.gated(b.elapsed()) {
 		return BreakerOpen
 	}
 	return b.cb.State().String()

@@ -3,8 +3,9 @@
 // around the whole handler.
 //
 // Each client address gets a GCRA rate (package internal/gcra, on an
-// injected clock): Config.Rate, by default 20 requests a minute, 20 at
-// once. The client's address is the connection's remote address; the
+// injected monotonic clock, so that a step of the wall clock neither
+// locks clients out nor lets them through early): Config.Rate, by
+// default 20 requests a minute, 20 at once. The client's address is the connection's remote address; the
 // X-Forwarded-For header is believed only from Config.TrustedProxies,
 // read from the right, as far as the addresses are trusted proxies.
 // IPv6 clients count per /64, the block one subscriber usually holds.
@@ -14,7 +15,9 @@
 // client's full burst is back, rounded up), and the same values as
 // X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset for
 // older clients. A refused request gets 429 Too Many Requests with
-// Retry-After (whole seconds, rounded up) and never reaches the handler.
+// Retry-After (whole seconds, rounded up) and never reaches the handler;
+// Config.Refused is told why (RefusedRate or RefusedOperatorRate), for
+// the metrics.
 //
 // # Usage
 //

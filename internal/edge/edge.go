@@ -34,6 +34,15 @@ var (
 // bytes each); beyond it the least recently seen one is forgotten.
 const DefaultMaxClients = 100_000
 
+// Why a request was refused: the reasons Config.Refused is given.
+const (
+	// RefusedRate: the client used up Config.Rate (the public routes).
+	RefusedRate = "http_rate"
+	// RefusedOperatorRate: the client used up Config.OperatorRate (the
+	// operator's routes).
+	RefusedOperatorRate = "operator_rate"
+)
+
 // Config configures a Limiter. The zero value of every field selects a
 // default.
 type Config struct {
@@ -55,8 +64,22 @@ type Config struct {
 	// MaxClients bounds the clients remembered; default
 	// DefaultMaxClients.
 	MaxClients int
-	// Now is the clock; default time.Now.
+	// Now is the clock; default time.Now. The rates run on the time
+	// between its readings as Time.Sub measures it, which for time.Now's
+	// readings is Go's monotonic clock: the wall clock set back never
+	// locks clients out (nor the health probes), and set forward never
+	// lets them through early.
 	Now func() time.Time
+	// Elapsed, when not nil, is the clock the rates run on instead:
+	// monotonic time, elapsed since an origin fixed for the Limiter's
+	// life. Default gcra.Since(Now). Tests set it beside a Now whose
+	// readings carry no monotonic time.
+	Elapsed func() time.Duration
+	// Refused, when not nil, is told of every request refused with 429,
+	// with the reason: RefusedRate or RefusedOperatorRate (for metrics:
+	// metrics.Metrics.HTTPRefused). It runs on the request's goroutine:
+	// it must be cheap and must not block.
+	Refused func(reason string)
 	// Log receives a debug line per refused request, tagged
 	// component=edge.
 	Log zerolog.Logger
@@ -94,7 +117,8 @@ type Limiter struct {
 	op       *gcra.Limiter
 	operator func(*http.Request) bool
 	proxies  []netip.Prefix
-	now      func() time.Time
+	elapsed  func() time.Duration
+	refused  func(reason string)
 	log      zerolog.Logger
 }
 
@@ -112,6 +136,9 @@ func New(cfg Config) (*Limiter, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Elapsed == nil {
+		cfg.Elapsed = gcra.Since(cfg.Now)
+	}
 	proxies := make([]netip.Prefix, len(cfg.TrustedProxies))
 	for i, p := range cfg.TrustedProxies {
 		proxies[i] = p.Masked()
@@ -128,7 +155,8 @@ func New(cfg Config) (*Limiter, error) {
 		op:       op,
 		operator: cfg.Operator,
 		proxies:  proxies,
-		now:      cfg.Now,
+		elapsed:  cfg.Elapsed,
+		refused:  cfg.Refused,
 		log:      cfg.Log.With().Str("component", "edge").Logger(),
 	}, nil
 }
@@ -140,16 +168,16 @@ func (l *Limiter) Clients() int { return l.lim.Len() }
 // Wrap returns next behind the limit.
 func (l *Limiter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		lim := l.lim
+		lim, reason := l.lim, RefusedRate
 		if l.operator != nil && l.operator(r) {
 			if l.op == nil {
 				next.ServeHTTP(w, r)
 				return
 			}
-			lim = l.op
+			lim, reason = l.op, RefusedOperatorRate
 		}
 		client := l.ClientAddr(r)
-		res := lim.Allow(clientKey(client, r.RemoteAddr), l.now())
+		res := lim.Allow(clientKey(client, r.RemoteAddr), l.elapsed())
 		h := w.Header()
 		limit, remaining, reset := strconv.Itoa(res.Limit), strconv.Itoa(res.Remaining), seconds(res.ResetAfter)
 		h.Set("RateLimit-Limit", limit)
@@ -162,8 +190,11 @@ func (l *Limiter) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if l.refused != nil {
+			l.refused(reason)
+		}
 		retry := seconds(res.RetryAfter)
-		logctx.Logger(r.Context(), l.log).Debug().Str("client", client.String()).Str("path", r.URL.Path).Str("retry_after", retry).
+		logctx.Logger(r.Context(), l.log).Debug().Str("client", client.String()).Str("path", r.URL.Path).Str("reason", reason).Str("retry_after", retry).
 			Msg("request refused: client over its rate")
 		h.Set("Retry-After", retry)
 		h.Set("Content-Type", "text/plain; charset=utf-8")

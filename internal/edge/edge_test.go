@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,34 +13,53 @@ import (
 
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/metrics"
+	"github.com/pinbot/pinbot/internal/metrics/metricstest"
 )
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// clock is a fake clock.
+// clock is a fake of a machine's two clocks: the wall clock (Now), which
+// Step sets back or forward as an operator or NTP does, and monotonic
+// time (Elapsed), which only moves forward. Advance is time passing: it
+// moves both.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	wall time.Time
+	mono time.Duration
 }
 
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.t
+	return c.wall
+}
+
+func (c *clock) Elapsed() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
 }
 
 func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+	c.wall = c.wall.Add(d)
+	c.mono += d
+}
+
+func (c *clock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wall = c.wall.Add(d)
 }
 
 // setup returns a Limiter for cfg on a fake clock, wrapping a handler
 // that counts the requests it serves.
 func setup(t *testing.T, cfg edge.Config) (*edge.Limiter, http.Handler, *clock, *int) {
 	t.Helper()
-	clk := &clock{t: t0}
-	cfg.Now = clk.Now
+	clk := &clock{wall: t0}
+	cfg.Now, cfg.Elapsed = clk.Now, clk.Elapsed
 	l, err := edge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -325,5 +345,107 @@ func TestOperatorRateValidated(t *testing.T) {
 	_, err := edge.New(edge.Config{OperatorRate: gcra.Rate{Limit: -1, Period: time.Minute}})
 	if err == nil || !strings.Contains(err.Error(), "Config.OperatorRate") {
 		t.Fatalf("New: %v, want an error naming Config.OperatorRate", err)
+	}
+}
+
+// TestWallClockSteps: the rates run on monotonic time. The wall clock set
+// back an hour locks out none of the clients just allowed, the health
+// probes included; set forward a day, it lets no client through before
+// its allowance has come back in the time that actually passed.
+func TestWallClockSteps(t *testing.T) {
+	_, h, clk, _ := setup(t, edge.Config{
+		Rate:         gcra.Rate{Limit: 3, Period: time.Minute},
+		Operator:     func(r *http.Request) bool { return r.URL.Path == "/readyz" },
+		OperatorRate: gcra.Rate{Limit: 2, Period: time.Minute},
+	})
+	const client, probe = "192.0.2.40:1000", "10.0.0.9:2000"
+	type step struct {
+		remote, path string
+		status       int
+		remaining    string
+	}
+	check := func(when string, steps ...step) {
+		t.Helper()
+		for i, st := range steps {
+			w := getPath(h, st.remote, st.path)
+			if w.Code != st.status || w.Header().Get("RateLimit-Remaining") != st.remaining {
+				t.Errorf("%s, step %d: %s %s: %d remaining %q, want %d %s", when, i, st.remote, st.path,
+					w.Code, w.Header().Get("RateLimit-Remaining"), st.status, st.remaining)
+			}
+		}
+	}
+	check("before the steps",
+		step{client, "/oauth/callback", 200, "2"},
+		step{probe, "/readyz", 200, "1"},
+	)
+
+	clk.Advance(time.Second)
+	clk.Step(-time.Hour)
+	check("wall clock set back an hour",
+		step{client, "/oauth/callback", 200, "1"},
+		step{client, "/oauth/callback", 200, "0"},
+		step{probe, "/readyz", 200, "0"},
+		step{client, "/oauth/callback", 429, "0"},
+	)
+
+	// A unit comes back every 20 s to the client, every 30 s to the
+	// probe: the client's first at 20 s, the probe's at 30 s. A day's
+	// step forward brings none back sooner.
+	clk.Advance(18 * time.Second)
+	clk.Step(24 * time.Hour)
+	check("wall clock set forward a day, 19 s in",
+		step{client, "/oauth/callback", 429, "0"},
+		step{probe, "/readyz", 429, "0"},
+	)
+	clk.Advance(time.Second)
+	check("20 s in",
+		step{client, "/oauth/callback", 200, "0"},
+		step{client, "/oauth/callback", 429, "0"},
+		step{probe, "/readyz", 429, "0"},
+	)
+	clk.Advance(10 * time.Second)
+	check("30 s in",
+		step{probe, "/readyz", 200, "0"},
+	)
+}
+
+// TestRefusalsCounted: every 429 is counted by the limit that refused
+// it, in pinbot_http_refusals_total; requests let through are not.
+func TestRefusalsCounted(t *testing.T) {
+	m := metrics.New()
+	_, h, _, _ := setup(t, edge.Config{
+		Rate:         gcra.Rate{Limit: 1, Period: time.Hour},
+		Operator:     func(r *http.Request) bool { return r.URL.Path == "/readyz" },
+		OperatorRate: gcra.Rate{Limit: 1, Period: time.Hour},
+		Refused:      m.HTTPRefused,
+	})
+	const client = "192.0.2.50:1000"
+	for i, st := range []struct {
+		path   string
+		status int
+	}{
+		{"/oauth/callback", 200},
+		{"/oauth/callback", 429},
+		{"/", 429},
+		{"/readyz", 200},
+		{"/readyz", 429},
+	} {
+		if w := getPath(h, client, st.path); w.Code != st.status {
+			t.Fatalf("step %d: %s: %d, want %d", i, st.path, w.Code, st.status)
+		}
+	}
+	s := metricstest.ScrapeHandler(t, m.Handler())
+	for _, tt := range []struct {
+		reason string
+		want   float64
+	}{{edge.RefusedRate, 2}, {edge.RefusedOperatorRate, 1}, {"other", 0}} {
+		if got := s.Get("pinbot_http_refusals_total", "reason", tt.reason); got != tt.want {
+			t.Errorf("pinbot_http_refusals_total{reason=%q} = %v, want %v", tt.reason, got, tt.want)
+		}
+	}
+	for _, r := range []string{edge.RefusedRate, edge.RefusedOperatorRate} {
+		if !slices.Contains(metrics.HTTPRefusals, r) {
+			t.Errorf("reason %q is not in metrics.HTTPRefusals", r)
+		}
 	}
 }

@@ -10,14 +10,21 @@
 // client is told exactly: how many units are left, when the bucket is
 // full again, and when a refused request would be allowed.
 //
-// Time is always an argument, as in golang.org/x/time/rate's AllowN: the
-// package never reads a clock.
+// Time is always an argument, as in golang.org/x/time/rate's AllowN, and
+// it is monotonic time: an instant is the time elapsed since an origin
+// the caller keeps fixed for the Limiter's life, never a reading of the
+// wall clock. The wall clock may be set back or forward at any moment:
+// set back by D, instants kept from it would lock out every key recently
+// allowed for about D; set forward, they would let keys through early.
+// Since makes a clock of instants from a clock of times; on time.Now it
+// is Go's monotonic clock.
 //
 // # Usage
 //
 //	r, err := gcra.ParseRate("20/m")      // 20 a minute, 20 at once
 //	l := gcra.NewLimiter(r, 100_000)      // at most 100,000 keys kept
-//	res := l.AllowN("203.0.113.7", now, 1)
+//	elapsed := gcra.Since(time.Now)       // monotonic instants
+//	res := l.AllowN("203.0.113.7", elapsed(), 1)
 //	if !res.Allowed {
 //		// refuse; try again after res.RetryAfter
 //	}

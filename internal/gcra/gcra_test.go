@@ -10,18 +10,18 @@ import (
 	"github.com/pinbot/pinbot/internal/gcra"
 )
 
-// Fixed instants of the step tables.
-var (
-	t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	t1 = t0.Add(1 * time.Second)
-	t2 = t0.Add(3 * time.Second)
-	t3 = t0.Add(4500 * time.Millisecond)
-	t4 = t0.Add(60 * time.Second)
+// Fixed instants of the step tables, in monotonic time (any origin).
+const (
+	t0 = 7 * time.Hour
+	t1 = t0 + 1*time.Second
+	t2 = t0 + 3*time.Second
+	t3 = t0 + 4500*time.Millisecond
+	t4 = t0 + 60*time.Second
 )
 
 type step struct {
 	key  string
-	at   time.Time
+	at   time.Duration
 	n    int
 	want gcra.Result
 }
@@ -31,7 +31,7 @@ func run(t *testing.T, l *gcra.Limiter, steps []step) {
 	t.Helper()
 	for i, st := range steps {
 		if got := l.AllowN(st.key, st.at, st.n); got != st.want {
-			t.Errorf("step %d: AllowN(%q, t0+%v, %d) = %+v want %+v", i, st.key, st.at.Sub(t0), st.n, got, st.want)
+			t.Errorf("step %d: AllowN(%q, t0+%v, %d) = %+v want %+v", i, st.key, st.at-t0, st.n, got, st.want)
 		}
 	}
 }
@@ -56,11 +56,11 @@ func TestAllowN(t *testing.T) {
 		3:  {"a", t1, 1, no(0, 59*s, 19*s)},
 		4:  {"b", t1, 2, ok(1, 40*s)}, // another key is not affected
 		5:  {"a", t2, 2, no(0, 57*s, 37*s)},
-		6:  {"a", t0.Add(20 * s), 1, ok(0, 60*s)},
-		7:  {"a", t0.Add(41 * s), 2, no(1, 39*s, 19*s)}, // one left, two asked
-		8:  {"a", t0.Add(41 * s), 1, ok(0, 59*s)},
-		9:  {"a", t0.Add(200 * s), 5, ok(0, 60*s)}, // a cost above the burst costs the burst
-		10: {"a", t0.Add(200 * s), 0, no(0, 60*s, 20*s)},
+		6:  {"a", t0 + 20*s, 1, ok(0, 60*s)},
+		7:  {"a", t0 + 41*s, 2, no(1, 39*s, 19*s)}, // one left, two asked
+		8:  {"a", t0 + 41*s, 1, ok(0, 59*s)},
+		9:  {"a", t0 + 200*s, 5, ok(0, 60*s)}, // a cost above the burst costs the burst
+		10: {"a", t0 + 200*s, 0, no(0, 60*s, 20*s)},
 	})
 }
 
@@ -75,7 +75,7 @@ func TestAllowNFractional(t *testing.T) {
 	run(t, l, []step{
 		0: {"k", t0, 3, r(true, 0, 4500*ms, 0)},
 		1: {"k", t1, 1, r(false, 0, 3500*ms, 500*ms)},
-		2: {"k", t0.Add(1500 * ms), 1, r(true, 0, 4500*ms, 0)},
+		2: {"k", t0 + 1500*ms, 1, r(true, 0, 4500*ms, 0)},
 		3: {"k", t2, 1, r(true, 0, 4500*ms, 0)},
 		4: {"k", t3, 1, r(true, 0, 4500*ms, 0)},
 		5: {"k", t4, 1, r(true, 2, 1500*ms, 0)},
@@ -92,11 +92,11 @@ func TestForgetsIdleKeys(t *testing.T) {
 	if n := l.Len(); n != 100 {
 		t.Fatalf("Len = %d, want 100", n)
 	}
-	l.Allow("late", t0.Add(19*time.Second))
+	l.Allow("late", t0+19*time.Second)
 	if n := l.Len(); n != 101 {
 		t.Fatalf("Len = %d before the keys' reset, want 101", n)
 	}
-	l.Allow("later", t0.Add(20*time.Second))
+	l.Allow("later", t0+20*time.Second)
 	if n := l.Len(); n != 2 {
 		t.Fatalf("Len = %d after the keys' reset, want 2", n)
 	}
@@ -167,6 +167,31 @@ func TestParseRate(t *testing.T) {
 	}
 }
 
+// TestSince: Since's instants are the time the clock has moved since
+// Since was called, and a Limiter runs on them.
+func TestSince(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	elapsed := gcra.Since(func() time.Time { return now })
+	if got := elapsed(); got != 0 {
+		t.Fatalf("first instant %v, want 0", got)
+	}
+	l := gcra.NewLimiter(gcra.Rate{Limit: 1, Period: time.Minute}, 10)
+	if r := l.Allow("a", elapsed()); !r.Allowed {
+		t.Fatalf("first request refused: %+v", r)
+	}
+	now = now.Add(59 * time.Second)
+	if got := elapsed(); got != 59*time.Second {
+		t.Fatalf("instant %v, want 59s", got)
+	}
+	if r := l.Allow("a", elapsed()); r.Allowed || r.RetryAfter != time.Second {
+		t.Fatalf("at 59 s: %+v, want refused for 1s", r)
+	}
+	mono := gcra.Since(time.Now)
+	if a, b := mono(), mono(); a < 0 || b < a {
+		t.Fatalf("Since(time.Now) read %v then %v", a, b)
+	}
+}
+
 func BenchmarkAllow(b *testing.B) {
 	l := gcra.NewLimiter(gcra.Rate{Limit: 20, Period: time.Minute}, 100_000)
 	keys := make([]string, 1024)
@@ -175,14 +200,14 @@ func BenchmarkAllow(b *testing.B) {
 	}
 	i := 0
 	for b.Loop() {
-		l.Allow(keys[i%len(keys)], t0.Add(time.Duration(i)*time.Millisecond))
+		l.Allow(keys[i%len(keys)], t0+time.Duration(i)*time.Millisecond)
 		i++
 	}
 }
 
 func ExampleLimiter_AllowN() {
 	l := gcra.NewLimiter(gcra.Rate{Limit: 60, Period: 10 * time.Minute}, 1000)
-	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := 90 * time.Second // monotonic time since the clock's origin
 	fmt.Println(l.AllowN("alice", now, 58))
 	fmt.Println(l.AllowN("alice", now, 5))
 	// Output:

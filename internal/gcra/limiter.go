@@ -43,7 +43,7 @@ type Limiter struct {
 // entry is one key's state.
 type entry struct {
 	key string
-	tat int64 // theoretical arrival time, Unix ns
+	tat int64 // theoretical arrival time, ns of monotonic time (see AllowN)
 }
 
 // NewLimiter returns a Limiter applying r to each key, keeping at most
@@ -68,14 +68,17 @@ func NewLimiter(r Rate, maxKeys int) *Limiter {
 func (l *Limiter) Rate() Rate { return l.rate }
 
 // Allow is shorthand for AllowN(key, now, 1).
-func (l *Limiter) Allow(key string, now time.Time) Result { return l.AllowN(key, now, 1) }
+func (l *Limiter) Allow(key string, now time.Duration) Result { return l.AllowN(key, now, 1) }
 
 // AllowN decides whether key may spend n units at now, and spends them if
-// so. A cost above the burst is taken as the burst (it could never be
-// allowed otherwise); n < 1 is taken as 1.
-func (l *Limiter) AllowN(key string, now time.Time, n int) Result {
+// so. now is an instant of monotonic time: the time elapsed since an
+// origin fixed for the Limiter's life (see Since), which never goes back;
+// every call on a Limiter reads the same clock. A cost above the burst is
+// taken as the burst (it could never be allowed otherwise); n < 1 is
+// taken as 1.
+func (l *Limiter) AllowN(key string, now time.Duration, n int) Result {
 	n = min(max(n, 1), l.burst)
-	t := now.UnixNano()
+	t := int64(now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forget(t)
@@ -131,4 +134,14 @@ func (l *Limiter) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.keys)
+}
+
+// Since returns a clock of instants for AllowN: the time now has moved
+// since Since was called, as Time.Sub measures it. The readings of
+// time.Now carry the monotonic clock's, which Sub uses, so Since(time.Now)
+// runs on Go's monotonic clock, whatever is done to the wall clock. On a
+// clock whose readings have none, it is the difference of their times.
+func Since(now func() time.Time) func() time.Duration {
+	origin := now()
+	return func() time.Duration { return now().Sub(origin) }
 }

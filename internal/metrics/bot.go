@@ -30,9 +30,15 @@ var (
 	// InteractionResults are the values of pinbot_interactions_total's
 	// result label: ok (handled), error (the handler failed),
 	// not_acknowledged (Discord refused the deferral, or it came too
-	// late), closing (arrived or would have started during shutdown),
-	// busy (autocomplete answered empty: too many at once).
-	InteractionResults = []string{"ok", "error", "not_acknowledged", "closing", "busy"}
+	// late), and the refusals (InteractionRefusals).
+	InteractionResults = []string{"ok", "error", "not_acknowledged", "throttled", "closing", "busy"}
+	// InteractionRefusals are the results of interactions the bot refused
+	// before working on them, and the values of
+	// pinbot_interaction_refusals_total's reason label: throttled (the
+	// user's allowance was used up: PINBOT_USER_RATE), closing (arrived
+	// or would have started during shutdown), busy (autocomplete answered
+	// empty: too many at once).
+	InteractionRefusals = []string{"throttled", "closing", "busy"}
 )
 
 // other is the label value of anything outside a label's list.
@@ -46,6 +52,7 @@ type BotObserver struct {
 	pins         map[string]prometheus.Counter
 	failures     map[string]prometheus.Counter
 	interactions *prometheus.CounterVec
+	refusals     map[string]prometheus.Counter // by reason, without other
 	ack          prometheus.Histogram
 	reconnects   prometheus.Counter
 	resumes      prometheus.Counter
@@ -67,6 +74,10 @@ func (o *BotObserver) init(reg *prometheus.Registry) {
 		Name: "pinbot_interactions_total",
 		Help: "Interactions the bot is done with, by command (or component, or autocomplete) and result.",
 	}, []string{"command", "result"})
+	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_interaction_refusals_total",
+		Help: "Interactions the bot refused before working on them, by reason: throttled (the user's allowance was used up), closing (shutting down), busy (autocomplete: too many at once).",
+	}, []string{"reason"})
 	o.ack = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "pinbot_interaction_ack_seconds",
 		Help:    "Time from the bot taking an interaction up to Discord accepting its initial response (deferral or autocomplete choices); Discord allows 3 s.",
@@ -80,9 +91,13 @@ func (o *BotObserver) init(reg *prometheus.Registry) {
 		Name: "pinbot_gateway_resumes_total",
 		Help: "Gateway shards whose session resumed after a reconnect.",
 	})
-	reg.MustRegister(pins, failures, o.interactions, o.ack, o.reconnects, o.resumes)
+	reg.MustRegister(pins, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes)
 	o.pins = children(pins, PinResults)
 	o.failures = children(failures, PinFailureReasons)
+	o.refusals = make(map[string]prometheus.Counter, len(InteractionRefusals))
+	for _, r := range InteractionRefusals {
+		o.refusals[r] = refusals.WithLabelValues(r)
+	}
 }
 
 // children resolves vec's child for each value, and for other.
@@ -111,7 +126,8 @@ func (o *BotObserver) PinDone(result, reason string) {
 	c.Inc()
 }
 
-// InteractionDone counts one interaction by command and result.
+// InteractionDone counts one interaction by command and result, and a
+// refusal (see InteractionRefusals) by its reason too.
 func (o *BotObserver) InteractionDone(command, result string) {
 	if !slices.Contains(InteractionCommands, command) {
 		command = other
@@ -120,6 +136,9 @@ func (o *BotObserver) InteractionDone(command, result string) {
 		result = other
 	}
 	o.interactions.WithLabelValues(command, result).Inc()
+	if c, ok := o.refusals[result]; ok {
+		c.Inc()
+	}
 }
 
 // Acknowledged observes the time an initial response took.

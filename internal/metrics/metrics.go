@@ -27,6 +27,9 @@ type Metrics struct {
 	upstreamDuration *prometheus.HistogramVec
 	retryAfter       *prometheus.HistogramVec
 
+	// httpRefusals are pinbot_http_refusals_total's series by reason.
+	httpRefusals map[string]prometheus.Counter
+
 	// The sources of the gauges read at each scrape; nil reads as 0.
 	resident, queued, shards atomic.Pointer[func() int]
 	breaker                  atomic.Pointer[func() string]
@@ -43,6 +46,7 @@ func New() *Metrics {
 	m.engine.init(m.reg)
 	m.bot.init(m.reg)
 	m.initUpstream()
+	m.initEdge()
 	gauge := func(name, help string, src *atomic.Pointer[func() int]) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 			if f := src.Load(); f != nil {

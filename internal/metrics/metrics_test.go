@@ -48,6 +48,16 @@ func TestNamesFollowConventions(t *testing.T) {
 			t.Errorf("pinbot_engine_refusals_total{reason=%q} is not served", r)
 		}
 	}
+	for name, reasons := range map[string][]string{
+		"pinbot_interaction_refusals_total": metrics.InteractionRefusals,
+		"pinbot_http_refusals_total":        metrics.HTTPRefusals,
+	} {
+		for _, r := range reasons {
+			if v, ok := s.Lookup(name, "reason", r); !ok || v != 0 {
+				t.Errorf("%s{reason=%q} = %v, %v; want 0, served", name, r, v, ok)
+			}
+		}
+	}
 }
 
 func TestRoute(t *testing.T) {
@@ -222,6 +232,14 @@ func TestObservers(t *testing.T) {
 	b.InteractionDone("pin", "ok")
 	b.InteractionDone("/rm -rf", "ok")
 	b.InteractionDone("queue", "lost")
+	b.InteractionDone("pin", "throttled")
+	b.InteractionDone("settings", "throttled")
+	b.InteractionDone("pin_autocomplete", "busy")
+	b.InteractionDone("queue", "closing")
+	m.HTTPRefused("http_rate")
+	m.HTTPRefused("http_rate")
+	m.HTTPRefused("operator_rate")
+	m.HTTPRefused("a reason nobody listed")
 	b.Acknowledged(40 * time.Millisecond)
 	b.ShardReady(0, false, false)
 	b.ShardReady(0, true, true)
@@ -259,6 +277,17 @@ func TestObservers(t *testing.T) {
 		{"pinbot_interactions_total", []string{"command", "pin", "result", "ok"}, 2},
 		{"pinbot_interactions_total", []string{"command", "other", "result", "ok"}, 1},
 		{"pinbot_interactions_total", []string{"command", "queue", "result", "other"}, 1},
+		{"pinbot_interactions_total", []string{"command", "pin", "result", "throttled"}, 1},
+		{"pinbot_interactions_total", []string{"result", "throttled"}, 2},
+		{"pinbot_interactions_total", []string{"command", "pin_autocomplete", "result", "busy"}, 1},
+		{"pinbot_interactions_total", []string{"command", "queue", "result", "closing"}, 1},
+		{"pinbot_interaction_refusals_total", []string{"reason", "throttled"}, 2},
+		{"pinbot_interaction_refusals_total", []string{"reason", "busy"}, 1},
+		{"pinbot_interaction_refusals_total", []string{"reason", "closing"}, 1},
+		{"pinbot_interaction_refusals_total", nil, 4}, // ok, error and other are no refusals
+		{"pinbot_http_refusals_total", []string{"reason", "http_rate"}, 2},
+		{"pinbot_http_refusals_total", []string{"reason", "operator_rate"}, 1},
+		{"pinbot_http_refusals_total", []string{"reason", "other"}, 1},
 		{"pinbot_interaction_ack_seconds", nil, 1},
 		{"pinbot_gateway_reconnects_total", nil, 2},
 		{"pinbot_gateway_resumes_total", nil, 1},
