@@ -71,7 +71,7 @@ func (b *Bot) boardsTrouble(inv invocation, accountID string, sess *pinterest.Se
 	case errors.Is(err, pinterest.ErrRateLimited):
 		var rl *pinterest.RateLimitError
 		if errors.As(err, &rl) {
-			return fmt.Sprintf("Pinterest is rate limiting %s; try again %s.", name, relTime(b.cfg.Now().Add(rl.Wait)))
+			return fmt.Sprintf("Pinterest is rate limiting %s; try again at %s.", name, timeText(b.cfg.Now().Add(rl.Wait)))
 		}
 	}
 	inv.log.Warn().Err(err).Str("account", accountID).Msg("listing boards failed")

@@ -51,6 +51,17 @@
 //     are never canceled.
 //   - /link answers with Pinterest's authorization address, and says how
 //     the board pins go to is chosen; /unlink account: removes a link.
+//     Once the OAuth callback (bot/web) stores a link, or refuses one for
+//     missing scopes, Bot.Linked or Bot.LinkRefused tells the user who
+//     ran /link: in the /link reply while its token lives, else by DM.
+//
+// Replies write every instant one way (timeText): Discord's exact time,
+// which it renders in the reader's time zone, beside the relative one
+// ("at <t:…:T> (<t:…:R>)"), rounded up to the second; select menus, which
+// show no markdown, show that second in UTC and the wait to it. Every
+// count of an account ("12-hour pins: X/100") holds the slots in use and
+// those that a rule in force before a change of the limit, or a restore,
+// still holds: /pin refuses both alike.
 //
 // /pin reads the named messages over REST, where Discord leaves out the
 // attachments and embeds of other users' messages unless the application
@@ -79,8 +90,9 @@
 //  1. reserves one slot of the account's 100 (none left: "Pin limit
 //     reached (100/12h). Skipped remaining pins." after some pins, "Pin
 //     limit reached (100/12h), so nothing was pinned" before any, and what
-//     remains is skipped), on a context the handler's end does not cancel,
-//     so a granted slot is never lost;
+//     remains is skipped, or queued with when_full:queue: "Pin limit
+//     reached (100/12h). Queued the remaining 4 pins: ..."), on a context
+//     the handler's end does not cancel, so a granted slot is never lost;
 //  2. POSTs the pin, every request for it (a token refresh included)
 //     bounded to end Config.SlotMargin before the slot's deadline;
 //  3. commits the slot if Pinterest made the pin ("12-hour pin count:

@@ -49,7 +49,7 @@ func TestPinBadInput(t *testing.T) {
 		{"duplicates", "alice", img.ID.String() + ", " + img.ID.String(), fmt.Sprintf("Message %d is listed twice", img.ID)},
 		{"other server", "alice", fmt.Sprintf("https://discord.com/channels/%d/%d/%d", other.ID, w.channel.ID, img.ID), "points into another server"},
 		{"channel the user cannot view", "alice", fmt.Sprintf("https://discord.com/channels/%d/%d/%d", w.guild.ID, hidden.ID, inHidden.ID), "Nothing was pinned: you cannot view that channel"},
-		{"no image", "alice", textOnly.ID.String(), "failed: this message has no image"},
+		{"no image", "alice", textOnly.ID.String(), "skipped: this message has no image"},
 		{"unknown message", "alice", "123456789012345678", "failed: message not found"},
 		{"no linked account", "nobody", img.ID.String(), msgNoAccount},
 	}
@@ -180,7 +180,7 @@ func TestPinRateLimited(t *testing.T) {
 	text, _ := w.pin(alice, m.ID.String())
 	until := t0.Add(time.Hour).Unix()
 	must(t, text, "failed: Pinterest rate limited this account",
-		fmt.Sprintf("Pinterest rate limited @alicepins, so nothing was pinned; Pinbot will not pin with this account again before <t:%d:R>.", until),
+		fmt.Sprintf("Pinterest rate limited @alicepins, so nothing was pinned; Pinbot will not pin with this account again before <t:%d:T> (<t:%d:R>).", until, until),
 		"skipped: not attempted: rate limited by Pinterest")
 	st, err := w.engine.Status(w.ctx, "1001")
 	if err != nil {
@@ -192,9 +192,9 @@ func TestPinRateLimited(t *testing.T) {
 	// While held, nothing reaches Pinterest.
 	before := w.ps.Count("POST", pinteresttest.PathPins)
 	text, _ = w.pin(alice, m.ID.String())
-	must(t, text, fmt.Sprintf("Pinterest asked Pinbot to pause pinning with @alicepins, so nothing more was pinned. It can pin again <t:%d:R>.", until))
+	must(t, text, fmt.Sprintf("Pinterest asked Pinbot to pause pinning with @alicepins, so nothing more was pinned. It can pin again at <t:%d:T> (<t:%d:R>).", until, until))
 	text, _ = w.settings(alice)
-	must(t, text, "@alicepins (active) — 12-hour pins: 0/100", fmt.Sprintf("paused by Pinterest until <t:%d:R>", until))
+	must(t, text, "@alicepins (active) — 12-hour pins: 0/100", fmt.Sprintf("paused by Pinterest until <t:%d:T> (<t:%d:R>)", until, until))
 	if after := w.ps.Count("POST", pinteresttest.PathPins); after != before {
 		t.Fatalf("%d pins sent to a held account", after-before)
 	}
@@ -227,7 +227,7 @@ func TestPinRateLimitedAfterSomePins(t *testing.T) {
 	text, _ := w.pin(alice, m.ID.String())
 	until := t0.Add(time.Hour).Unix()
 	must(t, text, "1 pinned, 1 failed, 1 skipped.", "12-hour pin count: 1/100", "failed: Pinterest rate limited this account",
-		fmt.Sprintf("Pinterest rate limited @alicepins. Skipped remaining pins; Pinbot will not pin with this account again before <t:%d:R>.", until),
+		fmt.Sprintf("Pinterest rate limited @alicepins. Skipped remaining pins; Pinbot will not pin with this account again before <t:%d:T> (<t:%d:R>).", until, until),
 		"skipped: not attempted: rate limited by Pinterest")
 }
 

@@ -90,8 +90,10 @@ type worldOptions struct {
 	// jobs serves the engine's queued pins with the bot (see
 	// world.jobDone), on a fake digest clock.
 	jobs bool
-	// engine changes the engine's configuration.
+	// engine changes the engine's configuration, and store prepares
+	// its store before it starts (the rules of an earlier run, say).
 	engine func(*actors.Config)
+	store  func(persistence.Store)
 	// onJob is the engine's Config.OnJob: queued jobs start only with one.
 	onJob func(actors.Job)
 	// pinterest changes the Pinterest client's configuration, and
@@ -176,6 +178,9 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if o.faults {
 		w.faults = persistencetest.NewFaultStore(store)
 		store = w.faults
+	}
+	if o.store != nil {
+		o.store(store)
 	}
 	ecfg := actors.DefaultConfig()
 	ecfg.Clock = w.eclock

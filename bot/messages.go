@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pinbot/pinbot/actors"
@@ -38,15 +39,31 @@ func (r pinRule) limitNothingPinned() string {
 	return fmt.Sprintf("Pin limit reached (%d/%s), so nothing was pinned.", r.limit, r.short)
 }
 
-// pinCount is the count shown after each pin: "12-hour pin count: X/100".
-func (r pinRule) pinCount(used, limit int) string {
-	return fmt.Sprintf("%s pin count: %d/%d", r.adj, used, limit)
+// pinCount is the count shown after each pin: "12-hour pin count: X/100"
+// (see counted for X).
+func (r pinRule) pinCount(st actors.Status) string {
+	return fmt.Sprintf("%s pin count: %d/%d%s", r.adj, counted(st), st.Limit, earlierNote(st))
 }
 
-// pinsLine is the count shown in /settings and on switching accounts:
-// "12-hour pins: X/100".
-func (r pinRule) pinsLine(used, limit int) string {
-	return fmt.Sprintf("%s pins: %d/%d", r.adj, used, limit)
+// pinsLine is the count shown in /settings, /queue and on switching
+// accounts: "12-hour pins: X/100" (see counted for X).
+func (r pinRule) pinsLine(st actors.Status) string {
+	return fmt.Sprintf("%s pins: %d/%d%s", r.adj, counted(st), st.Limit, earlierNote(st))
+}
+
+// counted is the count shown of an account: the slots in use and those
+// an earlier rule still holds (actors.Status.Blocked), as /pin refuses
+// both: 2 in use and 2 held of 5 read "4/5".
+func counted(st actors.Status) int { return min(st.Used+st.Blocked, st.Limit) }
+
+// earlierNote says how much of a count an earlier rule holds, "" when
+// none: " (2 of them under the earlier rule)". changedNote says what the
+// earlier rule is.
+func earlierNote(st actors.Status) string {
+	if st.Blocked <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them under the earlier rule)", min(st.Blocked, st.Limit))
 }
 
 // pinsUnknown stands for pinsLine when the count cannot be read.
@@ -69,8 +86,8 @@ func msgUnknownBoard(board, name string) string {
 
 // atLimit refuses a whole batch before it starts.
 func (r pinRule) atLimit(st actors.Status, name string) string {
-	return fmt.Sprintf("Pin limit reached (%d/%s), so nothing was pinned with %s: the next slot frees %s.%s You can switch to another account in /settings.",
-		r.limit, r.short, name, relTime(nextFree(st)), changedNote(st))
+	return fmt.Sprintf("Pin limit reached (%d/%s), so nothing was pinned with %s: the next slot frees at %s.%s You can switch to another account in /settings.",
+		r.limit, r.short, name, timeText(nextFree(st)), changedNote(st))
 }
 
 // limitStop says that the limit stopped a batch, and when the next slot
@@ -80,7 +97,54 @@ func (r pinRule) limitStop(st actors.Status, pinnedAny bool) string {
 	if pinnedAny {
 		msg = r.limitReached()
 	}
-	return msg + " The next slot frees " + relTime(nextFree(st)) + "." + changedNote(st)
+	return msg + " The next slot frees at " + timeText(nextFree(st)) + "." + changedNote(st)
+}
+
+// refusedStop says why the engine granted a batch no more slots, as
+// limitStop does: Pinterest's hold when it holds an account with free
+// slots, the limit otherwise.
+func (r pinRule) refusedStop(st actors.Status, name string, pinnedAny bool) string {
+	if held(st) {
+		return msgHeld(st, name)
+	}
+	return r.limitStop(st, pinnedAny)
+}
+
+// queuedStop says that the engine granted a batch no more slots and n of
+// its remaining pictures, of asked, were queued instead of skipped, and
+// when the first and the last of them start: "Pin limit reached
+// (100/12h). Queued the remaining 4 pins: the first starts at <t:…:T>
+// (<t:…:R>), the last at <t:…:T> (<t:…:R>)."
+func (r pinRule) queuedStop(st actors.Status, name string, pinnedAny bool, n, asked int, first, last time.Time) string {
+	var sb strings.Builder
+	switch {
+	case held(st):
+		fmt.Fprintf(&sb, "Pinterest asked Pinbot to pause pinning with %s, so nothing more was pinned.", name)
+	case pinnedAny:
+		fmt.Fprintf(&sb, "Pin limit reached (%d/%s).", r.limit, r.short)
+	default:
+		sb.WriteString(r.limitNothingPinned())
+	}
+	pins := countText(n, "pin", "pins")
+	switch {
+	case n < asked && pinnedAny:
+		pins = fmt.Sprintf("%d of the remaining %d pins", n, asked)
+	case n < asked:
+		pins = fmt.Sprintf("%d of %d pins", n, asked)
+	case pinnedAny && n == 1:
+		pins = "the remaining pin"
+	case pinnedAny:
+		pins = "the remaining " + pins
+	}
+	if n == 1 {
+		fmt.Fprintf(&sb, " Queued %s: it starts at %s.", pins, timeText(first))
+	} else {
+		fmt.Fprintf(&sb, " Queued %s: the first starts at %s, the last at %s.", pins, timeText(first), timeText(last))
+	}
+	if !held(st) {
+		sb.WriteString(changedNote(st))
+	}
+	return sb.String()
 }
 
 // changedNote explains a refusal that the current limit alone would not
@@ -92,8 +156,11 @@ func changedNote(st actors.Status) string {
 	if st.Blocked == 0 {
 		return ""
 	}
-	return " Pinbot's limit was changed recently, or its data restored from a backup, and the pins made before still count under the earlier rule."
+	return " " + msgEarlierRule
 }
+
+// msgEarlierRule says why an earlier rule still counts (see changedNote).
+const msgEarlierRule = "Pinbot's limit was changed recently, or its data restored from a backup, and the pins made before still count under the earlier rule."
 
 // nextFree is when the account's next slot frees, never before the
 // status was taken.
@@ -115,5 +182,5 @@ func full(st actors.Status) bool { return st.Free() == 0 }
 
 // msgHeld refuses pins while Pinterest's rate limit holds the account.
 func msgHeld(st actors.Status, name string) string {
-	return fmt.Sprintf("Pinterest asked Pinbot to pause pinning with %s, so nothing more was pinned. It can pin again %s.", name, relTime(nextFree(st)))
+	return fmt.Sprintf("Pinterest asked Pinbot to pause pinning with %s, so nothing more was pinned. It can pin again at %s.", name, timeText(nextFree(st)))
 }

@@ -230,8 +230,9 @@ type pinner struct {
 	boardName string
 	// queue says to queue what the limit refuses; queueing is set once
 	// the limit refused a picture, so that every later one is queued
-	// too, in order.
+	// too, in order, and refusal is the account's status then.
 	queue, queueing bool
+	refusal         actors.Status
 
 	attempts int
 	rep      report
@@ -282,7 +283,7 @@ func (p *pinner) run(bt batch) {
 		}
 		imgs := imagesOf(*msg)
 		if len(imgs) == 0 {
-			p.add(entry{ref: ref, res: resFailed, why: "this message has no image", reason: failNoImage})
+			p.add(entry{ref: ref, res: resSkipped, why: "this message has no image", reason: failNoImage})
 			continue
 		}
 		for j, im := range imgs {
@@ -352,7 +353,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 	}
 	if g.Granted == 0 {
 		if p.queue {
-			p.queueing = true
+			p.queueing, p.refusal = true, g.Status
 			p.queueEntry(msg, e)
 			return
 		}
@@ -390,7 +391,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			// The slot stays counted until its lease ends: safe.
 			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
 		}
-		e.res, e.pinURL, e.count = resPinned, pin.URL, p.b.rule.pinCount(g.Status.Used, g.Status.Limit)
+		e.res, e.pinURL, e.count = resPinned, pin.URL, p.b.rule.pinCount(g.Status)
 		if p.b.onPin != nil {
 			p.b.onPin(time.Since(start), call)
 		}
@@ -440,7 +441,7 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 		log.Msg("pin outcome unknown; slot kept")
 		e.why, e.reason = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit", failOutcomeUnknown
 		if rerr == nil {
-			e.count = p.b.rule.pinCount(st.Used, st.Limit)
+			e.count = p.b.rule.pinCount(st)
 		}
 		p.stopWith(failUnavailable, "Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
 	case errors.Is(err, pinterest.ErrNoTime) || (errors.Is(err, context.DeadlineExceeded) && p.inv.ctx.Err() == nil):
@@ -466,13 +467,13 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 		if errors.Is(err, pinterest.ErrSpamBlocked) {
 			log.Msg("pinterest spam block")
 			e.why, e.reason = "blocked by Pinterest's spam protection", failSpamBlock
-			p.stopWith(failSpamBlock, fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
+			p.stopWith(failSpamBlock, fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), timeText(until)),
 				"not attempted: spam block")
 			return
 		}
 		log.Msg("pinterest rate limit")
 		e.why, e.reason = "Pinterest rate limited this account", failRateLimited
-		p.stopWith(failRateLimited, fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), relTime(until)),
+		p.stopWith(failRateLimited, fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), timeText(until)),
 			"not attempted: rate limited by Pinterest")
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		log.Msg("pinterest grant refused")
@@ -580,7 +581,7 @@ func (e entry) line() string {
 	case resSkipped:
 		return fmt.Sprintf("⏭️ %s · skipped: %s", what, e.why)
 	case resQueued:
-		return fmt.Sprintf("⏳ %s · queued: runs %s", what, relTime(e.due))
+		return fmt.Sprintf("⏳ %s · queued: starts at %s", what, timeText(e.due))
 	}
 	s := fmt.Sprintf("❌ %s · failed: %s", what, e.why)
 	if e.count != "" {

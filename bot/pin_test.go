@@ -95,7 +95,7 @@ func TestPinTenImagesAt95(t *testing.T) {
 	}
 
 	text, in := w.settings(alice)
-	must(t, text, "▶ @first (active) — 12-hour pins: 100/100", "next slot frees <t:")
+	must(t, text, "▶ @first (active) — 12-hour pins: 100/100", "next slot frees at <t:")
 	must(t, text, "• @second — 12-hour pins: 0/100")
 	orig, ok := in.Original()
 	if !ok {
@@ -129,7 +129,7 @@ func TestPinAtLimitRefusesBatch(t *testing.T) {
 	m := w.addImages(w.channel.ID, 1, "")
 	text, _ := w.pin(alice, m.ID.String())
 	next := t0.Add(12 * time.Hour).Unix()
-	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with @alicepins", fmt.Sprintf("<t:%d:R>", next))
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with @alicepins", fmt.Sprintf("<t:%d:T> (<t:%d:R>)", next, next))
 	if n := w.ps.Count("POST", pinteresttest.PathPins); n != 0 {
 		t.Fatalf("%d pin requests reached Pinterest", n)
 	}

@@ -55,21 +55,21 @@ func (p *pinner) enqueue() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.inv.ctx), resolveTimeout)
 	defer cancel()
 	q, err := eng.Enqueue(ctx, p.acct.ID, payloads)
-	limitMsg := p.b.rule.limitStop(q.Status, p.pinnedAny())
 	if err != nil {
 		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("queueing pins failed")
 		for _, i := range idx {
 			p.rep.entries[i].res, p.rep.entries[i].why = resSkipped, "not queued: Pinbot's storage is unavailable"
 			p.rep.entries[i].reason = failEngine
 		}
-		p.rep.queued = limitMsg + " Pinbot could not queue the rest (its storage is unavailable); please try again later."
+		p.rep.queued = p.b.rule.refusedStop(p.refusal, p.name, p.pinnedAny()) + " Pinbot could not queue the rest (its storage is unavailable); please try again later."
 		return
 	}
+	maxQueue := countText(eng.Config().MaxQueue, "pin", "pins")
 	for k, i := range idx {
 		e := &p.rep.entries[i]
 		e.job = nil
 		if k >= len(q.Jobs) {
-			e.res, e.why, e.reason = resSkipped, fmt.Sprintf("this account's queue is full (%d pins)", eng.Config().MaxQueue), failQueueFull
+			e.res, e.why, e.reason = resSkipped, fmt.Sprintf("this account's queue is full (%s)", maxQueue), failQueueFull
 			continue
 		}
 		e.due = q.Jobs[k].Due
@@ -78,21 +78,18 @@ func (p *pinner) enqueue() {
 		}
 	}
 	if len(q.Jobs) == 0 {
-		p.rep.queued = limitMsg + fmt.Sprintf(" This account's queue is full (%d pins), so nothing was queued.", eng.Config().MaxQueue)
+		p.rep.queued = p.b.rule.refusedStop(q.Status, p.name, p.pinnedAny()) + fmt.Sprintf(" This account's queue is full (%s), so nothing was queued.", maxQueue)
 		return
 	}
 	first, last := p.rep.entries[idx[0]].due, p.rep.entries[idx[len(q.Jobs)-1]].due
 	var sb strings.Builder
-	sb.WriteString(limitMsg)
-	fmt.Fprintf(&sb, " Queued %d instead: ", len(q.Jobs))
-	if len(q.Jobs) == 1 {
-		fmt.Fprintf(&sb, "it runs %s.", relTime(first))
-	} else {
-		fmt.Fprintf(&sb, "the first runs %s, the last %s.", relTime(first), relTime(last))
-	}
+	sb.WriteString(p.b.rule.queuedStop(q.Status, p.name, p.pinnedAny(), len(q.Jobs), len(idx), first, last))
 	sb.WriteString(" Pinbot will send you the results in a direct message; /queue shows and cancels queued pins.")
-	if q.Refused > 0 {
-		fmt.Fprintf(&sb, " %d did not fit in the account's queue.", q.Refused)
+	switch left := len(idx) - len(q.Jobs); {
+	case left == 1:
+		fmt.Fprintf(&sb, " 1 more did not fit in the account's queue (%s) and was skipped.", maxQueue)
+	case left > 1:
+		fmt.Fprintf(&sb, " %d more did not fit in the account's queue (%s) and were skipped.", left, maxQueue)
 	}
 	p.rep.queued = sb.String()
 }

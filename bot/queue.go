@@ -195,7 +195,7 @@ func (b *Bot) renderQueue(user snowflake.ID, note string, qs []accountQueue) rep
 			lines = append(lines, queueLine{text: head + " — its queue cannot be read right now."})
 			continue
 		}
-		head += " — " + b.rule.pinsLine(q.st.Used, q.st.Limit)
+		head += " — " + b.rule.pinsLine(q.st)
 		if q.acct.RelinkNeeded {
 			head += " — needs /link again"
 		}
@@ -221,7 +221,7 @@ func (b *Bot) renderQueue(user snowflake.ID, note string, qs []accountQueue) rep
 				msgs[i].pins++
 				mark = fmt.Sprintf("`%d` ", msgs[i].n)
 			}
-			lines = append(lines, queueLine{text: "⏳ " + mark + pinText(user, j) + " · starts " + relTime(j.Due), item: true})
+			lines = append(lines, queueLine{text: "⏳ " + mark + pinText(user, j) + " · starts at " + timeText(j.Due), item: true})
 		}
 		for _, j := range q.done {
 			lines = append(lines, queueLine{text: doneText(user, j), item: true})
@@ -263,7 +263,7 @@ func doneText(user snowflake.ID, j actors.Job) string {
 
 // resultText is the outcome of a done job.
 func resultText(j actors.Job) string {
-	when := " · " + relTime(j.Finished)
+	when := " · " + timeText(j.Finished)
 	r, ok := decodeJobResult(j.Result)
 	if !ok {
 		return "❔ outcome not recorded" + when
@@ -336,12 +336,15 @@ func queueComponents(qs []accountQueue, msgs []queueMessage) []discord.LayoutCom
 		for _, m := range msgs[:min(len(msgs), maxSelectOptions)] {
 			pins := "its waiting pin"
 			if m.pins > 1 {
-				pins = fmt.Sprintf("its %d waiting pins", m.pins)
+				pins = "its " + countText(m.pins, "waiting pin", "waiting pins")
 			}
+			// A description shows no markdown, so no Discord timestamp:
+			// the start the list shows, in the plain form of the same
+			// instant (plainTimeText).
 			opts = append(opts, discord.StringSelectMenuOption{
 				Label:       fmt.Sprintf("Message %d: cancel %s", m.n, pins),
 				Value:       m.account.ID + "/" + m.message.String(),
-				Description: truncateRunes(accountLabel(m.account.Username, m.account.ID)+" · the first starts "+startsIn(m.first, m.now), 100),
+				Description: truncateRunes(accountLabel(m.account.Username, m.account.ID)+" · the first starts at "+plainTimeText(m.first, m.now), 100),
 			})
 		}
 		comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idQueueMessage, "Cancel the waiting pins of one message", opts...)))
@@ -368,15 +371,6 @@ func queueComponents(qs []accountQueue, msgs []queueMessage) []discord.LayoutCom
 		comps = append(comps, discord.NewActionRow(row...))
 	}
 	return comps
-}
-
-// startsIn says, in plain text, when a pin due at due starts, seen at now.
-func startsIn(due, now time.Time) string {
-	d := due.Sub(now).Round(time.Minute)
-	if d < time.Minute {
-		return "within a minute"
-	}
-	return "in " + FormatDuration(d)
 }
 
 // handleQueueAll serves a "Cancel all" button: every waiting pin of the
@@ -462,10 +456,7 @@ func msgCanceled(n, asked int) string {
 	if n == 0 {
 		return msgQueueGone
 	}
-	s := fmt.Sprintf("Canceled %d queued pins.", n)
-	if n == 1 {
-		s = "Canceled 1 queued pin."
-	}
+	s := "Canceled " + countText(n, "queued pin", "queued pins") + "."
 	switch left := asked - n; {
 	case left == 1:
 		s += " 1 more was no longer waiting."

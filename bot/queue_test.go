@@ -266,12 +266,12 @@ func TestQueueList(t *testing.T) {
 	must(t, text, msgQueueTitle,
 		"**@first** — 12-hour pins: 100/100",
 		"▶️ "+jump(w, m3)+" (image 1 of 3) · running now",
-		"⏳ `1` "+jump(w, m3)+" (image 2 of 3) · starts "+relTime(waiting[0].Due),
-		"⏳ `1` "+jump(w, m3)+" (image 3 of 3) · starts "+relTime(waiting[1].Due),
-		"⏳ `2` "+jump(w, m4)+fmt.Sprintf(" · queued by <@%d> · starts ", bob)+relTime(waiting[2].Due),
-		"❌ failed: the image is too small · "+relTime(t0.Add(5*time.Minute)),
-		"❔ may exist (counts toward the limit): Pinterest did not answer · "+relTime(t0.Add(4*time.Minute)),
-		"✅ pinned → <https://www.pinterest.com/pin/41/> · "+relTime(t0.Add(3*time.Minute)))
+		"⏳ `1` "+jump(w, m3)+" (image 2 of 3) · starts at "+timeText(waiting[0].Due),
+		"⏳ `1` "+jump(w, m3)+" (image 3 of 3) · starts at "+timeText(waiting[1].Due),
+		"⏳ `2` "+jump(w, m4)+fmt.Sprintf(" · queued by <@%d> · starts at ", bob)+timeText(waiting[2].Due),
+		"❌ failed: the image is too small · "+timeText(t0.Add(5*time.Minute)),
+		"❔ may exist (counts toward the limit): Pinterest did not answer · "+timeText(t0.Add(4*time.Minute)),
+		"✅ pinned → <https://www.pinterest.com/pin/41/> · "+timeText(t0.Add(3*time.Minute)))
 	if strings.Contains(text, "queued by <@"+alice.String()) {
 		t.Errorf("alice's own pins say who queued them:\n%s", text)
 	}
@@ -280,7 +280,7 @@ func TestQueueList(t *testing.T) {
 		t.Fatalf("menu %+v, buttons %+v; want 2 options and 1 button", c.menu, c.buttons)
 	}
 	o := c.option(t, "1001/"+m3.ID.String())
-	if o.Label != "Message 1: cancel its 2 waiting pins" || o.Description != "@first · the first starts in 11h 55m" {
+	if o.Label != "Message 1: cancel its 2 waiting pins" || o.Description != "@first · the first starts at 21:00:00 UTC (in 11h 55m)" {
 		t.Errorf("option %+v", o)
 	}
 	c.option(t, "1001/"+m4.ID.String())

@@ -64,7 +64,7 @@ func TestPinPausedBeforeRefusal(t *testing.T) {
 	text, _ := w.pin(alice, m.ID.String())
 	until := t0.Add(time.Hour).Unix()
 	must(t, text, "2 pinned, 1 failed, 1 skipped.", "12-hour pin count: 2/100", "failed: Pinterest rate limited this account",
-		fmt.Sprintf("Pinterest rate limited @alicepins. Skipped remaining pins; Pinbot will not pin with this account again before <t:%d:R>.", until))
+		fmt.Sprintf("Pinterest rate limited @alicepins. Skipped remaining pins; Pinbot will not pin with this account again before <t:%d:T> (<t:%d:R>).", until, until))
 	if n := w.used("1001"); n != 2 {
 		t.Fatalf("count %d, want 2 (the held-back pin released)", n)
 	}
@@ -75,7 +75,7 @@ func TestPinPausedBeforeRefusal(t *testing.T) {
 	}
 	wantPosts := w.ps.Count(http.MethodPost, pinteresttest.PathPins)
 	text, _ = w.pin(alice, m.ID.String())
-	must(t, text, fmt.Sprintf("Pinterest asked Pinbot to pause pinning with @alicepins, so nothing more was pinned. It can pin again <t:%d:R>.", until))
+	must(t, text, fmt.Sprintf("Pinterest asked Pinbot to pause pinning with @alicepins, so nothing more was pinned. It can pin again at <t:%d:T> (<t:%d:R>).", until, until))
 	if n := w.ps.Count(http.MethodPost, pinteresttest.PathPins); n != wantPosts || n != 2 {
 		t.Fatalf("%d pins sent, want 2", n)
 	}

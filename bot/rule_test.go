@@ -46,15 +46,15 @@ func TestRuleTexts(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{def.limitReached(), "Pin limit reached (100/12h). Skipped remaining pins."},
 		{def.limitNothingPinned(), "Pin limit reached (100/12h), so nothing was pinned."},
-		{def.pinCount(7, 100), "12-hour pin count: 7/100"},
-		{def.pinsLine(7, 100), "12-hour pins: 7/100"},
+		{def.pinCount(actors.Status{Used: 7, Limit: 100}), "12-hour pin count: 7/100"},
+		{def.pinsLine(actors.Status{Used: 7, Limit: 100}), "12-hour pins: 7/100"},
 		{def.pinsUnknown(), "12-hour pins: unknown"},
-		{def.limitStop(st, true), "Pin limit reached (100/12h). Skipped remaining pins. The next slot frees <t:1772370000:R>."},
-		{def.atLimit(st, "@a"), "Pin limit reached (100/12h), so nothing was pinned with @a: the next slot frees <t:1772370000:R>. You can switch to another account in /settings."},
+		{def.limitStop(st, true), "Pin limit reached (100/12h). Skipped remaining pins. The next slot frees at <t:1772370000:T> (<t:1772370000:R>)."},
+		{def.atLimit(st, "@a"), "Pin limit reached (100/12h), so nothing was pinned with @a: the next slot frees at <t:1772370000:T> (<t:1772370000:R>). You can switch to another account in /settings."},
 		{other.limitReached(), "Pin limit reached (5/20s). Skipped remaining pins."},
 		{other.limitNothingPinned(), "Pin limit reached (5/20s), so nothing was pinned."},
-		{other.pinCount(1, 5), "20-second pin count: 1/5"},
-		{other.pinsLine(1, 5), "20-second pins: 1/5"},
+		{other.pinCount(actors.Status{Used: 1, Limit: 5}), "20-second pin count: 1/5"},
+		{other.pinsLine(actors.Status{Used: 1, Limit: 5}), "20-second pins: 1/5"},
 		{other.pinsUnknown(), "20-second pins: unknown"},
 	}
 	for i, tt := range tests {
@@ -109,5 +109,55 @@ func TestPinFollowsRule(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no command description names the 20-second window")
+	}
+}
+
+// TestRuleCountsEarlierRule: the counts shown add the slots an earlier
+// rule still holds to those in use, as /pin refuses them, and say so.
+func TestRuleCountsEarlierRule(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := ruleOf(actors.DefaultConfig())
+	tests := []struct {
+		st               actors.Status
+		pinsLine, pinCnt string
+	}{
+		{actors.Status{Used: 2, Limit: 5, At: at}, "12-hour pins: 2/5", "12-hour pin count: 2/5"},
+		{actors.Status{Used: 2, Limit: 5, Blocked: 2, At: at}, "12-hour pins: 4/5 (2 of them under the earlier rule)", "12-hour pin count: 4/5 (2 of them under the earlier rule)"},
+		{actors.Status{Used: 0, Limit: 5, Blocked: 5, At: at}, "12-hour pins: 5/5 (5 of them under the earlier rule)", "12-hour pin count: 5/5 (5 of them under the earlier rule)"},
+	}
+	for i, tt := range tests {
+		if got := r.pinsLine(tt.st); got != tt.pinsLine {
+			t.Errorf("step %d: pinsLine = %q want %q", i, got, tt.pinsLine)
+		}
+		if got := r.pinCount(tt.st); got != tt.pinCnt {
+			t.Errorf("step %d: pinCount = %q want %q", i, got, tt.pinCnt)
+		}
+	}
+}
+
+// TestRuleQueuedTexts: a batch whose rest was queued says so, never that
+// it skipped it; what did not fit in the queue is said to be skipped.
+func TestRuleQueuedTexts(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	first, last := at.Add(time.Hour), at.Add(2*time.Hour)
+	full := actors.Status{Used: 100, Limit: 100, NextFree: first, At: at, Queued: 4}
+	blocked := actors.Status{Used: 10, Limit: 100, Blocked: 90, NextFree: first, At: at, Queued: 4}
+	heldSt := actors.Status{Used: 10, Limit: 100, NextFree: first, At: at, Queued: 4}
+	r := ruleOf(actors.DefaultConfig())
+	const f, l = "<t:1772370000:T> (<t:1772370000:R>)", "<t:1772373600:T> (<t:1772373600:R>)"
+	tests := []struct{ got, want string }{
+		{r.queuedStop(full, "@a", true, 4, 4, first, last), "Pin limit reached (100/12h). Queued the remaining 4 pins: the first starts at " + f + ", the last at " + l + "."},
+		{r.queuedStop(full, "@a", true, 1, 1, first, first), "Pin limit reached (100/12h). Queued the remaining pin: it starts at " + f + "."},
+		{r.queuedStop(full, "@a", false, 4, 4, first, last), "Pin limit reached (100/12h), so nothing was pinned. Queued 4 pins: the first starts at " + f + ", the last at " + l + "."},
+		{r.queuedStop(full, "@a", false, 1, 1, first, first), "Pin limit reached (100/12h), so nothing was pinned. Queued 1 pin: it starts at " + f + "."},
+		{r.queuedStop(full, "@a", true, 2, 4, first, last), "Pin limit reached (100/12h). Queued 2 of the remaining 4 pins: the first starts at " + f + ", the last at " + l + "."},
+		{r.queuedStop(full, "@a", false, 2, 4, first, last), "Pin limit reached (100/12h), so nothing was pinned. Queued 2 of 4 pins: the first starts at " + f + ", the last at " + l + "."},
+		{r.queuedStop(blocked, "@a", true, 4, 4, first, last), "Pin limit reached (100/12h). Queued the remaining 4 pins: the first starts at " + f + ", the last at " + l + ". " + msgEarlierRule},
+		{r.queuedStop(heldSt, "@a", true, 4, 4, first, last), "Pinterest asked Pinbot to pause pinning with @a, so nothing more was pinned. Queued the remaining 4 pins: the first starts at " + f + ", the last at " + l + "."},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("step %d: %q\n want %q", i, tt.got, tt.want)
+		}
 	}
 }

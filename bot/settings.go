@@ -54,6 +54,7 @@ func (b *Bot) settings(inv invocation) reply {
 	sb.WriteString("**Your Pinterest accounts**\n")
 	var active *links.Account
 	var activeSt actors.Status
+	earlier := false // some count holds slots of an earlier rule
 	for i, a := range accts {
 		name := accountName(a.Username, a.ID)
 		marker, suffix := "•", ""
@@ -63,7 +64,8 @@ func (b *Bot) settings(inv invocation) reply {
 		}
 		count := b.rule.pinsUnknown()
 		if sts[i].Limit > 0 {
-			count = b.rule.pinsLine(sts[i].Used, sts[i].Limit)
+			count = b.rule.pinsLine(sts[i])
+			earlier = earlier || sts[i].Blocked > 0
 		}
 		board := "none yet"
 		if a.DefaultBoard != "" {
@@ -74,14 +76,17 @@ func (b *Bot) settings(inv invocation) reply {
 			sb.WriteString(" — needs /link again")
 		}
 		if sts[i].Limit > 0 && held(sts[i]) {
-			sb.WriteString(" — paused by Pinterest until " + relTime(nextFree(sts[i])))
+			sb.WriteString(" — paused by Pinterest until " + timeText(nextFree(sts[i])))
 		}
 		sb.WriteString("\n")
+	}
+	if earlier {
+		sb.WriteString(msgEarlierRule + "\n")
 	}
 	if active == nil {
 		sb.WriteString("No account is active: pick one with the menu below.\n")
 	} else if activeSt.Limit > 0 && full(activeSt) {
-		fmt.Fprintf(&sb, "Your active account is at its limit; its next slot frees %s. Switch to another account to keep pinning.\n", relTime(nextFree(activeSt)))
+		fmt.Fprintf(&sb, "Your active account is at its limit; its next slot frees at %s. Switch to another account to keep pinning.\n", timeText(nextFree(activeSt)))
 	}
 
 	var comps []discord.LayoutComponent
@@ -92,7 +97,7 @@ func (b *Bot) settings(inv invocation) reply {
 		}
 		desc := b.rule.pinsUnknown()
 		if sts[i].Limit > 0 {
-			desc = b.rule.pinsLine(sts[i].Used, sts[i].Limit)
+			desc = b.rule.pinsLine(sts[i])
 		}
 		opts = append(opts, discord.StringSelectMenuOption{
 			Label:       truncateRunes(accountLabel(a.Username, a.ID), 100),
@@ -228,10 +233,11 @@ func (b *Bot) switchAccount(inv invocation, e *handler.ComponentEvent) reply {
 		inv.log.Error().Err(err).Str("account", id).Msg("reading the pin count failed")
 		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, b.rule.pinsUnknown())
 	} else {
-		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, b.rule.pinsLine(st.Used, st.Limit))
+		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, b.rule.pinsLine(st))
 		if full(st) {
-			fmt.Fprintf(&sb, " It is at its limit; its next slot frees %s.", relTime(nextFree(st)))
+			fmt.Fprintf(&sb, " It is at its limit; its next slot frees at %s.", timeText(nextFree(st)))
 		}
+		sb.WriteString(changedNote(st))
 	}
 	if acct.RelinkNeeded {
 		sb.WriteString(" It needs /link again before it can pin.")

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -12,10 +11,7 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
-	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
-	"github.com/pinbot/pinbot/bot/web"
-	"github.com/pinbot/pinbot/bot/web/webtest"
 )
 
 // stateOf returns the OAuth state of the authorization URL in a /link
@@ -172,49 +168,15 @@ func TestAutocompleteBoards(t *testing.T) {
 }
 
 // linkThroughOAuth links a Pinterest account to user the way a person
-// does: /link, then its address opened with the Pinterest stand-in signed
-// in as the account, which redirects to the OAuth callback (bot/web),
-// which shows the confirmation page, whose confirm button the person
-// presses. It returns the /link reply and the last page's message.
+// does (w.linkFlow). It returns the /link reply and the last page's
+// message.
 func (w *world) linkThroughOAuth(t *testing.T, user snowflake.ID, accountID string) (reply, page string) {
 	t.Helper()
-	reply, _ = w.run(discordtest.Invocation{UserID: user, Data: discordtest.ChatInput{Name: cmdLink}})
-	m := regexp.MustCompile(`<(http[^>]+)>`).FindStringSubmatch(reply)
-	if m == nil {
-		t.Fatalf("no URL in %q", reply)
+	run := w.linkFlow(t, user, accountID, linkSteps{})
+	if run.page.Status != http.StatusOK || run.page.Title != "Linked" {
+		t.Fatalf("link: %d %q %q", run.page.Status, run.page.Title, run.page.Message)
 	}
-	w.ps.SetLoggedIn(accountID)
-	c := w.ps.Client()
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := c.Get(m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusFound || loc == "" {
-		t.Fatalf("authorization page: status %d, Location %q", resp.StatusCode, loc)
-	}
-	users, err := discorduser.New(discorduser.Config{Token: w.dc.Token(), APIURL: w.dc.APIURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := web.New(web.Config{Links: w.links, Pinterest: w.pc, Discord: users, AvatarSources: []string{}, Now: w.pclock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The callback listens where the Pinterest client's redirect says.
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	b := webtest.NewBrowser(nil)
-	p, err := b.Get(w.ctx, strings.Replace(loc, "http://127.0.0.1:8080", ts.URL, 1))
-	if err != nil || p.Title != "Confirm the link" {
-		t.Fatalf("callback: %v %d %q", err, p.Status, p.Message)
-	}
-	if p, err = b.Submit(w.ctx, p, webtest.Confirm); err != nil || p.Status != http.StatusOK {
-		t.Fatalf("confirm: %v %d %q", err, p.Status, p.Message)
-	}
-	return reply, p.Message
+	return run.reply, run.page.Message
 }
 
 // TestFirstPinAfterLink links accounts as a person does, then pins at

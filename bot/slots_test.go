@@ -23,7 +23,7 @@ func TestPinPreflightSaysNothingWasPinned(t *testing.T) {
 	w.fill("1001", 100)
 	m := w.addImages(w.channel.ID, 2, "")
 	text, _ := w.pin(alice, m.ID.String())
-	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with @alicepins: the next slot frees <t:")
+	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with @alicepins: the next slot frees at <t:")
 	mustNot(t, text, "Skipped remaining pins")
 	if n := len(w.ps.PinsFor("1001")); n != 0 {
 		t.Fatalf("%d pins, want 0", n)
@@ -51,7 +51,7 @@ func TestPinEachPictureTakesASlot(t *testing.T) {
 	must(t, text, "2 pinned, 1 skipped.",
 		"(image 1 of 3) → <https://www.pinterest.com/pin/", "12-hour pin count: 99/100",
 		"(image 2 of 3) → <https://www.pinterest.com/pin/", "12-hour pin count: 100/100",
-		"Pin limit reached (100/12h). Skipped remaining pins. The next slot frees <t:",
+		"Pin limit reached (100/12h). Skipped remaining pins. The next slot frees at <t:",
 		fmt.Sprintf("%d> (image 3 of 3) · skipped: limit reached", m.ID))
 	if n := len(w.ps.PinsFor("1001")); n != 2 {
 		t.Fatalf("%d pins, want 2", n)

@@ -95,10 +95,56 @@ func FormatDuration(d time.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// relTime is a Discord timestamp that each reader sees as relative time,
-// such as "in 3 hours".
-func relTime(t time.Time) string {
-	return fmt.Sprintf("<t:%d:R>", t.Unix())
+// timeText is how every reply shows an instant: the exact time, which
+// Discord renders in each reader's time zone ("16:05:06"), beside the
+// relative one ("in 12 hours"): "<t:1772370000:T> (<t:1772370000:R>)".
+// Discord's timestamps count whole seconds: t is rounded up to the second,
+// so that no time shown is before the instant it stands for.
+func timeText(t time.Time) string {
+	s := unixCeil(t)
+	return fmt.Sprintf("<t:%d:T> (<t:%d:R>)", s, s)
+}
+
+// plainTimeText is timeText for the places Discord shows without markdown
+// (select-menu labels and descriptions), where a timestamp would show as
+// its code: the same instant, rounded up to the second, as a time of day
+// in UTC, beside how long it is from now, to the second: "16:05:06 UTC
+// (in 1m 17s)", "16:05:06 UTC (now)", "16:05:06 UTC (3m ago)".
+func plainTimeText(t, now time.Time) string {
+	at := time.Unix(unixCeil(t), 0).UTC()
+	d := at.Sub(now)
+	if r := d % time.Second; r != 0 { // up to the second, as at is
+		d -= r
+		if r > 0 {
+			d += time.Second
+		}
+	}
+	rel := "now"
+	switch {
+	case d >= time.Second:
+		rel = "in " + FormatDuration(d)
+	case d <= -time.Second:
+		rel = FormatDuration(-d) + " ago"
+	}
+	return at.Format("15:04:05") + " UTC (" + rel + ")"
+}
+
+// unixCeil is t in Unix seconds, rounded up.
+func unixCeil(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}
+
+// countText writes a count with its noun agreeing: "1 pin", "2 pins",
+// "0 pins".
+func countText(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // truncateRunes cuts s to at most n runes.

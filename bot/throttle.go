@@ -32,13 +32,18 @@ const whyThrottled = "not attempted: your allowance is used up"
 // throttle is each user's allowance (see DefaultUserRate), on the
 // engine's clock. A nil throttle allows everything.
 type throttle struct {
-	lim  *gcra.Limiter
-	now  func() time.Time
-	rate gcra.Rate
+	lim *gcra.Limiter
+	// now is the engine's clock, which says when to try again; elapsed
+	// the allowances' instants, the engine time since the throttle was
+	// made. Engine time only moves forward, whatever the wall clock
+	// does (package actors, RunningClock).
+	now     func() time.Time
+	elapsed func() time.Duration
+	rate    gcra.Rate
 }
 
 func newThrottle(r gcra.Rate, now func() time.Time) *throttle {
-	return &throttle{lim: gcra.NewLimiter(r, maxThrottledUsers), now: now, rate: r}
+	return &throttle{lim: gcra.NewLimiter(r, maxThrottledUsers), now: now, elapsed: gcra.Since(now), rate: r}
 }
 
 // charge takes n units from user's allowance. When it refuses, nothing
@@ -48,12 +53,11 @@ func (t *throttle) charge(user snowflake.ID, n int) (ok bool, at time.Time) {
 	if t == nil {
 		return true, time.Time{}
 	}
-	now := t.now()
-	res := t.lim.AllowN(user.String(), now, n)
+	res := t.lim.AllowN(user.String(), t.elapsed(), n)
 	if res.Allowed {
 		return true, time.Time{}
 	}
-	at = now.Add(res.RetryAfter)
+	at = t.now().Add(res.RetryAfter)
 	if frac := at.Sub(at.Truncate(time.Second)); frac > 0 {
 		at = at.Add(time.Second - frac)
 	}
@@ -84,14 +88,14 @@ func periodText(d time.Duration) string {
 
 // msgThrottled refuses a command whose user has used up their allowance.
 func (t *throttle) msgThrottled(at time.Time) string {
-	return fmt.Sprintf("You are asking Pinbot for more than it allows each user (%s; a /pin costs one per image), so this was not run. Try again %s.",
-		t.describe(), relTime(at))
+	return fmt.Sprintf("You are asking Pinbot for more than it allows each user (%s; a /pin costs one per image), so this was not run. Try again at %s.",
+		t.describe(), timeText(at))
 }
 
 // msgThrottledStop stops a batch whose user's allowance ran out midway.
 func (t *throttle) msgThrottledStop(at time.Time) string {
-	return fmt.Sprintf("You have used up what Pinbot allows each user (%s; a /pin costs one per image), so Pinbot stopped here. You can go on %s.",
-		t.describe(), relTime(at))
+	return fmt.Sprintf("You have used up what Pinbot allows each user (%s; a /pin costs one per image), so Pinbot stopped here. You can go on at %s.",
+		t.describe(), timeText(at))
 }
 
 // cost is what an interaction costs up front: a /pin one unit per message

@@ -31,7 +31,7 @@ func TestUserThrottle(t *testing.T) {
 	text, _ = w.pin(alice, w.addImages(w.channel.ID, 4, "").ID.String())
 	back := t0.Add(2 * time.Minute).Unix()
 	must(t, text, "2 pinned, 2 skipped.", "(image 2 of 4) → ",
-		fmt.Sprintf("You have used up what Pinbot allows each user (5 per 10 minutes; a /pin costs one per image), so Pinbot stopped here. You can go on <t:%d:R>.", back),
+		fmt.Sprintf("You have used up what Pinbot allows each user (5 per 10 minutes; a /pin costs one per image), so Pinbot stopped here. You can go on at <t:%d:T> (<t:%d:R>).", back, back),
 		"(image 3 of 4) · skipped: "+whyThrottled, "(image 4 of 4) · skipped: "+whyThrottled)
 	if n := w.used("1001"); n != 5 {
 		t.Fatalf("count %d, want 5", n)
@@ -39,7 +39,7 @@ func TestUserThrottle(t *testing.T) {
 
 	// Any command is refused now, after its acknowledgement (w.text
 	// checks the ephemeral deferral came first).
-	refused := fmt.Sprintf("You are asking Pinbot for more than it allows each user (5 per 10 minutes; a /pin costs one per image), so this was not run. Try again <t:%d:R>.", back)
+	refused := fmt.Sprintf("You are asking Pinbot for more than it allows each user (5 per 10 minutes; a /pin costs one per image), so this was not run. Try again at <t:%d:T> (<t:%d:R>).", back, back)
 	text, _ = w.settings(alice)
 	if text != refused {
 		t.Fatalf("settings over the allowance: %q, want %q", text, refused)
@@ -58,7 +58,7 @@ func TestUserThrottle(t *testing.T) {
 	text, _ = w.settings(alice)
 	must(t, text, "@alicepins (active)")
 	text, _ = w.settings(alice)
-	must(t, text, fmt.Sprintf("Try again <t:%d:R>.", t0.Add(4*time.Minute).Unix()))
+	must(t, text, fmt.Sprintf("Try again at <t:%d:T> (<t:%d:R>).", t0.Add(4*time.Minute).Unix(), t0.Add(4*time.Minute).Unix()))
 
 	// "Pin to Pinterest" costs its images up front.
 	w.eclock.Advance(10 * time.Minute)
@@ -119,7 +119,7 @@ func TestUserThrottleComponent(t *testing.T) {
 		t.Fatalf("responses %+v, want a deferred update and a followup", rs)
 	}
 	if rs[1].Data == nil || !rs[1].Data.Flags.Has(discord.MessageFlagEphemeral) ||
-		rs[1].Data.Content != fmt.Sprintf("You are asking Pinbot for more than it allows each user (2 per hour; a /pin costs one per image), so this was not run. Try again <t:%d:R>.", t0.Add(30*time.Minute).Unix()) {
+		rs[1].Data.Content != fmt.Sprintf("You are asking Pinbot for more than it allows each user (2 per hour; a /pin costs one per image), so this was not run. Try again at <t:%d:T> (<t:%d:R>).", t0.Add(30*time.Minute).Unix(), t0.Add(30*time.Minute).Unix()) {
 		t.Fatalf("followup %+v", rs[1].Data)
 	}
 	checkNoMentions(t, rs[1])
