@@ -149,11 +149,43 @@ func New(cfg Config) (*Bot, error) {
 	if clock == nil {
 		clock = schedule.SystemClock()
 	}
-	if b.digest, err = digest.New(client.Rest, clock, cfg.Log, cfg.Digest); err != nil {
+	dopts := []digest.Option{digest.WithAccess(digestAccess{rest: client.Rest})}
+	if cfg.Outbox != nil {
+		dopts = append(dopts, digest.WithOutbox(cfg.Outbox))
+	}
+	if b.digest, err = digest.New(client.Rest, clock, cfg.Log, cfg.Digest, dopts...); err != nil {
 		b.cancelWork()
 		return nil, fmt.Errorf("bot: %w", err)
 	}
+	b.resumeDigests()
 	return b, nil
+}
+
+// resumeDigests gathers the digest lines an earlier run kept and did not
+// send, before any queued pin runs (a pin recovered after a crash is then
+// reported with the line kept first). A store that cannot be read is
+// logged: the results remain in /queue.
+func (b *Bot) resumeDigests() {
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	n, err := b.digest.Resume(ctx)
+	if err != nil {
+		b.log.Error().Err(err).Int("lines", n).Msg("reading the digests left unsent by the last run failed; their results remain in /queue")
+		return
+	}
+	if n > 0 {
+		b.log.Info().Int("lines", n).Msg("sending the digests left unsent by the last run")
+	}
+}
+
+// digestAccess tells the digests whether a user may still read the
+// channel where they ran a command, with the check queued pins use.
+type digestAccess struct{ rest rest.Rest }
+
+func (a digestAccess) CanRead(ctx context.Context, guildID, channelID, userID snowflake.ID) (bool, error) {
+	ac := &accessChecker{rest: a.rest, ctx: ctx, guildID: guildID, userID: userID}
+	res, err := ac.canRead(channelID)
+	return res.ok, err
 }
 
 // Start replaces the application's global commands with the bot's (a bulk
@@ -316,7 +348,7 @@ func (b *Bot) closeDigests(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CloseTimeout)
 	defer cancel()
 	if err := b.digest.Close(dctx); err != nil {
-		b.log.Error().Err(err).Msg("digests of queued pins were left unsent at close; they remain in /queue")
+		b.log.Error().Err(err).Msg("digests of queued pins were left unsent at close; they remain in /queue, and those kept are sent at the next start")
 	}
 }
 

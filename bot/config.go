@@ -89,6 +89,11 @@ type Config struct {
 	// DigestClock is the digests' clock; nil means schedule.SystemClock()
 	// (tests pass a fake one).
 	DigestClock schedule.Clock
+	// Outbox keeps the digests' lines, each stored with its queued pin's
+	// outcome, until Discord accepted them, so that a crash loses none;
+	// New gathers what it holds (see package digest). Nil keeps them in
+	// memory only; the program passes Links.Outbox().
+	Outbox digest.Outbox
 
 	// Now is the wall clock, used for OAuth states and for how long
 	// board lists are kept; default time.Now. Pin counts use the

@@ -13,6 +13,7 @@ import (
 	"github.com/disgoorg/disgo/rest"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 )
@@ -219,25 +220,41 @@ func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest
 }
 
 // endJob records the job's outcome with the engine and, unless it goes
-// back to the queue, tells the user in a digest. jctx carries the job's
-// log IDs.
+// back to the queue, tells the user in a digest. The digest's line is
+// kept in the digests' outbox before the engine records the outcome, so
+// that a crash between the two loses no news; for a job reported before,
+// the line kept first is the one sent. jctx carries the job's log IDs.
 func (b *Bot) endJob(jctx context.Context, j actors.Job, o actors.Outcome, q queuedPin, name string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(jctx), resolveTimeout)
 	defer cancel()
+	r, ok := decodeJobResult(o.Result)
+	tell := !o.Retry && ok && q.User != 0 && b.digest != nil
+	var line digest.Line
+	if tell {
+		line = digest.Line{
+			Key:  digest.Key{Account: j.Account, Job: j.ID},
+			User: q.User, Guild: q.Guild, Channel: q.From,
+			Text: jobLine(q, r, name),
+		}
+		kept, err := b.digest.Keep(ctx, line)
+		if err != nil {
+			b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("keeping a queued pin's result for its digest failed; it is sent from memory")
+		} else {
+			line = kept
+		}
+	}
 	if _, err := b.cfg.Engine.Finish(ctx, j, o); err != nil {
 		b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("recording a queued pin's outcome failed")
 	}
 	if o.Retry {
 		return
 	}
-	r, ok := decodeJobResult(o.Result)
 	if ok {
 		b.reportJob(r)
 	}
-	if !ok || q.User == 0 || b.digest == nil {
-		return
+	if tell {
+		b.digest.Add(line)
 	}
-	b.digest.Add(q.User, q.From, jobLine(q, r, name))
 }
 
 // jobLine is a queued pin's line in a digest or in /queue.

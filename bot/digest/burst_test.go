@@ -29,7 +29,7 @@ func TestBurstManyUsersOneFallback(t *testing.T) {
 	ids := burstUsers(h, users, false)
 	for _, id := range ids {
 		for j := range perUser {
-			h.s.Add(id, h.general.ID, fmt.Sprintf("result %d for %d", j, id))
+			h.add(id, h.general.ID, fmt.Sprintf("result %d for %d", j, id))
 		}
 	}
 	h.runUntil(h.idle)
@@ -84,7 +84,7 @@ func TestBurstOneUser(t *testing.T) {
 	for i := range 1000 {
 		line := fmt.Sprintf("result %04d: pinned image.png to board Cats", i)
 		want = append(want, line)
-		h.s.Add(alice, h.general.ID, line)
+		h.add(alice, h.general.ID, line)
 	}
 	h.runUntil(h.idle)
 
@@ -117,7 +117,7 @@ func TestBurstLooserRuleMeets429(t *testing.T) {
 	h := newHarness(t, Config{Channel: schedule.Rule{Kind: schedule.KindSlidingLog, Calls: 6, Per: 5 * time.Second}})
 	ids := burstUsers(h, 20, false)
 	for _, id := range ids {
-		h.s.Add(id, h.general.ID, "pinned")
+		h.add(id, h.general.ID, "pinned")
 	}
 	h.runUntil(h.idle)
 	if n := count429s(h); n == 0 {

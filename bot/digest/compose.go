@@ -53,20 +53,32 @@ func moreLine(more int) string {
 	return "… and " + strconv.Itoa(more) + " more"
 }
 
+// chunk is one message of a digest: its text, how many of the digest's
+// lines it lists, and whether it ends with the count of those not listed
+// (moreLine).
+type chunk struct {
+	text  string
+	lines int
+	more  bool
+}
+
 // compose returns the messages of a digest: the header, then each line on
 // a line of its own, then moreLine when more > 0, split into messages of
 // at most limit characters between lines, never inside one. Each line,
 // and the header, must fit within limit on its own.
-func compose(header string, lines []string, more, limit int) []string {
+func compose(header string, lines []string, more, limit int) []chunk {
 	var (
-		out []string
+		out []chunk
+		cur chunk
 		b   strings.Builder
 		n   int // runes in b
 	)
 	add := func(line string) {
 		r := utf8.RuneCountInString(line)
 		if n > 0 && n+1+r > limit {
-			out = append(out, b.String())
+			cur.text = b.String()
+			out = append(out, cur)
+			cur = chunk{}
 			b.Reset()
 			n = 0
 		}
@@ -80,9 +92,12 @@ func compose(header string, lines []string, more, limit int) []string {
 	add(header)
 	for _, l := range lines {
 		add(l)
+		cur.lines++
 	}
 	if more > 0 {
 		add(moreLine(more))
+		cur.more = true
 	}
-	return append(out, b.String())
+	cur.text = b.String()
+	return append(out, cur)
 }

@@ -14,23 +14,32 @@ func TestCompose(t *testing.T) {
 		lines []string
 		more  int
 		limit int
-		want  []string
+		want  []chunk
 	}{
-		{[]string{"aaaa", "bbbb", "cccc"}, 0, 100, []string{"H\naaaa\nbbbb\ncccc"}},      // 0: one message
-		{[]string{"aaaa", "bbbb", "cccc"}, 0, 10, []string{"H\naaaa", "bbbb\ncccc"}},     // 1: split between lines
-		{[]string{"aaaa", "bbbb", "cccc"}, 0, 11, []string{"H\naaaa\nbbbb", "cccc"}},     // 2: exactly full
-		{[]string{"xxxxxxxxxx"}, 0, 10, []string{"H", "xxxxxxxxxx"}},                     // 3: a line of the limit alone
-		{[]string{"a"}, 3, 100, []string{"H\na\n… and 3 more"}},                          // 4: dropped lines counted
-		{[]string{"éééé", "ßßßß"}, 0, 11, []string{"H\néééé\nßßßß"}},                     // 5: characters, not bytes
-		{[]string{"éééé", "ßßßß"}, 0, 10, []string{"H\néééé", "ßßßß"}},                   // 6
-		{nil, 2, 100, []string{"H\n… and 2 more"}},                                       // 7
-		{[]string{"aaaa", "bbbb"}, 12, 10, []string{"H\naaaa", "bbbb", "… and 12 more"}}, // 8
+		{[]string{"aaaa", "bbbb", "cccc"}, 0, 100, []chunk{{"H\naaaa\nbbbb\ncccc", 3, false}}},                             // 0: one message
+		{[]string{"aaaa", "bbbb", "cccc"}, 0, 10, []chunk{{"H\naaaa", 1, false}, {"bbbb\ncccc", 2, false}}},                // 1: split between lines
+		{[]string{"aaaa", "bbbb", "cccc"}, 0, 11, []chunk{{"H\naaaa\nbbbb", 2, false}, {"cccc", 1, false}}},                // 2: exactly full
+		{[]string{"xxxxxxxxxx"}, 0, 10, []chunk{{"H", 0, false}, {"xxxxxxxxxx", 1, false}}},                                // 3: a line of the limit alone
+		{[]string{"a"}, 3, 100, []chunk{{"H\na\n… and 3 more", 1, true}}},                                                  // 4: dropped lines counted
+		{[]string{"éééé", "ßßßß"}, 0, 11, []chunk{{"H\néééé\nßßßß", 2, false}}},                                            // 5: characters, not bytes
+		{[]string{"éééé", "ßßßß"}, 0, 10, []chunk{{"H\néééé", 1, false}, {"ßßßß", 1, false}}},                              // 6
+		{nil, 2, 100, []chunk{{"H\n… and 2 more", 0, true}}},                                                               // 7
+		{[]string{"aaaa", "bbbb"}, 12, 10, []chunk{{"H\naaaa", 1, false}, {"bbbb", 1, false}, {"… and 12 more", 0, true}}}, // 8
 	}
 	for i, st := range steps {
 		if got := compose("H", st.lines, st.more, st.limit); !slices.Equal(got, st.want) {
-			t.Errorf("step %d: compose(%q, %d, %d) = %q want %q", i, st.lines, st.more, st.limit, got, st.want)
+			t.Errorf("step %d: compose(%q, %d, %d) = %+v want %+v", i, st.lines, st.more, st.limit, got, st.want)
 		}
 	}
+}
+
+// texts returns the text of each chunk.
+func texts(cs []chunk) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.text
+	}
+	return out
 }
 
 // TestComposeDiscordLimit: a digest of many lines splits into messages
@@ -41,7 +50,7 @@ func TestComposeDiscordLimit(t *testing.T) {
 	for i := range 300 {
 		lines = append(lines, strings.Repeat(string(rune('a'+i%26)), 1+i%DefaultMaxLineRunes))
 	}
-	msgs := compose(DefaultHeader, lines, 7, maxContent-fallbackRoom)
+	msgs := texts(compose(DefaultHeader, lines, 7, maxContent-fallbackRoom))
 	for i, m := range msgs {
 		full := fallbackPrefix(snowflake.ID(^uint64(0))) + m
 		if n := utf8.RuneCountInString(full); n > maxContent {

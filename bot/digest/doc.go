@@ -1,15 +1,24 @@
 // Package digest sends users the results of work that ran long after
 // their command, such as queued pins, whose interaction token (15
-// minutes) is long dead: as digests by direct message, or in a fallback
-// channel when their DMs are closed, without ever meeting a 429.
+// minutes) is long dead: as digests by direct message or, when their DMs
+// are closed, in the channel where each command ran while they may still
+// read it, without ever meeting a 429, and without losing a result to a
+// crash.
 //
 // # Usage
 //
-// One Sender serves the process. It takes the bot's REST client, a clock
-// and a logger:
+// One Sender serves the process. It takes the bot's REST client, a clock,
+// a logger and, as options, an Outbox that keeps lines until they are
+// sent and an Access that says who may read a channel:
 //
-//	s, err := digest.New(client.Rest, schedule.SystemClock(), log, digest.Config{})
-//	s.Add(userID, channelID, "✅ cat.png pinned to Cats (@alice)")
+//	s, err := digest.New(client.Rest, schedule.SystemClock(), log, digest.Config{},
+//		digest.WithOutbox(outbox), digest.WithAccess(access))
+//	n, err := s.Resume(ctx) // what the last run kept and did not send
+//	…
+//	l := digest.Line{Key: digest.Key{Account: acct, Job: id}, User: userID,
+//		Guild: guildID, Channel: channelID, Text: "✅ cat.png pinned to Cats (@alice)"}
+//	l, err = s.Keep(ctx, l) // durable, before the result is recorded elsewhere
+//	s.Add(l)
 //	…
 //	err = s.Close(ctx) // sends what is gathered, then stops
 //
@@ -23,13 +32,36 @@
 //
 // To the user's DM channel, opened with POST /users/@me/channels and
 // remembered (Config.DMCache users). When Discord answers that the user
-// accepts no DM (403, code 50007), the digest goes to the fallback
-// channel given to Add, each message opening with the user's mention,
-// and for Config.DMsClosedFor (1 hour) the user's digests go there at
-// once. A fallback channel that refuses (403 Missing Access or
-// Permissions, 404 Unknown Channel), or none, drops the digest with a log
-// line: the results remain visible in /queue. Digests never ping anyone:
-// their allowed_mentions allow nothing.
+// accepts no DM (403, code 50007), each line not sent by DM goes to the
+// channel where its command ran (Line.Channel, of Line.Guild): the
+// digest's lines are grouped by channel, and each channel gets its own
+// messages, opening with the user's mention, so that a result never shows
+// in another channel, let alone another server. Before posting in a
+// channel, the Sender asks the Access whether the user may still view it
+// and read its history (a channel of another guild, or gone, is a no); if
+// not, or if the line names no channel, its lines are not posted anywhere:
+// they are logged, counted (Stats.Withheld) and remain in /queue. For
+// Config.DMsClosedFor (1 hour) the user's digests go to the channels at
+// once. A channel that refuses (403 Missing Access or Permissions, 404
+// Unknown Channel) drops its lines with a log line, and the next channel
+// is tried. Digests never ping anyone: their allowed_mentions allow
+// nothing. Without an Access, no digest goes to a channel.
+//
+// # Durability
+//
+// With an Outbox (WithOutbox), a line lives there from Keep, which the
+// caller runs before it records the result anywhere else, until Discord
+// accepted a message carrying it: a crash loses no line, and one between
+// the send and the deletion sends it again after the restart (at least
+// once). Keep keeps the first line of a key: a job reported again
+// after a crash (its outcome then unknown) is told as first recorded.
+// Resume, at start, gathers what the Outbox holds, as Add does. Lines
+// Discord refused for good, or that no place may show, leave the Outbox
+// too; lines given up after passing failures (every try failed, Close
+// gave up, over Config.MaxUsers) stay for the next Resume. A failing
+// Outbox is logged and counted (Stats.OutboxErrors): lines are then sent
+// from memory. Add ignores a line whose key is gathered already or was
+// sent lately (Config.DMCache keys remembered).
 //
 // # Limits
 //
@@ -44,7 +76,8 @@
 // per second, shared with the bot's interactions). Pace bounds how fast
 // requests are released to the channel queues; a channel holding a
 // backlog releases its messages at its own rule's instants, which can
-// fall together with others'.
+// fall together with others'. A channel's check takes its turn under
+// Config.Pace too.
 //
 // A request is bounded by Config.SendTimeout. A 429 is tried again after
 // its retry_after, a 5xx, a timeout or a broken connection after a
@@ -60,8 +93,9 @@
 //
 // At most Config.MaxUsers users have lines gathered or a digest under
 // way; lines for others are dropped, counted (Stats) and logged. At most
-// Config.MaxLines lines are kept per user and digest; the digest ends
-// with "… and K more" for the others. Lines are cut at
+// Config.MaxLines lines are listed per user and digest; the digest ends
+// with "… and K more" for the others, of which only the key and channel
+// are kept. Lines are cut at
 // Config.MaxLineRunes characters. The scheduler holds one request per
 // digest under way, and forgets a channel once its messages no longer
 // constrain later ones.

@@ -1,10 +1,12 @@
 package digest
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,17 +42,24 @@ type Stats struct {
 	Lines int64
 	// DroppedLines is the number of lines Add did not keep (over
 	// MaxLines for their user, which the digest counts in its "… and K
-	// more"; over MaxUsers; after Close) and of lines still gathered
-	// when Close gave up.
+	// more"; over MaxUsers; after Close), of lines still gathered when
+	// Close gave up, and of lines whose channel could not be checked.
 	DroppedLines int64
+	// Withheld is the number of lines not posted in the channel where
+	// their user ran the command, their DMs closed: the user may not
+	// read it, or there is none.
+	Withheld int64
+	// Resumed is the number of lines Resume took from the Outbox, and
+	// OutboxErrors the number of the Outbox's calls that failed.
+	Resumed, OutboxErrors int64
 	// Digests is the number of digests composed.
 	Digests int64
 	// Messages is the number of messages Discord accepted, Fallbacks
 	// those of them sent to a fallback channel.
 	Messages, Fallbacks int64
 	// DroppedMessages is the number of composed messages given up on:
-	// no fallback channel, the fallback channel refused, every try
-	// failed, Discord refused the message itself, or Close gave up.
+	// the fallback channel refused, every try failed, Discord refused
+	// the message itself, or Close gave up.
 	DroppedMessages int64
 	// Retries is the number of requests tried again after a 5xx, a
 	// timeout, a broken connection or a 429; RateLimited counts the 429s.
@@ -61,14 +70,16 @@ type Stats struct {
 }
 
 // Sender gathers result lines per user and sends them as digests: by
-// direct message, or in the user's fallback channel when their DMs are
-// closed, every message at an instant the destination channel's limit
-// allows (one schedule.Runner for all of them). See the package
-// documentation.
+// direct message, or, when the user's DMs are closed, each line in the
+// channel where its command ran, if the user may still read it; every
+// message at an instant the destination channel's limit allows (one
+// schedule.Runner for all of them). See the package documentation.
 //
 // A Sender is safe for simultaneous use.
 type Sender struct {
 	api    API
+	outbox Outbox // nil: lines live in memory only
+	access Access // nil: no digest goes to a channel
 	clock  schedule.Clock
 	log    zerolog.Logger
 	cfg    Config
@@ -88,20 +99,29 @@ type Sender struct {
 	dmChans   *lru[snowflake.ID, snowflake.ID] // user → DM channel
 	closedDMs *lru[snowflake.ID, time.Time]    // user → until when DMs count as closed
 	queued    map[schedule.JobID]time.Time     // requests in the runner → when due
+	keys      map[Key]struct{}                 // keys of the lines gathered or under way
+	delivered *lru[Key, struct{}]              // keys of lines sent lately
 	nextJob   schedule.JobID
 	inflight  int
+	deleting  int   // Outbox deletions under way
 	overflow  int64 // lines dropped over MaxUsers, not logged yet
 	stats     Stats
 }
 
 // user is a user with lines gathered or a digest under way.
 type user struct {
-	id       snowflake.ID
-	fallback snowflake.ID // the latest fallback channel Add named
-	lines    []string
-	more     int       // lines over MaxLines, dropped
-	due      time.Time // when the gathered lines go out; zero when none
-	active   *delivery // the digest under way, if any
+	id     snowflake.ID
+	lines  []item    // listed in the next digest
+	more   []item    // over MaxLines: counted in the next digest, not listed
+	due    time.Time // when the gathered lines go out; zero when none
+	active *delivery // the digest under way, if any
+}
+
+// item is a line gathered for a user.
+type item struct {
+	key            Key
+	guild, channel snowflake.ID // where the command ran
+	text           string       // "" for a line over MaxLines, counted only
 }
 
 // wakeup is an instant the loop acts at: a user's digest is due (d nil),
@@ -129,10 +149,10 @@ func (h *wakeups) Pop() any {
 }
 
 // New returns a Sender that sends with api, reads time from clock and
-// logs to log (tagged component=digest). It starts two goroutines, the
-// runner of the sends and a loop for gathering delays and retries, which
-// Close stops.
-func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config) (*Sender, error) {
+// logs to log (tagged component=digest); opts give it an Outbox and an
+// Access. It starts two goroutines, the runner of the sends and a loop
+// for gathering delays and retries, which Close stops.
+func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config, opts ...Option) (*Sender, error) {
 	if api == nil {
 		return nil, errors.New("digest: New: nil API")
 	}
@@ -157,6 +177,11 @@ func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config) (*Sender
 		dmChans:   newLRU[snowflake.ID, snowflake.ID](cfg.DMCache),
 		closedDMs: newLRU[snowflake.ID, time.Time](cfg.DMCache),
 		queued:    make(map[schedule.JobID]time.Time),
+		keys:      make(map[Key]struct{}),
+		delivered: newLRU[Key, struct{}](cfg.DMCache),
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	s.runner = schedule.NewRunner(clock, s.handle)
 	s.wg.Add(2)
@@ -168,55 +193,175 @@ func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config) (*Sender
 	return s, nil
 }
 
-// Add queues a result line for a user, to go out in their next digest,
-// and reports whether it was kept. fallbackChannelID is where the digest
-// goes when the user's DMs are closed (the channel where they ran the
-// command; zero for none); the latest one given for a user is used. The
-// line is made one line of at most Config.MaxLineRunes characters; a
-// blank one is ignored. Lines over Config.MaxLines for the user are
-// counted in the digest, lines for users beyond Config.MaxUsers and lines
-// added after Close are dropped and counted. Add never waits for Discord.
-func (s *Sender) Add(userID, fallbackChannelID snowflake.ID, line string) bool {
-	line = cleanLine(line, s.cfg.MaxLineRunes)
-	if line == "" || userID == 0 {
+// Add queues a result line for its user, to go out in their next
+// digest, and reports whether it was kept to be listed. The line's
+// channel is where it goes when the user's DMs are closed, if they may
+// still read it. The text is made one line of at most
+// Config.MaxLineRunes characters; a blank one is ignored, and so is a
+// line whose key is gathered already or was sent lately (a job's result
+// reported twice). Lines over Config.MaxLines for the user are counted
+// in the digest; lines for users beyond Config.MaxUsers and lines added
+// after Close are dropped and counted (with an Outbox, they stay in it
+// for the next Resume). Add never waits for Discord or the Outbox.
+func (s *Sender) Add(l Line) bool {
+	l.Text = cleanLine(l.Text, s.cfg.MaxLineRunes)
+	if l.Text == "" || l.User == 0 {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.notifyLocked()
+	return s.addLocked(l, s.clock.Now()) == listed
+}
+
+// How addLocked took a line.
+type added uint8
+
+const (
+	notAdded added = iota // not kept
+	listed                // to be listed in the digest
+	counted               // over MaxLines: to be counted in the digest
+)
+
+// addLocked gathers l, whose text is clean. The caller holds s.mu.
+func (s *Sender) addLocked(l Line, now time.Time) added {
 	if s.closing {
 		s.stats.DroppedLines++
-		return false
+		return notAdded
 	}
-	u := s.users[userID]
+	if !l.Key.IsZero() {
+		if _, ok := s.keys[l.Key]; ok {
+			return notAdded
+		}
+		if _, ok := s.delivered.get(l.Key); ok {
+			// Sent already: a copy stored again since goes too.
+			s.deleteLocked([]Key{l.Key})
+			return notAdded
+		}
+	}
+	u := s.users[l.User]
 	if u == nil {
 		if len(s.users) >= s.cfg.MaxUsers {
 			if s.overflow == 0 {
 				s.log.Warn().Int("max_users", s.cfg.MaxUsers).
-					Msg("too many users waiting for a digest; result lines for others are dropped (they remain in /queue)")
+					Msg("too many users waiting for a digest; result lines for others are dropped (they remain in /queue, and those kept in the outbox are sent after a restart)")
 			}
 			s.overflow++
 			s.stats.DroppedLines++
-			return false
+			return notAdded
 		}
-		u = &user{id: userID}
-		s.users[userID] = u
+		u = &user{id: l.User}
+		s.users[l.User] = u
 	}
-	if fallbackChannelID != 0 {
-		u.fallback = fallbackChannelID
+	it := item{key: l.Key, guild: l.Guild, channel: l.Channel, text: l.Text}
+	if !l.Key.IsZero() {
+		s.keys[l.Key] = struct{}{}
 	}
-	if len(u.lines) >= s.cfg.MaxLines {
-		u.more++
-		s.stats.DroppedLines++
-		return false
-	}
-	u.lines = append(u.lines, line)
-	s.stats.Lines++
 	if u.due.IsZero() {
-		u.due = s.clock.Now().Add(s.cfg.Gather)
+		u.due = now.Add(s.cfg.Gather)
 		s.pushWakeupLocked(wakeup{at: u.due, u: u})
 	}
-	return true
+	if len(u.lines) >= s.cfg.MaxLines {
+		it.text = ""
+		u.more = append(u.more, it)
+		s.stats.DroppedLines++
+		return counted
+	}
+	u.lines = append(u.lines, it)
+	s.stats.Lines++
+	return listed
+}
+
+// Keep stores l in the Outbox, durably, before the result it tells is
+// recorded anywhere else, and returns the line to Add: l, or the line
+// stored first under its key, which Keep keeps (a job's result reported
+// again after a crash is less precise than the first). l needs a key, a
+// user and a text; the text is cleaned as Add does. Without an Outbox,
+// Keep returns l. On error l is not kept, and the caller may still Add
+// it.
+func (s *Sender) Keep(ctx context.Context, l Line) (Line, error) {
+	l.Text = cleanLine(l.Text, s.cfg.MaxLineRunes)
+	if err := checkLine(l); err != nil {
+		return l, fmt.Errorf("digest: Keep: line %v for user %d: %w", l.Key, l.User, err)
+	}
+	if s.outbox == nil {
+		return l, nil
+	}
+	stored, err := s.outbox.Put(ctx, l)
+	if err != nil {
+		s.mu.Lock()
+		s.stats.OutboxErrors++
+		s.mu.Unlock()
+		return l, fmt.Errorf("digest: Keep: line %v: %w", l.Key, err)
+	}
+	return stored, nil
+}
+
+// Resume gathers the lines the Outbox holds, results a previous run kept
+// and did not send, as Add does (each goes out a gathering delay from
+// now), and returns how many it took. Call it once, before the work
+// whose results Keep stores resumes. Lines the Outbox could not read are
+// reported in the error; the others are taken all the same.
+func (s *Sender) Resume(ctx context.Context) (int, error) {
+	if s.outbox == nil {
+		return 0, nil
+	}
+	var lines []Line
+	err := s.outbox.Lines(ctx, func(l Line) error {
+		lines = append(lines, l)
+		return nil
+	})
+	// In the order their jobs were queued, as far as their IDs tell.
+	slices.SortStableFunc(lines, func(a, b Line) int { return cmp.Compare(a.Key.Job, b.Key.Job) })
+	s.mu.Lock()
+	now := s.clock.Now()
+	n := 0
+	for _, l := range lines {
+		l.Text = cleanLine(l.Text, s.cfg.MaxLineRunes)
+		if l.Text == "" || l.User == 0 {
+			continue
+		}
+		if s.addLocked(l, now) != notAdded {
+			n++
+		}
+	}
+	s.stats.Resumed += int64(n)
+	if err != nil {
+		s.stats.OutboxErrors++
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	if err != nil {
+		return n, fmt.Errorf("digest: Resume: %w", err)
+	}
+	return n, nil
+}
+
+// deleteLocked deletes keys from the Outbox, on a goroutine of its own:
+// a failure is logged, and the lines may be sent again after a restart.
+// The caller holds s.mu.
+func (s *Sender) deleteLocked(keys []Key) {
+	if s.outbox == nil || len(keys) == 0 {
+		return
+	}
+	s.deleting++
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		// Not s.ctx: a deletion outlives Close's end of requests.
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SendTimeout)
+		err := s.outbox.Delete(ctx, keys)
+		cancel()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		defer s.notifyLocked()
+		s.deleting--
+		if err != nil {
+			s.stats.OutboxErrors++
+			s.log.Error().Err(err).Int("lines", len(keys)).
+				Msg("removing digest lines from the outbox failed; they may be sent again after a restart")
+		}
+	}()
 }
 
 // Stats returns what the Sender did so far.
@@ -233,7 +378,10 @@ func (s *Sender) Stats() Stats {
 // or given up on, or until ctx ends. It then stops the Sender: requests
 // in flight are abandoned, and what was not sent is counted in Stats,
 // logged, and reported in the error, which wraps ctx.Err(). The results
-// remain visible in /queue. Close is safe to call more than once.
+// remain visible in /queue, and the lines kept in the Outbox are sent
+// after the next Resume. Close waits for the Outbox's deletions under
+// way; call it before closing the Outbox. It is safe to call more than
+// once.
 func (s *Sender) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.closing {
@@ -254,12 +402,19 @@ func (s *Sender) Close(ctx context.Context) error {
 	s.stopped = true
 	var lines, msgs int64
 	for id, u := range s.users {
-		lines += int64(len(u.lines) + u.more)
+		lines += int64(len(u.lines) + len(u.more))
 		if d := u.active; d != nil {
 			msgs += int64(len(d.msgs) - d.next)
+			for _, g := range d.groups {
+				lines += int64(len(g.items))
+			}
+			if d.fallback && d.msgs == nil {
+				lines += int64(len(d.cur.items))
+			}
 		}
 		delete(s.users, id)
 	}
+	clear(s.keys)
 	s.stats.DroppedLines += lines
 	s.stats.DroppedMessages += msgs
 	first := !s.reported

@@ -27,18 +27,18 @@ func TestGatherIntoOneDigest(t *testing.T) {
 	h := newHarness(t, Config{})
 	alice := h.member("alice")
 
-	if !h.s.Add(alice, h.general.ID, "one") {
+	if !h.add(alice, h.general.ID, "one") {
 		t.Fatal("Add refused a line")
 	}
 	h.clock.Set(t0.Add(10 * time.Second))
 	h.settle()
-	h.s.Add(alice, h.general.ID, "two <@&1> @everyone <@1>")
+	h.add(alice, h.general.ID, "two <@&1> @everyone <@1>")
 	h.clock.Set(t0.Add(time.Minute - time.Nanosecond))
 	h.settle()
 	if n := len(h.requests(discordtest.RouteCreateMessage, "")); n != 0 {
 		t.Fatalf("%d messages sent before the gathering delay passed", n)
 	}
-	h.s.Add(alice, 0, "three")
+	h.add(alice, 0, "three")
 	h.clock.Set(t0.Add(time.Minute))
 	h.runUntil(h.idle)
 
@@ -54,7 +54,7 @@ func TestGatherIntoOneDigest(t *testing.T) {
 
 	// The next line starts the next digest, a gathering delay later.
 	h.clock.Set(t0.Add(90 * time.Second))
-	h.s.Add(alice, 0, "four")
+	h.add(alice, 0, "four")
 	h.runUntil(h.idle)
 	dms = h.srv.DMs(alice)
 	if len(dms) != 2 || dms[1].Content != "Queued pins that ran:\nfour" || !dms[1].Timestamp.Equal(t0.Add(150*time.Second)) {
@@ -78,9 +78,9 @@ func TestDigestSplitsAt2000(t *testing.T) {
 	for i := range 60 {
 		line := fmt.Sprintf("%02d %s", i, strings.Repeat("é", 97))
 		want = append(want, line)
-		h.s.Add(alice, 0, line)
+		h.add(alice, 0, line)
 	}
-	h.s.Add(alice, 0, strings.Repeat("x", 1000))
+	h.add(alice, 0, strings.Repeat("x", 1000))
 	want = append(want, strings.Repeat("x", DefaultMaxLineRunes-1)+"…")
 	h.runUntil(h.idle)
 
@@ -108,7 +108,7 @@ func TestDMsClosedGoToFallback(t *testing.T) {
 	h := newHarness(t, Config{})
 	bob := h.member("bob")
 	h.srv.SetDMsOpen(bob, false)
-	h.s.Add(bob, h.general.ID, "pinned cat.png <@999>")
+	h.add(bob, h.general.ID, "pinned cat.png <@999>")
 	h.runUntil(h.idle)
 
 	dm, ok := h.srv.DMChannel(bob)
@@ -130,7 +130,7 @@ func TestDMsClosedGoToFallback(t *testing.T) {
 	}
 
 	// Within DMsClosedFor, no DM is tried.
-	h.s.Add(bob, h.general.ID, "again")
+	h.add(bob, h.general.ID, "again")
 	h.runUntil(h.idle)
 	if n := len(h.requests(discordtest.RouteCreateMessage, messagesPath(dm))); n != 1 {
 		t.Errorf("%d DM tries, want still 1", n)
@@ -142,15 +142,15 @@ func TestDMsClosedGoToFallback(t *testing.T) {
 	// Then DMs are tried again, and bob opened them.
 	h.srv.SetDMsOpen(bob, true)
 	h.clock.Set(h.clock.Now().Add(DefaultDMsClosedFor))
-	h.s.Add(bob, h.general.ID, "open")
+	h.add(bob, h.general.ID, "open")
 	h.runUntil(h.idle)
 	if got := contents(h.srv.DMs(bob)); !slices.Equal(got, []string{"Queued pins that ran:\nopen"}) {
 		t.Errorf("after DMsClosedFor: DMs %q", got)
 	}
 }
 
-// TestFallbackRefusedDrops: when the fallback channel refuses too (or
-// there is none), the digest is dropped with a log line.
+// TestFallbackRefusedDrops: when the fallback channel refuses too, the
+// digest is dropped with a log line.
 func TestFallbackRefusedDrops(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -159,19 +159,15 @@ func TestFallbackRefusedDrops(t *testing.T) {
 		reason  string
 	}{
 		{"no send permission", func(h *harness) snowflake.ID {
-			c, _ := h.srv.AddChannel(discordtest.Channel{GuildID: h.guild.ID, Overwrites: []discordtest.Overwrite{
+			return h.channel(discordtest.Channel{GuildID: h.guild.ID, Overwrites: []discordtest.Overwrite{
 				discordtest.MemberOverwrite(h.srv.BotUserID(), 0, discord.PermissionSendMessages),
-			}})
-			return c.ID
+			}}).ID
 		}, 50013, "the fallback channel refused it"},
 		{"cannot view", func(h *harness) snowflake.ID {
-			c, _ := h.srv.AddChannel(discordtest.Channel{GuildID: h.guild.ID, Overwrites: []discordtest.Overwrite{
+			return h.channel(discordtest.Channel{GuildID: h.guild.ID, Overwrites: []discordtest.Overwrite{
 				discordtest.MemberOverwrite(h.srv.BotUserID(), 0, discord.PermissionViewChannel),
-			}})
-			return c.ID
+			}}).ID
 		}, 50001, "the fallback channel refused it"},
-		{"unknown channel", func(*harness) snowflake.ID { return 12345 }, 10003, "the fallback channel refused it"},
-		{"no fallback", func(*harness) snowflake.ID { return 0 }, 0, "there is no fallback channel"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,13 +175,11 @@ func TestFallbackRefusedDrops(t *testing.T) {
 			bob := h.member("bob")
 			h.srv.SetDMsOpen(bob, false)
 			fallback := c.channel(h)
-			h.s.Add(bob, fallback, "pinned")
+			h.add(bob, fallback, "pinned")
 			h.runUntil(h.idle)
-			if c.code != 0 {
-				rs := h.requests(discordtest.RouteCreateMessage, messagesPath(fallback))
-				if len(rs) != 1 || rs[0].Code != c.code {
-					t.Errorf("fallback requests %+v, want one refused with %d", rs, c.code)
-				}
+			rs := h.requests(discordtest.RouteCreateMessage, messagesPath(fallback))
+			if len(rs) != 1 || rs[0].Code != c.code {
+				t.Errorf("fallback requests %+v, want one refused with %d", rs, c.code)
 			}
 			if st := h.s.Stats(); st.Messages != 0 || st.DroppedMessages != 1 || st.Users != 0 {
 				t.Errorf("stats %+v", st)
@@ -193,6 +187,66 @@ func TestFallbackRefusedDrops(t *testing.T) {
 			logs := h.logs.String()
 			if !strings.Contains(logs, "digest dropped") || !strings.Contains(logs, c.reason) || !strings.Contains(logs, bob.String()) {
 				t.Errorf("log does not say the digest for %d was dropped because %s:\n%s", bob, c.reason, logs)
+			}
+			// Discord refused it for good: the Outbox forgets it.
+			if got := h.outbox.stored(); len(got) != 0 {
+				t.Errorf("outbox holds %q, want nothing", got)
+			}
+		})
+	}
+}
+
+// TestFallbackWithheld: with the user's DMs closed, a line is not posted
+// in the channel where its command ran when the user may not read it (or
+// it is unknown, or there is none): it is logged and stays in /queue, and
+// nothing is sent there.
+func TestFallbackWithheld(t *testing.T) {
+	cases := []struct {
+		name    string
+		channel func(h *harness, bob snowflake.ID) snowflake.ID
+		reason  string
+	}{
+		{"user cannot view", func(h *harness, bob snowflake.ID) snowflake.ID {
+			return h.channel(discordtest.Channel{GuildID: h.guild.ID, Overwrites: []discordtest.Overwrite{
+				discordtest.MemberOverwrite(bob, 0, discord.PermissionViewChannel),
+			}}).ID
+		}, "the user may not read that channel"},
+		{"user cannot read history", func(h *harness, bob snowflake.ID) snowflake.ID {
+			return h.channel(discordtest.Channel{GuildID: h.guild.ID, Overwrites: []discordtest.Overwrite{
+				discordtest.MemberOverwrite(bob, 0, discord.PermissionReadMessageHistory),
+			}}).ID
+		}, "the user may not read that channel"},
+		{"user left the server", func(h *harness, bob snowflake.ID) snowflake.ID {
+			if err := h.srv.RemoveMember(h.guild.ID, bob); err != nil {
+				h.t.Fatal(err)
+			}
+			return h.general.ID
+		}, "the user may not read that channel"},
+		{"unknown channel", func(*harness, snowflake.ID) snowflake.ID { return 12345 }, "the user may not read that channel"},
+		{"no channel", func(*harness, snowflake.ID) snowflake.ID { return 0 }, "the command's channel is not known"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{})
+			bob := h.member("bob")
+			h.srv.SetDMsOpen(bob, false)
+			fallback := c.channel(h, bob)
+			h.add(bob, fallback, "pinned")
+			h.runUntil(h.idle)
+			if fallback != 0 {
+				if rs := h.requests(discordtest.RouteCreateMessage, messagesPath(fallback)); len(rs) != 0 {
+					t.Errorf("requests to the channel %+v, want none", rs)
+				}
+			}
+			if st := h.s.Stats(); st.Messages != 0 || st.Withheld != 1 || st.DroppedMessages != 0 || st.Users != 0 {
+				t.Errorf("stats %+v", st)
+			}
+			logs := h.logs.String()
+			if !strings.Contains(logs, "digest not posted in the channel where the commands ran") || !strings.Contains(logs, c.reason) || !strings.Contains(logs, bob.String()) {
+				t.Errorf("log does not say the digest for %d was not posted because %s:\n%s", bob, c.reason, logs)
+			}
+			if got := h.outbox.stored(); len(got) != 0 {
+				t.Errorf("outbox holds %q, want nothing (the next run would find the same)", got)
 			}
 		})
 	}
@@ -209,7 +263,7 @@ func TestRetry5xx(t *testing.T) {
 	if err := h.srv.Inject(discordtest.RouteCreateMessage, 2, discordtest.Fault{Status: 502}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.Add(alice, 0, "pinned")
+	h.add(alice, 0, "pinned")
 	h.runUntil(h.idle)
 
 	gather := t0.Add(DefaultGather)
@@ -230,7 +284,7 @@ func TestRetryGivesUp(t *testing.T) {
 	if err := h.srv.Inject(discordtest.RouteCreateMessage, 10, discordtest.Fault{Status: 500}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.Add(alice, 0, "pinned")
+	h.add(alice, 0, "pinned")
 	h.runUntil(h.idle)
 	gather := t0.Add(DefaultGather)
 	checkTimes(t, h.requests(discordtest.RouteCreateMessage, ""), gather, gather.Add(2*time.Second), gather.Add(6*time.Second))
@@ -252,7 +306,7 @@ func TestRetryTimeout(t *testing.T) {
 	if err := h.srv.Inject(discordtest.RouteCreateMessage, 1, discordtest.Fault{Hold: hold}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.Add(alice, 0, "pinned")
+	h.add(alice, 0, "pinned")
 	h.runUntil(h.idle)
 	gather := t0.Add(DefaultGather)
 	checkTimes(t, h.requests(discordtest.RouteCreateMessage, ""), gather, gather.Add(2*time.Second))
@@ -272,7 +326,7 @@ func Test429RetryAfter(t *testing.T) {
 	if err := h.srv.Inject(discordtest.RouteCreateMessage, 1, discordtest.Fault{Status: 429, RetryAfter: 3250 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.Add(alice, 0, "pinned")
+	h.add(alice, 0, "pinned")
 	h.runUntil(h.idle)
 	gather := t0.Add(DefaultGather)
 	open := gather.Add(1500 * time.Millisecond)
@@ -306,14 +360,14 @@ func TestBoundedMemory(t *testing.T) {
 	h := newHarness(t, Config{MaxUsers: 3, MaxLines: 5, DMCache: 2})
 	users := []snowflake.ID{h.member("a"), h.member("b"), h.member("c"), h.member("d")}
 	for i := range 8 {
-		kept := h.s.Add(users[0], 0, fmt.Sprintf("line %d", i))
+		kept := h.add(users[0], 0, fmt.Sprintf("line %d", i))
 		if kept != (i < 5) {
 			t.Errorf("line %d kept %v", i, kept)
 		}
 	}
-	h.s.Add(users[1], 0, "b")
-	h.s.Add(users[2], 0, "c")
-	if h.s.Add(users[3], 0, "d") {
+	h.add(users[1], 0, "b")
+	h.add(users[2], 0, "c")
+	if h.add(users[3], 0, "d") {
 		t.Error("a fourth user's line was kept with MaxUsers 3")
 	}
 	if st := h.s.Stats(); st.Users != 3 || st.Lines != 7 || st.DroppedLines != 4 {
@@ -337,7 +391,7 @@ func TestBoundedMemory(t *testing.T) {
 	if cached != 2 {
 		t.Errorf("%d DM channels remembered, want DMCache 2", cached)
 	}
-	if !h.s.Add(users[3], 0, "d") {
+	if !h.add(users[3], 0, "d") {
 		t.Error("a user's line refused once the others' digests were sent")
 	}
 }
@@ -348,7 +402,7 @@ func TestCloseFlushes(t *testing.T) {
 	h := newHarness(t, Config{})
 	users := []snowflake.ID{h.member("a"), h.member("b"), h.member("c")}
 	for _, u := range users {
-		h.s.Add(u, 0, "pinned for "+u.String())
+		h.add(u, 0, "pinned for "+u.String())
 	}
 	h.clock.Set(t0.Add(time.Second))
 	closed := make(chan error, 1)
@@ -369,7 +423,7 @@ func TestCloseFlushes(t *testing.T) {
 			t.Errorf("user %d: DMs %q, want the digest at Close (1 s)", u, contents(dms))
 		}
 	}
-	if h.s.Add(users[0], 0, "late") {
+	if h.add(users[0], 0, "late") {
 		t.Error("Add kept a line after Close")
 	}
 	if st := h.s.Stats(); st.DroppedLines != 1 || st.Messages != 3 {
@@ -387,7 +441,7 @@ func TestCloseGivesUp(t *testing.T) {
 	if err := h.srv.Inject(discordtest.RouteCreateMessage, 1, discordtest.Fault{Hold: hold}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.Add(alice, 0, "one")
+	h.add(alice, 0, "one")
 	ctx, cancel := context.WithCancel(context.Background())
 	closed := make(chan error, 1)
 	go func() { closed <- h.s.Close(ctx) }()
@@ -436,7 +490,7 @@ func TestInvalidMessageDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		h.s.Add(alice, 0, fmt.Sprintf("%02d %s", i, strings.Repeat("x", 100)))
+		h.add(alice, 0, fmt.Sprintf("%02d %s", i, strings.Repeat("x", 100)))
 	}
 	h.runUntil(h.idle)
 	dms := contents(h.srv.DMs(alice))
@@ -460,12 +514,12 @@ func TestDMChannelRefusedFallsBack(t *testing.T) {
 	if err := h.srv.Inject(discordtest.RouteCreateMessage, 1, discordtest.Fault{Status: 404, Code: 10003}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.Add(alice, h.general.ID, "one")
+	h.add(alice, h.general.ID, "one")
 	h.runUntil(h.idle)
 	if n := len(h.srv.Messages(h.general.ID)); n != 1 {
 		t.Fatalf("%d fallback messages, want 1", n)
 	}
-	h.s.Add(alice, h.general.ID, "two")
+	h.add(alice, h.general.ID, "two")
 	h.runUntil(h.idle)
 	if got := contents(h.srv.DMs(alice)); !slices.Equal(got, []string{"Queued pins that ran:\ntwo"}) {
 		t.Errorf("DMs %q", got)
@@ -482,8 +536,8 @@ func TestBotRESTClient(t *testing.T) {
 	h := newHarness(t, Config{}, discordio.RESTClientOpts(zerolog.Nop())...)
 	alice, bob := h.member("alice"), h.member("bob")
 	h.srv.SetDMsOpen(bob, false)
-	h.s.Add(alice, h.general.ID, "for alice")
-	h.s.Add(bob, h.general.ID, "for bob")
+	h.add(alice, h.general.ID, "for alice")
+	h.add(bob, h.general.ID, "for bob")
 	h.runUntil(h.idle)
 	if got := contents(h.srv.DMs(alice)); !slices.Equal(got, []string{"Queued pins that ran:\nfor alice"}) {
 		t.Errorf("alice's DMs %q", got)

@@ -141,7 +141,16 @@ func (l *Limiter) Len() int {
 // time.Now carry the monotonic clock's, which Sub uses, so Since(time.Now)
 // runs on Go's monotonic clock, whatever is done to the wall clock. On a
 // clock whose readings have none, it is the difference of their times.
+//
+// The origin is the first reading, taken at the first call rather than
+// by Since itself, so that a clock that cannot be read yet (an engine
+// still starting) may be given.
 func Since(now func() time.Time) func() time.Duration {
-	origin := now()
-	return func() time.Duration { return now().Sub(origin) }
+	var once sync.Once
+	var origin time.Time
+	return func() time.Duration {
+		t := now()
+		once.Do(func() { origin = t })
+		return t.Sub(origin)
+	}
 }

@@ -1,0 +1,131 @@
+package links_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/digest"
+	"github.com/pinbot/pinbot/bot/links"
+)
+
+// outboxLines returns every line the outbox holds.
+func outboxLines(t *testing.T, o *links.Outbox) []digest.Line {
+	t.Helper()
+	var out []digest.Line
+	if err := o.Lines(context.Background(), func(l digest.Line) error {
+		out = append(out, l)
+		return nil
+	}); err != nil {
+		t.Fatalf("Lines: %v", err)
+	}
+	return out
+}
+
+func line(account string, job uint64, text string) digest.Line {
+	return digest.Line{Key: digest.Key{Account: account, Job: job}, User: 1001, Guild: 2002, Channel: 3003, Text: text}
+}
+
+// TestOutboxKeepsFirst: a Put for a key already stored keeps and returns
+// the first line.
+func TestOutboxKeepsFirst(t *testing.T) {
+	ctx := context.Background()
+	o := newStore(t, links.Options{}).Outbox()
+	first, second := line("acct", 7, "✅ pinned"), line("acct", 7, "❔ may exist")
+	if got, err := o.Put(ctx, first); err != nil || got != first {
+		t.Fatalf("Put(first) = %+v, %v", got, err)
+	}
+	if got, err := o.Put(ctx, second); err != nil || got != first {
+		t.Fatalf("Put(second) = %+v, %v; want the first", got, err)
+	}
+	if got := outboxLines(t, o); !slices.Equal(got, []digest.Line{first}) {
+		t.Fatalf("Lines = %+v, want the first only", got)
+	}
+}
+
+// TestOutboxSurvivesReopen: lines put are there after the store is closed
+// and opened again, in order of account and job; deleted ones are gone
+// for good.
+func TestOutboxSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openDisk(t, dir, zerolog.Nop())
+	want := []digest.Line{line("a1", 9, "one"), line("a1", 10, "two"), line("a2", 3, "three")}
+	for _, l := range []digest.Line{want[2], want[1], want[0]} {
+		if _, err := s.Outbox().Put(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeStore(t, s)
+
+	s = openDisk(t, dir, zerolog.Nop())
+	if got := outboxLines(t, s.Outbox()); !slices.Equal(got, want) {
+		t.Fatalf("after reopening: %+v, want %+v", got, want)
+	}
+	if err := s.Outbox().Delete(ctx, []digest.Key{want[0].Key, want[2].Key, {Account: "a9", Job: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, s)
+
+	s = openDisk(t, dir, zerolog.Nop())
+	defer closeStore(t, s)
+	if got := outboxLines(t, s.Outbox()); !slices.Equal(got, want[1:2]) {
+		t.Fatalf("after deleting and reopening: %+v, want %+v", got, want[1:2])
+	}
+}
+
+// TestOutboxDeleteMany: Delete removes more keys than one transaction
+// takes.
+func TestOutboxDeleteMany(t *testing.T) {
+	ctx := context.Background()
+	o := newStore(t, links.Options{}).Outbox()
+	var keys []digest.Key
+	for i := range 2500 {
+		l := line("acct", uint64(i+1), "pinned")
+		if _, err := o.Put(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, l.Key)
+	}
+	if err := o.Delete(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if got := outboxLines(t, o); len(got) != 0 {
+		t.Fatalf("%d lines left", len(got))
+	}
+}
+
+// TestOutboxRefusesBadLines: what cannot be stored fails with ErrInvalid,
+// naming the fault, and nothing is stored.
+func TestOutboxRefusesBadLines(t *testing.T) {
+	ctx := context.Background()
+	o := newStore(t, links.Options{}).Outbox()
+	steps := []struct {
+		l    digest.Line
+		want string
+	}{
+		{line("", 1, "x"), "account id is empty"},
+		{line("a/b", 1, "x"), "account id"},
+		{line("acct", 0, "x"), "job ID is 0"},
+		{digest.Line{Key: digest.Key{Account: "acct", Job: 1}, Text: "x"}, "no user"},
+		{line("acct", 1, ""), "no text"},
+		{line("acct", 1, strings.Repeat("x", links.MaxOutboxLineLen+1)), "more than"},
+		{line("acct", 1, "bad \xff"), "UTF-8"},
+	}
+	for i, st := range steps {
+		_, err := o.Put(ctx, st.l)
+		if !errors.Is(err, links.ErrInvalid) || !strings.Contains(err.Error(), st.want) {
+			t.Errorf("step %d: Put = %v, want ErrInvalid saying %q", i, err, st.want)
+		}
+	}
+	if err := o.Delete(ctx, []digest.Key{{Account: "", Job: 1}}); !errors.Is(err, links.ErrInvalid) {
+		t.Errorf("Delete of an invalid key = %v, want ErrInvalid", err)
+	}
+	if got := outboxLines(t, o); len(got) != 0 {
+		t.Errorf("stored %+v", got)
+	}
+}
