@@ -18,9 +18,13 @@ import (
 type listedAccount struct {
 	Account  string     `json:"account"`
 	Username string     `json:"username"`
+	LinkedBy []string   `json:"linked_by"`
 	Used     int        `json:"used"`
 	Pending  int        `json:"pending"`
 	Limit    int        `json:"limit"`
+	Blocked  int        `json:"blocked"`
+	Free     int        `json:"free"`
+	Queued   int        `json:"queued"`
 	NextFree *time.Time `json:"next_free"`
 	Error    string     `json:"error"`
 }
@@ -45,8 +49,8 @@ func TestAccountsJSON(t *testing.T) {
 		t.Fatalf("output is not a JSON array of accounts: %v\n%s", err, r.stdout)
 	}
 	want := []listedAccount{
-		{Account: "alice", Used: 3, Limit: 100},
-		{Account: "bob", Used: 12, Limit: 100},
+		{Account: "alice", Used: 3, Limit: 100, Free: 97},
+		{Account: "bob", Used: 12, Limit: 100, Free: 88},
 		{Account: "carol", Used: 100, Limit: 100},
 	}
 	if len(got) != len(want) {
@@ -54,7 +58,8 @@ func TestAccountsJSON(t *testing.T) {
 	}
 	for i := range want {
 		g, w := got[i], want[i]
-		if g.Account != w.Account || g.Used != w.Used || g.Pending != w.Pending || g.Limit != w.Limit || g.Error != "" {
+		if g.Account != w.Account || g.Used != w.Used || g.Pending != w.Pending || g.Limit != w.Limit ||
+			g.Free != w.Free || g.Blocked != 0 || g.Queued != 0 || g.Error != "" {
 			t.Errorf("account %d = %+v, want %+v", i, g, w)
 		}
 		if g.NextFree == nil || g.NextFree.Before(start) {
@@ -70,13 +75,14 @@ func TestAccountsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"account", "used", "pending", "limit", "next_free"} {
+	keys := []string{"account", "used", "pending", "limit", "blocked", "free", "queued", "next_free"}
+	for _, key := range keys {
 		if _, ok := raw[0][key]; !ok {
 			t.Errorf("object %v lacks %q", raw[0], key)
 		}
 	}
-	if len(raw[0]) != 5 {
-		t.Errorf("object %v has keys beyond the five documented", raw[0])
+	if len(raw[0]) != len(keys) {
+		t.Errorf("object %v has keys beyond the %d documented", raw[0], len(keys))
 	}
 }
 
@@ -89,10 +95,10 @@ func TestAccountsTable(t *testing.T) {
 	r.wantCode(t, "accounts", exitOK)
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	want := [][]string{
-		{"ACCOUNT", "12-HOUR PINS", "PENDING", "NEXT SLOT FREE"},
-		{"alice", "3/100", "0", "now"},
-		{"bob", "12/100", "0", "now"},
-		{"carol", "100/100", "0", "in"},
+		{"ACCOUNT", "12-HOUR PINS", "PENDING", "FREE", "QUEUED", "NEXT SLOT FREE"},
+		{"alice", "3/100", "0", "97", "0", "now"},
+		{"bob", "12/100", "0", "88", "0", "now"},
+		{"carol", "100/100", "0", "0", "0", "in"},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("table has %d lines, want %d:\n%s", len(lines), len(want), r.stdout)
@@ -100,7 +106,7 @@ func TestAccountsTable(t *testing.T) {
 	for i, w := range want {
 		fields := strings.Fields(lines[i])
 		for j, cell := range w {
-			if !strings.Contains(lines[i], cell) || (i > 0 && j < 3 && fields[j] != cell) {
+			if !strings.Contains(lines[i], cell) || (i > 0 && j < 5 && fields[j] != cell) {
 				t.Errorf("line %d = %q, want cell %d %q", i, lines[i], j, cell)
 			}
 		}

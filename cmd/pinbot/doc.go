@@ -11,6 +11,7 @@
 //
 //	pinbot [flags]                       the bot, or the sandbox
 //	pinbot [flags] accounts [flags]      list the stored accounts and their pin counts
+//	pinbot [flags] jobs [flags] ACCOUNT  list an account's queued pins and their start times
 //	pinbot [flags] demo [flags]          an interactive demo of the engine alone
 //	pinbot [flags] backup [flags] FILE   back up the data directory, while pinbot runs too
 //	pinbot [flags] restore [flags] FILE  restore a backup into the data directory
@@ -41,7 +42,7 @@
 //	--pin-limit N                 PINBOT_PIN_LIMIT            pins per account in any window, 1 to 65536 (100)
 //	--pin-window DURATION         PINBOT_PIN_WINDOW           the rolling window, 1s to 596h31m23.648s (12h)
 //	--admin-token-file FILE       PINBOT_ADMIN_TOKEN_FILE     token of the dashboard at /admin (bot; none: no dashboard)
-//	--json                                                    accounts only: print JSON
+//	--json                                                    accounts and jobs: print JSON
 //	--force                                                   backup: replace FILE; restore: move a non-empty DIR aside
 //
 // The limit and the window are the bot's, the sandbox's and the demo's;
@@ -69,7 +70,9 @@
 //	head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key
 //
 // The admin token file, when given, holds one line of at least 16
-// printable characters (its line break is dropped): the bot then serves
+// printable characters (its line break is dropped) and, like the key
+// file, is refused when its group or others may read or write it: the
+// bot then serves
 // the operator dashboard at /admin on PINBOT_HTTP_ADDR to requests
 // carrying it as a Bearer token, and to browsers signing in at
 // /admin/login (package internal/dashboard).
@@ -89,6 +92,20 @@
 // DIR/sandbox.key. A directory holding the engine's files directly, as the
 // first versions of pinbot wrote it, is refused with a message saying to
 // move them into DIR/engine.
+//
+// # Accounts and jobs
+//
+// `pinbot accounts` lists every stored account: its Pinterest username
+// when known, its pin count and pending reservations, the slots /pin may
+// take now (those an earlier rule still holds, after a change of the
+// limit or the window or a restore, and those Pinterest asked to wait,
+// counted out, with the rules in force after the table), its queued pins
+// and when its next slot frees. `pinbot jobs ACCOUNT` lists one account's
+// queue (ACCOUNT is its id, or @ and its username): running pins, waiting
+// ones with the exact instant each starts, and the results kept of those
+// done. Both ask the bot or sandbox running on the data directory over
+// DIR/pinbot.sock, and read the stores themselves when none answers,
+// with the same output either way (package internal/control).
 //
 // # Backup and restore
 //
@@ -116,8 +133,8 @@
 //
 // Start: the engine store and the engine (which replays what the store
 // holds), the token store, the HTTP listener (OAuth callback, /healthz,
-// /readyz, /metrics), the control socket (DIR/pinbot.sock, online
-// backups), then the bot (command sync, gateway). SIGINT or SIGTERM makes
+// /readyz, /metrics), the control socket (DIR/pinbot.sock: online
+// backups, the accounts and their queues), then the bot (command sync, gateway). SIGINT or SIGTERM makes
 // /readyz answer 503 at once, then stops everything in reverse order,
 // each step within a timeout: the bot (closing the gateway, then waiting
 // for the running commands), the control socket, the HTTP listener, the engine

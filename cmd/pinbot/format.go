@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/internal/control"
 )
 
 // windowAdjective names the window length w as an adjective, as the bot
@@ -58,4 +60,66 @@ func displayAccount(account string) string {
 		}
 	}
 	return account
+}
+
+// exactLayout shows an instant to the millisecond, the engine's
+// resolution: the start time of a queued pin is exact.
+const exactLayout = "2006-01-02 15:04:05.000 MST"
+
+// exactTime shows t to the millisecond with how far it is from ref: "2026-03-01
+// 16:04:05.250 CET (in 2h 5m 1s)", "... (3m 2s ago)", "... (now)". A wait
+// is rounded up to the second, so that nothing appears sooner than it is.
+func exactTime(t, ref time.Time) string {
+	return t.Local().Format(exactLayout) + " (" + relative(t, ref) + ")"
+}
+
+// relative says how far t is from ref, to the second: "in 5s", "2m ago",
+// "now".
+func relative(t, ref time.Time) string {
+	switch d := t.Sub(ref); {
+	case d > 0:
+		return "in " + bot.FormatDuration((d + time.Second - 1).Truncate(time.Second))
+	case d <= -time.Second:
+		return bot.FormatDuration((-d).Truncate(time.Second)) + " ago"
+	}
+	return "now"
+}
+
+// freeText says how many slots /pin may take now, and why none or fewer
+// than the limit leaves: "97", "0 (Pinterest asked to wait)", "2 (3
+// held by an earlier rule)".
+func freeText(a control.Account) string {
+	switch {
+	case a.Held:
+		return "0 (Pinterest asked to wait)"
+	case a.Blocked > 0:
+		return fmt.Sprintf("%d (%d held by an earlier rule)", a.Free, a.Blocked)
+	}
+	return strconv.Itoa(a.Free)
+}
+
+// writeEarlierRules says why slots are held: the earlier rules in force
+// at at, or, when they are not known, what makes one.
+func writeEarlierRules(w io.Writer, rules []control.Rule, at time.Time) error {
+	var b strings.Builder
+	if len(rules) == 0 {
+		b.WriteString("\nHeld: an earlier rule still counts the pins made under it, as /pin does: " +
+			"the limit or the window was changed, or the data directory restored from a backup.\n")
+	} else {
+		b.WriteString("\nHeld: an earlier rule still counts the pins made under it, as /pin does:\n")
+		for _, r := range rules {
+			b.WriteString("  " + ruleText(r, at) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ruleText describes an earlier rule in force at at.
+func ruleText(r control.Rule, at time.Time) string {
+	until := r.Until.Local().Format(timeLayout) + " (" + relative(r.Until, at) + ")"
+	if r.Restore() {
+		return "no pin until " + until + ": the hold after the restore of a backup, whose later pins are unknown"
+	}
+	return fmt.Sprintf("%d pins per %s until %s: the limit and window before they were changed", r.Limit, windowNoun(r.Window), until)
 }

@@ -75,6 +75,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 	switch cmd, rest := rest[0], rest[1:]; cmd {
 	case "accounts":
 		return accountsCommand(st, rest, stdout, stderr, getenv)
+	case "jobs":
+		return jobsCommand(st, rest, stdout, stderr, getenv)
 	case "demo":
 		return demoCommand(st, rest, stdin, stdout, stderr, getenv)
 	case "backup":
@@ -146,6 +148,7 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer, gete
 	var errs configErrors
 	errs.add(err)
 	st.checkMemory(&errs)
+	httpAddr := st.sandboxHTTPAddr(&errs)
 	if err := errs.err(); err != nil {
 		return &usageError{err: err}
 	}
@@ -155,14 +158,16 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer, gete
 	ctx, stop := signalContext()
 	defer stop()
 	err = runSandbox(ctx, sandboxConfig{
-		dir:     layout{dir: st.dataDir.value},
-		level:   level,
-		engine:  engine,
-		in:      stdin,
-		out:     stdout,
-		stderr:  stderr,
-		prompt:  isTerminal(stdin),
-		ignored: st.ignoredInSandbox(),
+		dir:          layout{dir: st.dataDir.value},
+		level:        level,
+		engine:       engine,
+		in:           stdin,
+		out:          stdout,
+		stderr:       stderr,
+		prompt:       isTerminal(stdin),
+		httpAddr:     httpAddr,
+		httpAddrName: st.httpAddr.name(),
+		ignored:      st.ignoredInSandbox(),
 	})
 	if err == nil {
 		fmt.Fprintf(stdout, "pinbot: sandbox stopped; its pin counts and links stay in %s. Bye!\n", st.dataDir.value)
@@ -206,7 +211,7 @@ func helpCommand(args []string, stdout io.Writer) error {
 		printUsage(stdout, "")
 	case len(args) > 1:
 		return &usageError{err: fmt.Errorf("help: want at most one command, got %d", len(args))}
-	case args[0] == "accounts", args[0] == "demo", args[0] == "backup", args[0] == "restore",
+	case args[0] == "accounts", args[0] == "jobs", args[0] == "demo", args[0] == "backup", args[0] == "restore",
 		args[0] == "invite":
 		printUsage(stdout, args[0])
 	default:

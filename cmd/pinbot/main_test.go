@@ -50,6 +50,8 @@ func TestHelp(t *testing.T) {
 		{args: []string{"accounts", "--json", "-h"}, cmd: "accounts"},
 		{args: []string{"--data-dir", "x", "accounts", "-h"}, cmd: "accounts"},
 		{args: []string{"help", "accounts"}, cmd: "accounts"},
+		{args: []string{"jobs", "--help"}, cmd: "jobs"},
+		{args: []string{"help", "jobs"}, cmd: "jobs"},
 		{args: []string{"demo", "--help"}, cmd: "demo"},
 		{args: []string{"help", "demo"}, cmd: "demo"},
 		{args: []string{"backup", "--help"}, cmd: "backup"},
@@ -69,6 +71,8 @@ func TestHelp(t *testing.T) {
 		switch tt.cmd {
 		case "accounts":
 			want = append(want, "pinbot accounts [flags]", "--json", "--encryption-key-file FILE")
+		case "jobs":
+			want = append(want, "pinbot jobs [flags] ACCOUNT", "--json", "--encryption-key-file FILE", "DIR/pinbot.sock")
 		case "demo":
 			want = append(want, "pinbot demo [flags]", "pin ACCOUNT N", "status ACCOUNT")
 		case "backup":
@@ -77,7 +81,7 @@ func TestHelp(t *testing.T) {
 			want = append(want, "pinbot restore [flags] FILE", "--force", "--encryption-key-file FILE", "--pin-window DURATION",
 				"DIR.before-restore-TIME", "never deleted")
 		default:
-			want = append(want, "pinbot [flags] accounts [flags]", "pinbot [flags] demo [flags]", discordTokenEnv,
+			want = append(want, "pinbot [flags] accounts [flags]", "pinbot [flags] jobs [flags] ACCOUNT", "pinbot [flags] demo [flags]", discordTokenEnv,
 				"pinbot [flags] backup [flags] FILE", "pinbot [flags] restore [flags] FILE",
 				"/pin 1001 1002", "/settings", "/switch ACCOUNT", "DIR/engine", "DIR/links",
 				"head -c 32 /dev/urandom > pinbot.key", "PINBOT_PUBLIC_URL/oauth/callback", "Exit status:")
@@ -96,6 +100,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	t.Parallel()
 	st := newSettings(func(string) string { return "" })
 	accounts, _ := accountsFlags(&st)
+	jobs, _ := jobsFlags(&st)
 	demo := newFlagSet("demo")
 	st.bind(demo, "demo")
 	backupFlags, restoreFlags := newFlagSet("backup"), newFlagSet("restore")
@@ -105,7 +110,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	st.bind(restoreFlags, "restore")
 	invite := newFlagSet("invite")
 	st.bind(invite, "invite")
-	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "demo": demo,
+	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "jobs": jobs, "demo": demo,
 		"backup": backupFlags, "restore": restoreFlags, "invite": invite} {
 		var b strings.Builder
 		printUsage(&b, cmd)

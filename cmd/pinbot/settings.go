@@ -261,7 +261,7 @@ func (st *settings) all() []*setting {
 // itself (the bot or the sandbox), which takes them all.
 func commandOptions(cmd string) []*option {
 	switch cmd {
-	case "accounts":
+	case "accounts", "jobs":
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
 	case "demo":
 		return []*option{&dataDirOption, &logLevelOption, &pinLimitOption, &pinWindowOption}
@@ -633,7 +633,7 @@ func checkAddr(s *setting) error {
 func (st *settings) ignoredInSandbox() []string {
 	var out []string
 	for _, s := range []*setting{
-		&st.clientID, &st.clientSecret, &st.httpAddr, &st.publicURL, &st.keyFile,
+		&st.clientID, &st.clientSecret, &st.publicURL, &st.keyFile,
 		&st.discordAPI, &st.discordGateway, &st.pinterestAPI, &st.pinterestOAuth, &st.shards, &st.continuousRefresh,
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile,

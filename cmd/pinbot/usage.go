@@ -14,7 +14,7 @@ import (
 // command.
 const (
 	jsonFlagHelp   = "print a JSON array of objects instead of a table:"
-	jsonFlagFields = "{account, username (when known), used, pending, limit, next_free}"
+	jsonFlagFields = "{account, username and linked_by (when known), used, pending, limit, blocked, free, queued, next_free}"
 )
 
 // demoCommandsHelp lists the commands of the engine demo.
@@ -30,7 +30,8 @@ const dataDirHelp = `Data directory (--data-dir):
   DIR/links         linked accounts and their OAuth tokens, encrypted
   DIR/sandbox.key   the sandbox's key for DIR/links (created by the sandbox)
   DIR/sandbox.log   the sandbox's logs
-  DIR/pinbot.sock   where the running bot or sandbox serves pinbot backup
+  DIR/pinbot.sock   where the running bot or sandbox serves pinbot backup,
+                    accounts and jobs
 Each store admits one process at a time. DIR/links is written with one
 key: the bot can use a data directory the sandbox made only with
 --encryption-key-file DIR/sandbox.key.
@@ -45,14 +46,41 @@ func printUsage(w io.Writer, cmd string) {
 		fmt.Fprintf(&b, `Usage:
   pinbot accounts [flags]
 
-Lists every account stored in the data directory with its %[1]s pin count:
-the pins still inside the window plus the reservations not yet resolved
-(pending). When the token store can be opened (with the key of
---encryption-key-file, else DIR/sandbox.key), the accounts' Pinterest
-usernames are shown too. The stores admit one process at a time, so
-accounts fails while pinbot runs on the same data directory. It logs
-warnings and errors only, unless --log-level or PINBOT_LOG_LEVEL is given.
+Lists every account stored in the data directory with its %[1]s pin count
+(the pins still inside the window plus the reservations not yet resolved,
+pending), the slots /pin may take now (free), its queued pins and when its
+next slot frees. When a limit or window in force before a change, or the
+hold after a restore, still refuses slots the current limit leaves free,
+free leaves them out, as /pin does, and says how many that rule holds ("2
+(5 held by an earlier rule)"); the rule and its end follow the table.
+
+When the bot or the sandbox runs on the data directory, the listing comes
+from it (on DIR/pinbot.sock, which only its owner may use), with the
+accounts' Pinterest usernames. Otherwise accounts reads the stores itself,
+and shows the usernames when the token store can be opened (with the key of
+--encryption-key-file, else DIR/sandbox.key). The listing is the same
+either way. The counts are under the limit and window the data directory
+was last run under. It logs warnings and errors only, unless --log-level
+or PINBOT_LOG_LEVEL is given. pinbot jobs ACCOUNT lists an account's queue.
 `, adj)
+	case "jobs":
+		b.WriteString(`Usage:
+  pinbot jobs [flags] ACCOUNT
+
+Lists the queue of one account, named by its id or by @ and its Pinterest
+username: its standing (as pinbot accounts shows it), its running queued
+pins with the end of their slot's lease, its waiting ones in the order they
+start, each with the exact instant the engine will start it, and the results
+kept of those done (pinned, with the pin's address, failed and why, or
+unknown: the pin may exist and counts toward the limit). Each shows the
+message, which of its pictures, the Discord user who queued it and the
+board.
+
+Like accounts, it asks the bot or sandbox running on the data directory
+over DIR/pinbot.sock, and otherwise reads the stores itself, with the same
+output; a username needs the token store (its key, when pinbot is not
+running). An account neither stored nor linked is an error.
+`)
 	case "backup":
 		b.WriteString(`Usage:
   pinbot backup [flags] FILE
@@ -86,8 +114,8 @@ A backup holds each account's pins as of the moment it was taken; the pins
 made after it are unknown. So that no slot frees early, no account (even
 one the backup does not hold) is granted a pin until every pin made before
 the restore has left its window: for the window plus a lease after the
-restore (the longest of --pin-window, which should be the bot's, and of
-the windows the data directory keeps in force). Queued pins that were waiting or
+restore (the longest of the windows the backup keeps in force and, when
+given, of --pin-window, which should be the bot's). Queued pins that were waiting or
 running when the backup was taken may have been sent since: none is sent
 again, and their owners are told they may exist. See docs/design.md,
 "Backup and restore".
@@ -120,6 +148,7 @@ within %[1]d pins in any rolling %[2]s (--pin-limit, --pin-window).
 Usage:
   pinbot [flags]                       with %[4]s: run the bot; without: the local sandbox
   pinbot [flags] accounts [flags]      list the stored accounts and their %[3]s pin counts
+  pinbot [flags] jobs [flags] ACCOUNT  list an account's queued pins and their start times
   pinbot [flags] demo [flags]          an interactive demo of the rate-limit engine alone
   pinbot [flags] backup [flags] FILE   back up the data directory to FILE, while pinbot runs too
   pinbot [flags] restore [flags] FILE  restore the backup FILE into the data directory
@@ -134,6 +163,9 @@ Usage:
 	case "accounts":
 		fmt.Fprintf(tw, "  --json\t%s\n", jsonFlagHelp)
 		fmt.Fprintf(tw, "  \t%s\n", jsonFlagFields)
+	case "jobs":
+		fmt.Fprintf(tw, "  --json\t%s\n", jobsJSONHelp)
+		fmt.Fprintf(tw, "  \t%s\n", jobsJSONFields)
 	case "backup":
 		fmt.Fprintf(tw, "  --force\t%s\n", forceBackupHelp)
 	case "restore":

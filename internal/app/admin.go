@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/internal/dashboard"
 )
 
@@ -24,7 +26,10 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 	if g == nil {
 		g = prometheus.DefaultGatherer
 	}
-	d, err := dashboard.New(dashboard.Config{Token: cfg.AdminToken, Engine: a.Engine, Gatherer: g, Log: cfg.Log})
+	d, err := dashboard.New(dashboard.Config{
+		Token: cfg.AdminToken, Engine: a.Engine, Gatherer: g, Log: cfg.Log,
+		Names: a.accountName, Rules: a.store,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -44,4 +49,18 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 		return nil
 	})
 	return d.Mount(next), nil
+}
+
+// accountName names an account for the dashboard from the token store:
+// its Pinterest username and the Discord users who link it; nothing for
+// an account nobody links.
+func (a *App) accountName(ctx context.Context, account string) (dashboard.Name, error) {
+	acct, users, err := a.Links.AccountUsers(ctx, account)
+	switch {
+	case errors.Is(err, links.ErrNoToken), errors.Is(err, links.ErrInvalid):
+		return dashboard.Name{}, nil
+	case err != nil:
+		return dashboard.Name{}, err
+	}
+	return dashboard.Name{Username: acct.Username, LinkedBy: users}, nil
 }

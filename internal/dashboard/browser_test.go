@@ -67,10 +67,18 @@ func TestBrowserDashboard(t *testing.T) {
 
 	t.Run("numbers", func(t *testing.T) {
 		rows := mustRun(t, tab, chromedp.Evaluate[[]string](
-			`[...document.querySelectorAll("#busiest tbody tr")].map(r => r.querySelector(".account").textContent + " " + r.querySelector(".ratio").textContent)`))
+			`[...document.querySelectorAll("#busiest tbody tr")].map(r => r.querySelector(".id").textContent + " " + r.querySelector(".ratio").textContent)`))
 		want := []string{"acct-alice-art 98/100", "acct-bob-photos 75/100", "acct-carol 41/100", "acct-dave 12/100", "acct-erin 3/100"}
 		if !slices.Equal(rows, want) {
 			t.Errorf("busiest rows %q, want %q", rows, want)
+		}
+		// The accounts someone linked are named, with who linked them.
+		names := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#busiest .account, #queue .account")].map(c => c.innerText.replace(/\s+/g, " ").trim())`))
+		want = []string{"@alice_art acct-alice-art linked by Discord user 801", "@bob_photos acct-bob-photos linked by Discord users 802, 803",
+			"acct-carol", "acct-dave", "acct-erin", "@bob_photos acct-bob-photos linked by Discord users 802, 803"}
+		if !slices.Equal(names, want) {
+			t.Errorf("account cells %q, want %q", names, want)
 		}
 		for id, want := range map[string]string{
 			"pins-total":     "1,251",

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/persistence"
 )
 
 // Defaults of Config.
@@ -40,6 +42,16 @@ type Config struct {
 	// Gatherer gives the metric families read by name (see the Metric
 	// constants); nil shows "no data" for each.
 	Gatherer prometheus.Gatherer
+	// Names, when not nil, names each account shown: its Pinterest
+	// username and the Discord users who linked it (the token store,
+	// package bot/links); a zero Name for an account nobody links. An
+	// account it fails on shows its ID alone, and the failure is logged.
+	// Nil: every account shows its ID alone.
+	Names func(ctx context.Context, account string) (Name, error)
+	// Rules, when not nil, gives the rules the engine enforces (its
+	// store's): the page names the earlier ones still in force, which
+	// hold slots the current limit leaves free.
+	Rules RuleReader
 	// TTL is how long one assembly of the data is shown to every request
 	// (0: DefaultTTL); Top how many accounts each list shows (0:
 	// DefaultTop); MaxAccounts how many accounts one survey examines at
@@ -58,6 +70,21 @@ type Config struct {
 	// Log receives the failures to read the engine or the metrics,
 	// tagged component=dashboard.
 	Log zerolog.Logger
+}
+
+// Name is what the dashboard shows of an account besides its ID.
+type Name struct {
+	// Username is the account's Pinterest username.
+	Username string
+	// LinkedBy are the ids of the Discord users who linked it, in the
+	// order they linked it.
+	LinkedBy []string
+}
+
+// RuleReader reads the rules the engine enforces, as the engine's store
+// keeps them (persistence.RuleKeeper).
+type RuleReader interface {
+	Rules() (persistence.Rules, error)
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -84,6 +111,8 @@ type Dashboard struct {
 	tokenSum [sha256.Size]byte
 	eng      *actors.Engine
 	gatherer prometheus.Gatherer
+	names    func(context.Context, string) (Name, error)
+	rules    RuleReader
 	ttl      time.Duration
 	top, max int
 	now      func() time.Time
@@ -111,6 +140,8 @@ func New(cfg Config) (*Dashboard, error) {
 		tokenSum: sha256.Sum256(cfg.Token),
 		eng:      cfg.Engine,
 		gatherer: cfg.Gatherer,
+		names:    cfg.Names,
+		rules:    cfg.Rules,
 		ttl:      cfg.TTL,
 		top:      cfg.Top,
 		max:      cfg.MaxAccounts,
@@ -158,7 +189,61 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 		logctx.Logger(ctx, d.log).Warn().Err(serr).Msg("surveying the engine failed")
 	}
 	m, problems := d.gatherMetrics()
-	return assemble(s, serr, m, problems, d.now())
+	data := assemble(s, serr, m, problems, d.now())
+	if serr == nil {
+		data.Earlier = d.earlierRules(ctx, s.At)
+		d.name(sctx, data)
+	}
+	return data
+}
+
+// name sets the names of the accounts data shows. It logs the accounts
+// it fails on, and the page says some names are missing.
+func (d *Dashboard) name(ctx context.Context, data *Data) {
+	if d.names == nil {
+		return
+	}
+	known := map[string]Name{}
+	failed := 0
+	for _, list := range [][]Account{data.Busiest, data.Queue} {
+		for i := range list {
+			a := &list[i]
+			n, ok := known[a.Account]
+			if !ok {
+				var err error
+				if n, err = d.names(ctx, a.Account); err != nil {
+					failed++
+					logctx.Logger(ctx, d.log).Warn().Err(err).Str("account", a.Account).Msg("naming an account failed")
+				}
+				known[a.Account] = n
+			}
+			a.Username, a.LinkedBy = n.Username, n.LinkedBy
+		}
+	}
+	if failed > 0 {
+		data.Problems = append(data.Problems, "Some accounts show their ID alone: their names could not be read (see the log).")
+	}
+}
+
+// earlierRules returns the earlier rules in force at at, ending first
+// first; none without Config.Rules, or when they cannot be read (logged).
+func (d *Dashboard) earlierRules(ctx context.Context, at time.Time) []Rule {
+	if d.rules == nil {
+		return nil
+	}
+	rs, err := d.rules.Rules()
+	if err != nil {
+		logctx.Logger(ctx, d.log).Warn().Err(err).Msg("reading the rules in force failed")
+		return nil
+	}
+	var out []Rule
+	for _, r := range rs.Earlier {
+		if until := time.UnixMilli(r.Until); until.After(at) {
+			out = append(out, Rule{Limit: r.Limit, Window: time.Duration(r.Window) * time.Millisecond, Until: until})
+		}
+	}
+	slices.SortFunc(out, func(a, b Rule) int { return a.Until.Compare(b.Until) })
+	return out
 }
 
 // gatherMetrics reads the metrics: the totals, and the recent windows

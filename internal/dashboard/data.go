@@ -14,6 +14,10 @@ type Data struct {
 	At     time.Time     `json:"at"`
 	Limit  int           `json:"limit"`
 	Window time.Duration `json:"window_ns"`
+	// Earlier are the rules in force before the last change of the limit
+	// or the window, or the hold after a restore, that still count pins
+	// at At: the slots they refuse are an account's Blocked ones.
+	Earlier []Rule `json:"earlier,omitempty"`
 	// Busiest are the accounts nearest their limit, most used first, and
 	// Queue those with jobs waiting, most waiting first.
 	Busiest []Account `json:"busiest"`
@@ -36,14 +40,30 @@ type Data struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// Rule is an earlier rule in force: Limit pins in any Window, until
+// Until. Limit 0 is the hold a restore puts on every account until the
+// pins made after the backup have left their window.
+type Rule struct {
+	Limit  int           `json:"limit"`
+	Window time.Duration `json:"window_ns"`
+	Until  time.Time     `json:"until"`
+}
+
+// Restore reports whether r is a restore's hold.
+func (r Rule) Restore() bool { return r.Limit == 0 }
+
 // Account is one account's standing, as the dashboard shows it.
 type Account struct {
 	Account string `json:"account"`
-	Used    int    `json:"used"`
-	Limit   int    `json:"limit"`
-	Pending int    `json:"pending"`
-	Blocked int    `json:"blocked"`
-	Queued  int    `json:"queued"`
+	// Username is the account's Pinterest username and LinkedBy the
+	// Discord users who linked it, when known (Config.Names).
+	Username string   `json:"username,omitempty"`
+	LinkedBy []string `json:"linked_by,omitempty"`
+	Used     int      `json:"used"`
+	Limit    int      `json:"limit"`
+	Pending  int      `json:"pending"`
+	Blocked  int      `json:"blocked"`
+	Queued   int      `json:"queued"`
 	// NextFree is when the next slot frees (engine time); Free is how
 	// many are free under the limit, and Held is set when some are but
 	// none may be granted before NextFree (Pinterest asked to wait).

@@ -1,5 +1,6 @@
 // Package dashboard is the operator dashboard served at /admin on the
-// bot's HTTP listener: the accounts nearest their limit, a timeline of
+// bot's HTTP listener: the accounts nearest their limit, named by their
+// Pinterest username and the Discord users who linked them, a timeline of
 // pins over the window, failures by reason, Pinterest's and Discord's
 // error rates and latency over the last 5 minutes, the last hour and
 // since the start, the gateway shards and the queue.
@@ -43,6 +44,16 @@
 // without spawning their actors. The page says when the accounts
 // examined are a sample.
 //
+// The names: Config.Names, the token store's, asked once per assembly
+// for each account shown (at most twice Config.Top). An account nobody
+// links, or whose name cannot be read, shows its ID alone.
+//
+// The rules: Config.Rules, the engine's store's. When a limit or window
+// in force before a change, or the hold after a restore, still refuses
+// slots the current limit leaves free (actors.Status.Blocked), the page
+// names that rule and when it ends, and counts those slots as held, not
+// free, as /pin does.
+//
 // The metrics: a prometheus.Gatherer, from which the families named by
 // the Metric constants are read by name. A family that is absent shows
 // "no data".
@@ -66,7 +77,7 @@
 //
 // # Usage
 //
-//	d, err := dashboard.New(dashboard.Config{Token: token, Engine: eng, Gatherer: reg, Log: log})
+//	d, err := dashboard.New(dashboard.Config{Token: token, Engine: eng, Gatherer: reg, Names: names, Rules: store, Log: log})
 //	srv.Handler = d.Mount(srv.Handler) // /admin… to d, the rest as before
 //	ticker := time.NewTicker(dashboard.SampleEvery)
 //	go d.Run(ctx, ticker.C) // snapshots for the recent windows

@@ -18,6 +18,9 @@ const (
 	MetricUpstreamRequests = "pinbot_upstream_requests_total"           // counter {upstream, route, class}
 	MetricUpstreamDuration = "pinbot_upstream_request_duration_seconds" // histogram {upstream, route}
 	MetricGatewayShards    = "pinbot_gateway_shards_connected"          // gauge
+	// The refusals at pinbot's edges, read together by reason.
+	MetricInteractionRefusals = "pinbot_interaction_refusals_total" // counter {reason}
+	MetricHTTPRefusals        = "pinbot_http_refusals_total"        // counter {reason}
 )
 
 // ClassTooMany is the class of the requests answered 429 Too Many
@@ -102,6 +105,11 @@ type Metrics struct {
 	Upstreams        []Upstream `json:"upstreams"`
 	// Shards is the number of gateway shards connected; nil when absent.
 	Shards *float64 `json:"shards"`
+	// Refusals are the interactions and the HTTP requests refused at
+	// pinbot's edges, by reason (MetricInteractionRefusals and
+	// MetricHTTPRefusals: their reasons are distinct); present when
+	// either family is.
+	Refusals Counts `json:"refusals"`
 	// Windows are the upstreams and the failures over each of Windows,
 	// shortest first; nil without a gatherer.
 	Windows []Window `json:"windows,omitempty"`
@@ -125,6 +133,7 @@ func readTotals(fams []*dto.MetricFamily) (Metrics, reading) {
 	r := read(byName)
 	m.Pins = labelCounts(byName[MetricPins], "result")
 	m.Failures = countsOf(r.failures)
+	m.Refusals = refusals(byName)
 	m.Upstreams, m.UpstreamsPresent = upstreams(r)
 	if f := byName[MetricGatewayShards]; f != nil && len(f.GetMetric()) > 0 {
 		var n float64
@@ -134,6 +143,21 @@ func readTotals(fams []*dto.MetricFamily) (Metrics, reading) {
 		m.Shards = &n
 	}
 	return m, r
+}
+
+// refusals sums the refusal families by reason; not present when both
+// are absent.
+func refusals(byName map[string]*dto.MetricFamily) Counts {
+	var sums map[string]float64
+	for _, name := range []string{MetricInteractionRefusals, MetricHTTPRefusals} {
+		for reason, v := range sumByLabel(byName[name], "reason") {
+			if sums == nil {
+				sums = map[string]float64{}
+			}
+			sums[reason] += v
+		}
+	}
+	return countsOf(sums)
 }
 
 // value is a counter's, gauge's or untyped metric's value.

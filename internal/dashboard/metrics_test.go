@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pinbot/pinbot/internal/metrics"
 )
 
 func gather(t *testing.T, reg *prometheus.Registry) Metrics {
@@ -111,5 +113,36 @@ func TestBucketsMerge(t *testing.T) {
 		if a.counts[i] != want[i] {
 			t.Fatalf("merged counts %v want %v", a.counts, want)
 		}
+	}
+}
+
+// TestMetricsRefusals: the refusals at the edges, read from the program's
+// own registry under its names, by reason; served at 0 from the start,
+// they are present before any refusal.
+func TestMetricsRefusals(t *testing.T) {
+	pm := metrics.New()
+	if m := gather(t, pm.Registry()); !m.Refusals.Present || m.Refusals.Total != 0 {
+		t.Fatalf("refusals at the start %+v, want present, 0", m.Refusals)
+	}
+	b := pm.Bot()
+	b.InteractionDone("pin", "throttled")
+	b.InteractionDone("settings", "throttled")
+	b.InteractionDone("queue", "closing")
+	b.InteractionDone("pin", "ok")
+	pm.HTTPRefused("operator_rate")
+	m := gather(t, pm.Registry())
+	if m.Refusals.Total != 4 {
+		t.Errorf("refusals total %v, want 4: %+v", m.Refusals.Total, m.Refusals)
+	}
+	for reason, want := range map[string]float64{"throttled": 2, "closing": 1, "busy": 0, "operator_rate": 1, "http_rate": 0} {
+		if got := m.Refusals.Of(reason); got != want {
+			t.Errorf("refusals of %s = %v, want %v", reason, got, want)
+		}
+	}
+	if m.Refusals.Items[0] != (Count{"throttled", 2}) {
+		t.Errorf("first refusal %+v, want throttled 2", m.Refusals.Items[0])
+	}
+	if m := gather(t, prometheus.NewRegistry()); m.Refusals.Present {
+		t.Errorf("refusals without their families %+v, want absent", m.Refusals)
 	}
 }

@@ -27,6 +27,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"rate":     formatRate,
 	"title":    title,
 	"plural":   plural,
+	"users":    discordUsers,
 	"nextFree": func(a Account, at time.Time) nextFree { return nextFree{a, at, a.Held} },
 	"width":    func(share float64) string { return strconv.FormatFloat(math.Round(share*1000)/10, 'f', -1, 64) },
 	"share": func(v, of float64) float64 {
@@ -248,6 +249,15 @@ func title(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// discordUsers names the Discord users of the ids: "Discord user 801",
+// "Discord users 801, 802".
+func discordUsers(ids []string) string {
+	if len(ids) == 1 {
+		return "Discord user " + ids[0]
+	}
+	return "Discord users " + strings.Join(ids, ", ")
 }
 
 // plural writes n with the singular or plural noun.
