@@ -4,9 +4,12 @@
 GO        ?= go
 # FUZZTIME, when set (e.g. 60s or 500000x), replaces every target's budget.
 FUZZTIME  ?=
-# The data directory of make run, and that of make demo: the demo's
-# made-up accounts and pins stay out of the sandbox's counts.
-DATA      ?= ./data
+# The data directory of make run: DATA when given (make run DATA=DIR),
+# else PINBOT_DATA_DIR from the environment, else ./data, as pinbot
+# itself defaults. make demo runs on DEMO_DATA, DIR/demo of that one by
+# default: the demo's made-up accounts and pins stay out of the sandbox's
+# counts.
+DATA      ?= $(or $(PINBOT_DATA_DIR),./data)
 DEMO_DATA ?= $(DATA)/demo
 
 # Fuzz targets: package:Target:budget, each a few seconds on the

@@ -52,11 +52,15 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
   /pin messages:LINK ...          the same, naming the option
   /pin 1001 when_full:queue       at the limit, queue the rest (they pin when slots free)
   /queue                          your queued pins, their start times, recent results
+  /cancel N                       cancel the waiting pins of message N of /queue (its menu)
+  /cancel all [ACCOUNT]           cancel an account's waiting pins (/queue's button; ACCOUNT
+                                  when several accounts have some)
   /dms                            the direct messages Pinbot sent you (results of queued pins)
   /pinmsg ID                      the "Pin to Pinterest" message command on one message
-  /settings                       your accounts, their 12-hour pin counts, the active one
+  /settings                       your accounts, their pin counts, the active one
   /switch ACCOUNT                 make ACCOUNT active (picks it in the /settings menu)
   /board BOARD                    choose the active account's default board (/settings menu)
+  /whenfull queue|skip            what /pin does at the limit when it does not say (/settings menu)
   /link [ACCOUNT]                 run /link, approve it on the Pinterest stand-in as ACCOUNT, sign in with Discord, confirm
   /unlink ACCOUNT                 run /unlink
   /as USER                        act as another demo user: alice, bob or carol
@@ -76,6 +80,17 @@ type Console struct {
 	err     error // the first write error; nothing is written after it
 	user    demoUser
 	channel demoChannel
+	// now is the reader's clock, in the reader's zone, against which
+	// timestamps are written out; nil means time.Now.
+	now func() time.Time
+}
+
+// clock returns the reader's time.
+func (c *Console) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // Console returns a console writing to out, acting as the first demo user
@@ -306,6 +321,10 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool) {
 		c.run(ctx, discordtest.ChatInput{Name: cmdSettings}, c.channel.ID)
 	case "queue":
 		c.run(ctx, discordtest.ChatInput{Name: cmdQueue}, c.channel.ID)
+	case "cancel":
+		c.cancel(ctx, rest)
+	case "whenfull", "when_full":
+		c.whenFull(ctx, rest)
 	case "dms":
 		c.listDMs()
 	case "switch":
@@ -441,6 +460,142 @@ func (c *Console) pick(ctx context.Context, arg string, account bool) {
 		c.printf("(@%s is not in %s's menu; sending it anyway, as a modified Discord client could)\n", a.Username, c.user.Name)
 	}
 	c.run(ctx, discordtest.SelectMenu{CustomID: menu.CustomID, Values: []string{value}, MessageID: settings.messageID}, c.channel.ID)
+}
+
+// whenFull picks arg, queue or skip, in the /settings menu of what /pin
+// does at the limit when it does not say, as the user would click it.
+func (c *Console) whenFull(ctx context.Context, arg string) {
+	arg = strings.ToLower(arg)
+	if arg != "queue" && arg != "skip" {
+		c.errorf("usage: /whenfull queue or /whenfull skip")
+		return
+	}
+	settings, err := c.interact(ctx, discordtest.ChatInput{Name: cmdSettings}, c.channel.ID)
+	if err != nil {
+		c.errorf("%v", err)
+		return
+	}
+	menu := findComponent(settings.components, func(id string) bool { return id == whenFullMenuID })
+	if menu == nil {
+		// No menu: /settings said why (nothing linked, say).
+		c.println(settings.text)
+		return
+	}
+	value, ok := matchOption(menu.Options, arg)
+	if !ok {
+		c.errorf("the menu has no option %q; it offers %s", arg, optionList(menu.Options))
+		return
+	}
+	c.run(ctx, discordtest.SelectMenu{CustomID: menu.CustomID, Values: []string{value}, MessageID: settings.messageID}, c.channel.ID)
+}
+
+// cancel presses one of the cancel controls of /queue, as the user
+// would: it runs /queue, then picks a message in its menu ("/cancel N",
+// N the number /queue shows before the message's waiting pins, or the
+// message's ID) or presses an account's "Cancel all" button ("/cancel
+// all", naming the account when several have one).
+func (c *Console) cancel(ctx context.Context, arg string) {
+	fields := strings.Fields(arg)
+	all := len(fields) > 0 && strings.EqualFold(fields[0], "all")
+	if len(fields) == 0 || len(fields) > 2 || !all && len(fields) != 1 {
+		c.errorf("usage: /cancel N (a message's number in /queue, or its ID) or /cancel all [ACCOUNT]")
+		return
+	}
+	queue, err := c.interact(ctx, discordtest.ChatInput{Name: cmdQueue}, c.channel.ID)
+	if err != nil {
+		c.errorf("%v", err)
+		return
+	}
+	if all {
+		c.cancelAll(ctx, queue, fields[1:])
+		return
+	}
+	menu := findComponent(queue.components, func(id string) bool { return id == cancelMenuID })
+	if menu == nil {
+		c.printf("(No pin is waiting: /queue shows no menu to cancel with.)\n")
+		c.println(queue.text)
+		return
+	}
+	value, ok := cancelOption(menu.Options, fields[0])
+	if !ok {
+		c.errorf("the menu has no message %q; it offers %s", fields[0], optionList(menu.Options))
+		return
+	}
+	c.run(ctx, discordtest.SelectMenu{CustomID: menu.CustomID, Values: []string{value}, MessageID: queue.messageID}, c.channel.ID)
+}
+
+// cancelAll presses the "Cancel all" button of the account named (by
+// username or id), or the only one there is, on the /queue reply queue.
+func (c *Console) cancelAll(ctx context.Context, queue answer, named []string) {
+	var buttons []component
+	for _, comp := range queue.components {
+		if strings.HasPrefix(comp.CustomID, cancelAllIDPrefix) {
+			buttons = append(buttons, comp)
+		}
+	}
+	var press *component
+	switch {
+	case len(buttons) == 0:
+		c.printf("(No pin is waiting: /queue shows no \"Cancel all\" button.)\n")
+		c.println(queue.text)
+		return
+	case len(named) == 1:
+		want := named[0]
+		if a, ok := findAccount(want); ok {
+			want = a.ID
+		}
+		for i, b := range buttons {
+			if strings.TrimPrefix(b.CustomID, cancelAllIDPrefix) == want {
+				press = &buttons[i]
+			}
+		}
+		if press == nil {
+			c.errorf("no account %q has waiting pins; the buttons are %s", named[0], buttonList(buttons))
+			return
+		}
+	case len(buttons) == 1:
+		press = &buttons[0]
+	default:
+		c.errorf("several accounts have waiting pins: name one, /cancel all ACCOUNT; the buttons are %s", buttonList(buttons))
+		return
+	}
+	c.run(ctx, discordtest.Button{CustomID: press.CustomID, MessageID: queue.messageID}, c.channel.ID)
+}
+
+// findComponent returns the first component whose custom ID matches, or
+// nil.
+func findComponent(cs []component, match func(customID string) bool) *component {
+	for i := range cs {
+		if match(cs[i].CustomID) {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// cancelOption finds the option of /queue's message menu that arg names:
+// the message's number in /queue (the option "Message N: …"), or its ID
+// (the option's value is "account/message").
+func cancelOption(opts []menuOption, arg string) (string, bool) {
+	for _, o := range opts {
+		if strings.HasPrefix(o.Label, "Message "+arg+":") {
+			return o.Value, true
+		}
+	}
+	for _, o := range opts {
+		if _, msg, _ := strings.Cut(o.Value, "/"); msg == arg {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+func buttonList(bs []component) string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = strconv.Quote(b.Label)
+	}
+	return strings.Join(names, ", ")
 }
 
 // matchOption finds the option arg names: by value, or by label (without
@@ -644,15 +799,22 @@ func (c *Console) listPins() {
 	}
 }
 
-// listDMs prints the direct messages the bot sent the current user.
+// listDMs prints the direct messages the bot sent the current user as
+// the user reads them, as replies are.
 func (c *Console) listDMs() {
 	dms := c.sb.discord.DMs(c.user.ID)
 	if len(dms) == 0 {
 		c.printf("Pinbot has sent %s no direct message in this run.\n", c.user.Name)
 		return
 	}
+	now := c.clock()
 	for _, m := range dms {
-		c.printf("── DM from Pinbot, %s ──\n%s\n", m.Timestamp.Local().Format("15:04:05"), m.Content)
+		text, err := renderMessage(m, now)
+		if err != nil {
+			c.errorf("%v", err)
+			continue
+		}
+		c.printf("── DM from Pinbot, %s ──\n%s\n", m.Timestamp.In(now.Location()).Format(timestampLayouts["T"]), text)
 	}
 }
 
@@ -744,7 +906,7 @@ func (c *Console) await(ctx context.Context, in *discordtest.Interaction) (answe
 		}
 		done = sentComponents(r.Body)
 	}
-	ans, err := renderAnswer(parts, refusal, time.Now())
+	ans, err := renderAnswer(parts, refusal, c.clock())
 	if err == nil && ans.messageID == 0 {
 		if m, ok := in.Original(); ok {
 			ans.messageID = m.ID
@@ -767,6 +929,26 @@ func sentComponents(body json.RawMessage) bool {
 	}
 	_, ok := m["components"]
 	return ok
+}
+
+// renderMessage renders a message as its reader sees it: its content,
+// embeds and components, as renderAnswer does a reply's.
+func renderMessage(m discordtest.Message, now time.Time) (string, error) {
+	var texts []string
+	if m.Content != "" {
+		texts = append(texts, renderMarkdown(m.Content, now))
+	}
+	if len(m.Embeds) > 0 {
+		texts = append(texts, renderEmbeds(m.Embeds, now))
+	}
+	cs, err := parseComponents(m.Components)
+	if err != nil {
+		return "", err
+	}
+	if len(cs) > 0 {
+		texts = append(texts, renderComponents(cs))
+	}
+	return strings.Join(texts, "\n"), nil
 }
 
 // renderAnswer renders the parts of a reply as the user reads them.

@@ -3,14 +3,20 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/discordtest"
 )
 
 // TestCommandsStateTheCaps keeps the console's help in step with the
@@ -115,5 +121,90 @@ func TestConsoleSkipsLongLine(t *testing.T) {
 		"You are bob in #general.\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// sendDM sends user a direct message with the JSON body over the Discord
+// stand-in's REST API, as the bot does: it opens the DM channel, then
+// posts to it.
+func sendDM(t *testing.T, dc *discordtest.Server, user snowflake.ID, body string) {
+	t.Helper()
+	post := func(path, body string) []byte {
+		t.Helper()
+		rq, err := http.NewRequest(http.MethodPost, dc.APIURL()+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq.Header.Set("Authorization", "Bot "+dc.Token())
+		rq.Header.Set("Content-Type", "application/json")
+		rs, err := http.DefaultClient.Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Body.Close()
+		b, err := io.ReadAll(rs.Body)
+		if err != nil || rs.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %d %s, %v", path, rs.StatusCode, b, err)
+		}
+		return b
+	}
+	var ch struct {
+		ID snowflake.ID `json:"id"`
+	}
+	if err := json.Unmarshal(post("/users/@me/channels", fmt.Sprintf(`{"recipient_id":"%d"}`, user)), &ch); err != nil {
+		t.Fatal(err)
+	}
+	post(fmt.Sprintf("/channels/%d/messages", ch.ID), body)
+}
+
+// TestConsoleDMs: /dms shows each direct message as the user reads it in
+// Discord, rendered as replies are (markdown resolved, links, mentions,
+// timestamps in the reader's zone against the reader's clock), under the
+// time of day it was sent.
+func TestConsoleDMs(t *testing.T) {
+	t.Parallel()
+	clock := discordtest.NewManualClock(t0)
+	sb := &Sandbox{discord: discordtest.NewServer(discordtest.WithClock(clock.Now))}
+	t.Cleanup(sb.discord.Close)
+	var err error
+	if sb.images, err = startImageServer(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.images.close(context.Background()) })
+	if err := sb.seedDiscord(); err != nil {
+		t.Fatal(err)
+	}
+	reader := time.FixedZone("UTC+2", 2*60*60)
+	var out bytes.Buffer
+	c := &Console{sb: sb, out: &out, user: users[0], channel: channels[0],
+		now: func() time.Time { return clock.Now().In(reader) }}
+	ctx := context.Background()
+
+	c.Exec(ctx, "/dms")
+	if want := "Pinbot has sent alice no direct message in this run.\n"; out.String() != want {
+		t.Fatalf("/dms before any DM:\n%s\nwant\n%s", out.String(), want)
+	}
+
+	ran := itoa(t0.Add(-2 * time.Minute).Unix())
+	content := "**Queued pins that ran:**\n" +
+		"✅ <https://discord.com/channels/900/100/1005> (image 3 of 4) → <https://www.pinterest.com/pin/1/> on @alice\\_pins, " +
+		"queued by <@12> in <#100> · <t:" + ran + ":T> (<t:" + ran + ":R>)"
+	body, err := json.Marshal(map[string]string{"content": content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendDM(t, sb.discord, users[0].ID, string(body))
+	clock.Advance(time.Minute)
+	out.Reset()
+	c.Exec(ctx, "/dms")
+	want := "── DM from Pinbot, 11:00:00 ──\n" +
+		"Queued pins that ran:\n" +
+		"✅ https://discord.com/channels/900/100/1005 (image 3 of 4) → https://www.pinterest.com/pin/1/ on @alice_pins, " +
+		"queued by @bob in #general · 10:58:00 (3m ago)\n"
+	if out.String() != want {
+		t.Errorf("/dms:\n%s\nwant\n%s", out.String(), want)
+	}
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -62,7 +62,9 @@
 // an earlier run, so at every start the sandbox links each stored
 // (user, demo account) pair again through OAuth (the token store then
 // holds tokens the new stand-in knows) and restores each user's active
-// account; default boards are kept by the token store. The Pinterest
+// account; default boards are kept by the token store. Queued pins wait
+// until then: those that fell due while the sandbox was stopped run
+// once the accounts are linked again. The Pinterest
 // stand-in's own list of pins starts empty each run: the pins of earlier
 // runs are counted by the engine alone.
 //
@@ -77,10 +79,19 @@
 //	/pin 1001 1002 [board:NAME]    /pin with message IDs (in the current
 //	                               channel) or links, up to 10
 //	/pin messages:<link> ...       the same, with the option named
+//	/pin 1001 when_full:queue      at the limit, queue the rest
 //	/pinmsg ID                     the "Pin to Pinterest" message command
+//	/queue                         the queued pins, their start times, results
+//	/cancel N                      pick message N (or a message ID) in the
+//	                               /queue menu: cancel its waiting pins
+//	/cancel all [ACCOUNT]          press /queue's "Cancel all" button (of
+//	                               ACCOUNT, when several accounts have one)
+//	/dms                           the direct messages the bot sent the user
 //	/settings                      accounts, 12-hour counts, the active one
 //	/switch ACCOUNT                pick ACCOUNT in the /settings menu
 //	/board BOARD                   pick the active account's default board
+//	/whenfull queue|skip           pick in the /settings menu of what /pin
+//	                               does at the limit when it does not say
 //	/link [ACCOUNT]                run /link, then approve it on the
 //	                               Pinterest stand-in signed in as ACCOUNT,
 //	                               sign in with Discord and confirm
@@ -92,10 +103,12 @@
 //	help                           list the commands
 //	quit                           stop (so does the end of input)
 //
-// Each reply prints as the user reads it in Discord: the final content of
-// the interaction's response (and its followups), with Discord's markdown
-// resolved (bold, escapes, <t:…:R> timestamps, <links>), embeds flattened
-// to text and select menus and buttons listed. The console waits on the
+// Each reply, and each direct message /dms lists, prints as the user
+// reads it in Discord: the final content of the interaction's response
+// (and its followups), with Discord's markdown resolved (bold, escapes,
+// mentions, <links>, and <t:…> timestamps of every style Discord defines,
+// in the reader's local zone), embeds flattened to text and select menus
+// and buttons listed, each with the console command that presses it. The console waits on the
 // Discord stand-in's record of the bot's responses, never on timers, with
 // one exception: a reply longer than Discord's 2000 characters arrives as
 // several messages and only the last one that carries components can be

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot"
 )
@@ -74,8 +75,14 @@ func parseComponents(raw json.RawMessage) ([]component, error) {
 }
 
 // renderComponents lists components as text, with the console command
-// that drives a menu when there is one.
+// that drives a menu or presses a button when there is one.
 func renderComponents(cs []component) string {
+	cancelAlls := 0
+	for _, c := range cs {
+		if strings.HasPrefix(c.CustomID, cancelAllIDPrefix) {
+			cancelAlls++
+		}
+	}
 	var sb strings.Builder
 	for _, c := range cs {
 		switch {
@@ -100,18 +107,25 @@ func renderComponents(cs []component) string {
 				sb.WriteString(line + "\n")
 			}
 		case c.Label != "":
-			fmt.Fprintf(&sb, "[button %q]\n", c.Label)
+			fmt.Fprintf(&sb, "[button %q]%s\n", c.Label, buttonHint(c.CustomID, cancelAlls > 1))
 		}
 	}
 	return strings.TrimRight(sb.String(), "\n")
 }
 
-// Custom IDs of the bot's /settings menus, as the bot sends them: the
-// menus are how a user switches accounts and picks boards, so their IDs
-// are part of what the bot shows Discord.
+// Custom IDs of the bot's /settings and /queue components, as the bot
+// sends them: the menus and buttons are how a user switches accounts,
+// picks boards, chooses what /pin does at the limit and cancels queued
+// pins, so their IDs are part of what the bot shows Discord.
 const (
 	switchMenuID      = "/settings/switch"
 	boardMenuIDPrefix = "/settings/board/"
+	whenFullMenuID    = "/settings/whenfull"
+	// cancelMenuID is /queue's menu of the messages with waiting pins.
+	cancelMenuID = "/queue/message"
+	// cancelAllIDPrefix starts the ID of a "Cancel all" button of
+	// /queue, which ends with the account.
+	cancelAllIDPrefix = "/queue/all/"
 )
 
 // menuHint names the console command that picks from the menu.
@@ -121,8 +135,28 @@ func menuHint(customID string) string {
 		return " — pick with /switch ACCOUNT"
 	case strings.HasPrefix(customID, boardMenuIDPrefix):
 		return " — pick with /board BOARD"
+	case customID == whenFullMenuID:
+		return " — pick with /whenfull queue or /whenfull skip"
+	case customID == cancelMenuID:
+		return " — pick with /cancel N (N the message's number)"
 	}
 	return ""
+}
+
+// buttonHint names the console command that presses the button; named
+// says that it must name the account (several accounts have one).
+func buttonHint(customID string, named bool) string {
+	id, ok := strings.CutPrefix(customID, cancelAllIDPrefix)
+	switch {
+	case !ok:
+		return ""
+	case !named:
+		return " — press with /cancel all"
+	}
+	if a, ok := accountByID(id); ok {
+		id = a.Username
+	}
+	return " — press with /cancel all " + id
 }
 
 // renderEmbeds flattens embeds into text: title, description, fields,
@@ -162,9 +196,11 @@ func renderEmbeds(es []discord.Embed, now time.Time) string {
 
 // renderMarkdown turns Discord message text into what a reader sees:
 // backslash escapes resolved, ** and __ (bold, underline) and backticks
-// dropped, <url> shown as url, and <t:UNIX[:STYLE]> timestamps written
-// out, relative ones (style R) as seen at now. Single * and _ are kept:
-// the bot escapes every name it shows, and URLs contain underscores.
+// dropped, <url> shown as url, mentions of the demo users and channels
+// shown by name, and <t:UNIX[:STYLE]> timestamps written out as a reader
+// in now's zone reads them, relative ones (style R) as seen at now.
+// Single * and _ are kept: the bot escapes every name it shows, and URLs
+// contain underscores.
 func renderMarkdown(s string, now time.Time) string {
 	var sb strings.Builder
 	for i := 0; i < len(s); {
@@ -189,8 +225,9 @@ func renderMarkdown(s string, now time.Time) string {
 	return sb.String()
 }
 
-// renderAngle renders the <…> construct at the start of s, a timestamp or
-// a link, and returns its text and length; anything else is a plain "<".
+// renderAngle renders the <…> construct at the start of s, a timestamp, a
+// mention or a link, and returns its text and length; anything else is a
+// plain "<".
 func renderAngle(s string, now time.Time) (string, int) {
 	end := strings.IndexByte(s, '>')
 	if end < 0 {
@@ -202,6 +239,10 @@ func renderAngle(s string, now time.Time) (string, int) {
 		if text, ok := renderTimestamp(inner[2:], now); ok {
 			return text, end + 1
 		}
+	case strings.HasPrefix(inner, "@"), strings.HasPrefix(inner, "#"):
+		if text, ok := renderMention(inner); ok {
+			return text, end + 1
+		}
 	case strings.HasPrefix(inner, "http://"), strings.HasPrefix(inner, "https://"):
 		if !strings.ContainsAny(inner, " \n<") {
 			return inner, end + 1
@@ -210,18 +251,76 @@ func renderAngle(s string, now time.Time) (string, int) {
 	return "<", 1
 }
 
-// renderTimestamp writes out the UNIX[:STYLE] of a Discord timestamp.
+// renderMention writes out the inside of a user mention (@ID or @!ID), a
+// role mention (@&ID) or a channel mention (#ID) by name, as Discord
+// shows it; one the demo world does not hold reads as Discord shows one
+// it cannot resolve.
+func renderMention(inner string) (string, bool) {
+	kind, id := inner[:1], inner[1:]
+	switch {
+	case kind == "@" && strings.HasPrefix(id, "&"):
+		kind, id = "&", id[1:]
+	case kind == "@":
+		id = strings.TrimPrefix(id, "!")
+	}
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return "", false
+	}
+	switch kind {
+	case "#":
+		if c, ok := channelByID(snowflake.ID(n)); ok {
+			return "#" + c.Name, true
+		}
+		return "#unknown", true
+	case "&":
+		if snowflake.ID(n) == ModsRoleID {
+			return "@mods", true
+		}
+		return "@deleted-role", true
+	}
+	for _, u := range users {
+		if u.ID == snowflake.ID(n) {
+			return "@" + u.Name, true
+		}
+	}
+	return "@unknown-user", true
+}
+
+// timestampLayouts are how a timestamp of each style Discord defines
+// reads (its English forms, on a 24-hour clock), but R, which is
+// relative.
+var timestampLayouts = map[string]string{
+	"t": "15:04",                        // short time
+	"T": "15:04:05",                     // long time
+	"d": "2006-01-02",                   // short date
+	"D": "2 January 2006",               // long date
+	"f": "2 January 2006 15:04",         // short date and time, the default
+	"F": "Monday, 2 January 2006 15:04", // long date and time
+}
+
+// renderTimestamp writes out the UNIX[:STYLE] of a Discord timestamp as
+// a reader in now's zone reads it: without a style as style f, style R
+// relative to now. A style Discord does not define makes it no
+// timestamp: Discord shows such text as it is.
 func renderTimestamp(spec string, now time.Time) (string, bool) {
-	secs, style, _ := strings.Cut(spec, ":")
+	secs, style, styled := strings.Cut(spec, ":")
 	n, err := strconv.ParseInt(secs, 10, 64)
 	if err != nil {
 		return "", false
 	}
-	t := time.Unix(n, 0)
+	t := time.Unix(n, 0).In(now.Location())
+	if !styled {
+		style = "f"
+	}
 	if style == "R" {
 		return relative(t, now), true
 	}
-	return t.Local().Format("2006-01-02 15:04:05 MST"), true
+	layout, ok := timestampLayouts[style]
+	if !ok {
+		return "", false
+	}
+	return t.Format(layout), true
 }
 
 // relative says how far t is from now, as Discord's relative timestamps

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,6 +47,65 @@ func TestRenderMarkdown(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestRenderTimestamps writes out a timestamp of every style Discord
+// defines as a reader two hours east of UTC reads it, on a fixed clock:
+// the time of day and the date are the reader's, not UTC's.
+func TestRenderTimestamps(t *testing.T) {
+	t.Parallel()
+	reader := time.FixedZone("UTC+2", 2*60*60)
+	now := t0.In(reader)                                                 // Monday 2 June 2025, 11:00 for the reader
+	at := itoa(t0.Add(time.Hour + 2*time.Minute + 3*time.Second).Unix()) // 12:02:03 for the reader
+	late := itoa(time.Date(2025, 6, 2, 22, 30, 0, 0, time.UTC).Unix())   // 00:30 on 3 June for the reader
+	tests := []struct{ in, want string }{
+		{"<t:" + at + ":t>", "12:02"},
+		{"<t:" + at + ":T>", "12:02:03"},
+		{"<t:" + at + ":d>", "2025-06-02"},
+		{"<t:" + at + ":D>", "2 June 2025"},
+		{"<t:" + at + ":f>", "2 June 2025 12:02"},
+		{"<t:" + at + ">", "2 June 2025 12:02"},
+		{"<t:" + at + ":F>", "Monday, 2 June 2025 12:02"},
+		{"<t:" + at + ":R>", "in 1h 2m"},
+		{"starts <t:" + at + ":T> (<t:" + at + ":R>)", "starts 12:02:03 (in 1h 2m)"},
+		{"<t:" + late + ":T>", "00:30:00"},
+		{"<t:" + late + ":F>", "Tuesday, 3 June 2025 00:30"},
+		{"<t:" + late + ":d>", "2025-06-03"},
+		// Styles Discord does not define, and no number: plain text.
+		{"<t:" + at + ":x>", "<t:" + at + ":x>"},
+		{"<t:" + at + ":>", "<t:" + at + ":>"},
+		{"<t:" + at + ":TT>", "<t:" + at + ":TT>"},
+		{"<t::T>", "<t::T>"},
+	}
+	for i, tt := range tests {
+		if got := renderMarkdown(tt.in, now); got != tt.want {
+			t.Errorf("step %d: renderMarkdown(%q) = %q want %q", i, tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestRenderMentions shows mentions by name, as Discord does, and those
+// of users, roles or channels the demo world does not hold as Discord
+// shows them.
+func TestRenderMentions(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"queued by <@12>", "queued by @bob"},
+		{"<@!11>", "@alice"},
+		{"<@99>", "@unknown-user"},
+		{"in <#200>", "in #art"},
+		{"<#1>", "#unknown"},
+		{"<@&901>", "@mods"},
+		{"<@&1>", "@deleted-role"},
+		{"<@bob>", "<@bob>"},
+		{"<#!200>", "<#!200>"},
+		{"<@>", "<@>"},
+	}
+	for i, tt := range tests {
+		if got := renderMarkdown(tt.in, t0); got != tt.want {
+			t.Errorf("step %d: renderMarkdown(%q) = %q want %q", i, tt.in, got, tt.want)
+		}
+	}
+}
 
 func TestRelative(t *testing.T) {
 	t.Parallel()
@@ -109,6 +169,49 @@ func TestParseAndRenderComponents(t *testing.T) {
 	} {
 		if v, ok := matchOption(cs[0].Options, tt.arg); v != tt.want || ok != tt.ok {
 			t.Errorf("matchOption(%q) = %q, %v want %q, %v", tt.arg, v, ok, tt.want, tt.ok)
+		}
+	}
+	// /queue's cancel controls and /settings' when-full menu, with the
+	// commands that press them.
+	raw = json.RawMessage(`[
+		{"type":1,"components":[{"type":3,"custom_id":"/queue/message","placeholder":"Cancel the waiting pins of one message",
+			"options":[{"label":"Message 1: cancel its 2 waiting pins","value":"7001/1005","description":"@alice_pins · the first starts in 5m"},
+			           {"label":"Message 2: cancel its waiting pin","value":"7002/1001"}]}]},
+		{"type":1,"components":[{"type":2,"style":4,"label":"Cancel all on @alice_pins","custom_id":"/queue/all/7001"},
+		                        {"type":2,"style":4,"label":"Cancel all on @alice_art","custom_id":"/queue/all/7002"}]},
+		{"type":1,"components":[{"type":3,"custom_id":"/settings/whenfull","placeholder":"At the 12-hour limit, /pin…",
+			"options":[{"label":"At the limit: skip the rest","value":"skip","default":true},{"label":"At the limit: queue the rest","value":"queue"}]}]}
+	]`)
+	if cs, err = parseComponents(raw); err != nil {
+		t.Fatal(err)
+	}
+	want = `[menu "Cancel the waiting pins of one message"] — pick with /cancel N (N the message's number)
+    Message 1: cancel its 2 waiting pins — @alice_pins · the first starts in 5m
+    Message 2: cancel its waiting pin
+[button "Cancel all on @alice_pins"] — press with /cancel all alice_pins
+[button "Cancel all on @alice_art"] — press with /cancel all alice_art
+[menu "At the 12-hour limit, /pin…"] — pick with /whenfull queue or /whenfull skip
+  * At the limit: skip the rest
+    At the limit: queue the rest`
+	if got := renderComponents(cs); got != want {
+		t.Errorf("renderComponents =\n%s\nwant\n%s", got, want)
+	}
+	one := []component{{Type: discord.ComponentTypeButton, Label: "Cancel all waiting pins", CustomID: "/queue/all/7001"}}
+	if got, want := renderComponents(one), `[button "Cancel all waiting pins"] — press with /cancel all`; got != want {
+		t.Errorf("renderComponents of one button = %q want %q", got, want)
+	}
+	for _, tt := range []struct {
+		arg, want string
+		ok        bool
+	}{
+		{"1", "7001/1005", true},
+		{"2", "7002/1001", true},
+		{"1001", "7002/1001", true},
+		{"3", "", false},
+		{"7001", "", false},
+	} {
+		if v, ok := cancelOption(cs[0].Options, tt.arg); v != tt.want || ok != tt.ok {
+			t.Errorf("cancelOption(%q) = %q, %v want %q, %v", tt.arg, v, ok, tt.want, tt.ok)
 		}
 	}
 	if cs, err := parseComponents(nil); err != nil || cs != nil {
@@ -291,5 +394,25 @@ func TestDemoWorldIsConsistent(t *testing.T) {
 	}
 	if png := demoPNG("/img/1/a.png"); len(png) < 8 || string(png[1:4]) != "PNG" {
 		t.Errorf("demoPNG is not a PNG: % x", png[:min(8, len(png))])
+	}
+}
+
+// TestDialAddr: the address the sandbox names its listener by is one a
+// browser on the machine reaches, 127.0.0.1 for an unspecified host.
+func TestDialAddr(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8081}, "127.0.0.1:8081"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8082}, "[::1]:8082"},
+		{&net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 80}, "192.0.2.7:80"},
+	} {
+		if got := dialAddr(tt.addr); got != tt.want {
+			t.Errorf("dialAddr(%v) = %q want %q", tt.addr, got, tt.want)
+		}
 	}
 }

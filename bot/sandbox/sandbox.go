@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -54,6 +55,11 @@ type Config struct {
 	// ControlSocket, when not empty, is where the sandbox serves online
 	// backups of its stores (app.Config.ControlSocket).
 	ControlSocket string
+	// Listener, when not nil, is where the bot's HTTP listener (the OAuth
+	// callback, the health checks, the metrics and the dashboard) is
+	// served; Start takes it over. Without it, Start listens on a free
+	// loopback port.
+	Listener net.Listener
 	// Log receives what the bot, the stores, the stand-ins and the OAuth
 	// callback log; the console never writes log lines.
 	Log zerolog.Logger
@@ -102,8 +108,9 @@ type Sandbox struct {
 // Start starts the stand-ins with the demo world, then builds the program
 // over them (package internal/app: the stores, the engine, the OAuth
 // callback on a loopback port, the bot), links the demo accounts through
-// OAuth (see the package documentation) and returns once the bot's
-// gateway is ready. On failure it closes what it had opened.
+// OAuth (see the package documentation), then lets the queued pins run
+// and returns once the bot's gateway is ready. On failure it closes what
+// it had opened.
 //
 // A store directory another process holds fails with an error wrapping
 // app.ErrDataDirInUse. A token store written with another key fails with
@@ -127,6 +134,11 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 	}()
 
+	if cfg.Listener != nil {
+		// Start owns the listener from now on: a failed Start closes it
+		// too, and closing it again after the program did is harmless.
+		s.push(func(context.Context) error { _ = cfg.Listener.Close(); return nil })
+	}
 	s.pinterest = pinteresttest.NewServer()
 	s.push(func(context.Context) error { s.pinterest.Close(); return nil })
 	for _, a := range accounts {
@@ -155,13 +167,15 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 		s.adminTokenFile = cfg.AdminTokenFile
 	}
-	// The OAuth callback listens on a fresh loopback port, which the
-	// Pinterest client's redirect address names.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: OAuth callback listener: %w", err)
+	// The OAuth callback listens on the listener given, else on a free
+	// loopback port; the Pinterest client's redirect address names it.
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("sandbox: OAuth callback listener: %w", err)
+		}
 	}
-	s.webURL = "http://" + ln.Addr().String()
+	s.webURL = "http://" + dialAddr(ln.Addr())
 	s.discord.AddOAuth2Redirect(s.webURL + web.DiscordCallbackPath)
 	a, err := app.Build(app.Config{
 		EngineDir:     cfg.EngineDir,
@@ -194,7 +208,11 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		Listener:      ln,
 		ControlSocket: cfg.ControlSocket,
 		AdminToken:    adminToken,
-		Log:           cfg.Log,
+		// The queued pins wait until the demo accounts are linked again
+		// below: the tokens stored by an earlier run are unknown to this
+		// run's Pinterest stand-in.
+		HoldJobs: true,
+		Log:      cfg.Log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w (engine store %s, token store %s, key %s)", err, cfg.EngineDir, cfg.LinksDir, cfg.KeyFile)
@@ -205,12 +223,26 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.seedLinks(ctx); err != nil {
 		return nil, err
 	}
+	if err := a.ServeJobs(); err != nil {
+		return nil, fmt.Errorf("sandbox: running the queued pins: %w", err)
+	}
 	if err := a.Start(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	s.log.Info().Str("discord", s.discord.URL()).Str("pinterest", s.pinterest.URL).
 		Str("callback", s.CallbackURL()).Msg("sandbox running")
 	return s, nil
+}
+
+// dialAddr is the address to reach a listener at: its own, with
+// 127.0.0.1 in place of an unspecified one (0.0.0.0 or ::, which Go
+// listens on for both IPv4 and IPv6).
+func dialAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // push adds a closer for Close.

@@ -105,7 +105,7 @@ func TestDisgoGatewaySandboxCommands(t *testing.T) {
 		{line: "/pin 1001 1001", want: []string{"Message 1001 is listed twice"}},
 		{line: "/pin https://discord.com/channels/900/300/3001", want: []string{"Nothing was pinned: you cannot view that channel"}},
 		{line: "/pin https://discord.com/channels/999/100/1001", want: []string{"points into another server"}},
-		{line: "/pin 1004", want: []string{"0 pinned, 1 failed", "this message has no image"}},
+		{line: "/pin 1004", want: []string{"0 pinned, 1 skipped", "this message has no image"}},
 		{line: "/pin 1003 board:Travel", want: []string{"Pinterest account @alice_pins, board Travel: 1 pinned."}},
 		{line: "/pin 1001 board:Nope", want: []string{"Nope is not one of @alice_pins's boards"}, notWant: []string{"pinned"}},
 		{line: "/channel staff", want: []string{"error: alice cannot view #staff"}},

@@ -19,7 +19,9 @@ const adminTokenHelp = "create one with: head -c 24 /dev/urandom | base64 > admi
 // readAdminToken reads the operator dashboard's token from the file the
 // setting names: the file's content without its trailing line break, at
 // least minAdminToken bytes of printable characters without spaces (it
-// travels in an HTTP header). Its errors name the setting, never the
+// travels in an HTTP header). Like the key file, the file must be
+// neither readable nor writable by its group or others: whoever reads
+// the token reads the dashboard. Its errors name the setting, never the
 // token.
 func readAdminToken(s *setting) ([]byte, error) {
 	path := s.value
@@ -31,6 +33,9 @@ func readAdminToken(s *setting) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", s.name(), err)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s: %s is not a regular file", s.name(), path)
+	}
+	if err := ownerOnly(s, "token file", path, fi.Mode()); err != nil {
+		return nil, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

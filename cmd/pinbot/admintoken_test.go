@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,6 +18,17 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeMode writes content to name in dir with mode perm (whatever the
+// umask) and returns its path.
+func writeMode(t *testing.T, dir, name, content string, perm os.FileMode) string {
+	t.Helper()
+	path := writeFile(t, dir, name, content)
+	if err := os.Chmod(path, perm); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -75,6 +88,51 @@ func TestAdminTokenFileErrors(t *testing.T) {
 			t.Errorf("step %d: the token was printed:\n%s", i, r.stderr)
 		}
 		r.checkNoSecrets(t, "an admin token error")
+	}
+}
+
+// TestAdminTokenFileMode: a token file its group or others may read or
+// change is refused, as the key file is, with exit status 2 and how to
+// fix it; one readable by its owner alone is taken.
+func TestAdminTokenFileMode(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows file modes do not say who may read a file")
+	}
+	dir := t.TempDir()
+	full := botEnv(t, dir)
+	for i, c := range []struct {
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{env: with(full, map[string]string{"PINBOT_ADMIN_TOKEN_FILE": writeMode(t, dir, "group", adminTokenSample, 0o640)}),
+			want: []string{"PINBOT_ADMIN_TOKEN_FILE: token file " + filepath.Join(dir, "group") + " has mode 0640: " +
+				"others than its owner may read or change it; run: chmod 600 " + filepath.Join(dir, "group")}},
+		{env: full, args: []string{"--admin-token-file", writeMode(t, dir, "world", adminTokenSample, 0o644)},
+			want: []string{"--admin-token-file: token file " + filepath.Join(dir, "world") + " has mode 0644"}},
+		{env: with(full, map[string]string{"PINBOT_ADMIN_TOKEN_FILE": writeMode(t, dir, "all", adminTokenSample+"\n", 0o666)}),
+			want: []string{"has mode 0666: others than its owner may read or change it"}},
+		{env: with(full, map[string]string{"PINBOT_ADMIN_TOKEN_FILE": writeMode(t, dir, "writable", adminTokenSample, 0o620)}),
+			want: []string{"has mode 0620"}},
+	} {
+		r := pinbot(t, "", c.env, c.args...)
+		r.wantCode(t, strings.Join(c.args, " "), exitUsage)
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("step %d: stderr = %q, want it to contain %q", i, r.stderr, w)
+			}
+		}
+		if strings.Contains(r.stdout+r.stderr, adminTokenSample) {
+			t.Errorf("step %d: the token was printed:\n%s", i, r.stderr)
+		}
+	}
+	for _, perm := range []os.FileMode{0o600, 0o400} {
+		path := writeMode(t, dir, fmt.Sprintf("own-%o", perm), adminTokenSample, perm)
+		s := setting{opt: &adminTokenFileOption, value: path, from: "PINBOT_ADMIN_TOKEN_FILE"}
+		if got, err := readAdminToken(&s); err != nil || string(got) != adminTokenSample {
+			t.Errorf("mode %04o: %q, %v; want the token", perm, got, err)
+		}
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 //	DIR/admin.token  the sandbox's token for its dashboard at /admin,
 //	                 created by the sandbox
 //	DIR/pinbot.sock  the control socket of the running bot or sandbox,
-//	                 which serves online backups (pinbot backup)
+//	                 which serves online backups (pinbot backup) and the
+//	                 listings of pinbot accounts and pinbot jobs
 //
 // The bot and the sandbox can share a data directory only if the bot's
 // key file is DIR/sandbox.key: DIR/links is written with one key.
@@ -76,6 +77,19 @@ func (e *keyError) Unwrap() error { return e.err }
 // keyHelp says how to make a key file.
 const keyHelp = "create a key with: head -c 32 /dev/urandom > pinbot.key && chmod 600 pinbot.key"
 
+// ownerOnly fails when the secret file at path, of mode mode, may be read
+// or changed by others than its owner, as ssh refuses such a private key
+// (except on Windows, whose modes do not say). The error names the
+// setting s and the file (what: "key file", "token file") and says how
+// to fix it.
+func ownerOnly(s *setting, what, path string, mode fs.FileMode) error {
+	if perm := mode.Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
+		return fmt.Errorf("%s: %s %s has mode %04o: others than its owner may read or change it; run: chmod 600 %s",
+			s.name(), what, path, perm, path)
+	}
+	return nil
+}
+
 // readKeyFile reads the token store's key from the file the setting
 // names. The file must hold exactly 16, 24 or 32 bytes (AES-128, -192 or
 // -256) and, except on Windows, be neither readable nor writable by its
@@ -92,9 +106,8 @@ func readKeyFile(s *setting) ([]byte, error) {
 	case !fi.Mode().IsRegular():
 		return nil, &keyError{fmt.Errorf("%s: %s is not a regular file", s.name(), path)}
 	}
-	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
-		return nil, &keyError{fmt.Errorf("%s: key file %s has mode %04o: others than its owner may read or change it; run: chmod 600 %s",
-			s.name(), path, perm, path)}
+	if err := ownerOnly(s, "key file", path, fi.Mode()); err != nil {
+		return nil, &keyError{err}
 	}
 	key, err := os.ReadFile(path)
 	if err != nil {

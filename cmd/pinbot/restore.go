@@ -52,7 +52,7 @@ func restoreCommand(st settings, args []string, stdout, stderr io.Writer, getenv
 	defer stop()
 	return runRestore(ctx, restoreConfig{
 		dir: layout{dir: st.dataDir.value}, file: files[0], force: *force,
-		keyFile: &st.keyFile, engine: engine, out: stdout, log: log,
+		keyFile: &st.keyFile, engine: engine, windowGiven: st.pinWindow.from != "", out: stdout, log: log,
 	})
 }
 
@@ -65,10 +65,14 @@ type restoreConfig struct {
 	// when it exists).
 	keyFile *setting
 	// engine is the configuration the bot will run under: its window and
-	// lease set the hold.
-	engine actors.Config
-	out    io.Writer
-	log    zerolog.Logger
+	// lease set the hold when windowGiven (PINBOT_PIN_WINDOW or
+	// --pin-window was given) and they ask a longer one than the
+	// backup's own rules. Without windowGiven, the hold follows the
+	// backup's rules alone, not the default window.
+	engine      actors.Config
+	windowGiven bool
+	out         io.Writer
+	log         zerolog.Logger
 }
 
 // runRestore checks the whole backup before it writes anything, restores
@@ -132,7 +136,8 @@ func runRestore(ctx context.Context, cfg restoreConfig) error {
 		return err
 	}
 	res, err := backup.Restore(f, backup.Target{
-		EngineDir: next.engine(), LinksDir: next.links(), Key: key, Engine: cfg.engine, Log: cfg.log,
+		EngineDir: next.engine(), LinksDir: next.links(), Key: key, Engine: cfg.engine,
+		BackupRule: !cfg.windowGiven, Log: cfg.log,
 	})
 	if err == nil && keyIn != "" {
 		err = copyKey(filepath.Join(dir.dir, keyIn), filepath.Join(tmp, keyIn))
@@ -169,6 +174,13 @@ func runRestore(ctx context.Context, cfg restoreConfig) error {
 	fmt.Fprintf(cfg.out, "pinbot: no account is granted a pin before %s (in %s): the backup does not hold the pins made after it, "+
 		"so every account waits until those have left their window (the window plus a lease)\n",
 		r.HoldUntil.Local().Format(timeLayout), bot.FormatDuration(r.HoldUntil.Sub(r.At)))
+	if !cfg.windowGiven {
+		// The hold covers the backup's rules alone: a longer window in the
+		// next runs would need a longer one.
+		fmt.Fprintf(cfg.out, "pinbot: the hold assumes pinbot runs on under the backup's window, %s: "+
+			"to run it under a longer one, restore again with that window in %s\n",
+			bot.FormatDuration(res.Window), (&setting{opt: &pinWindowOption}).both())
+	}
 	if info.Has(backup.Links) && keyIn == "" {
 		fmt.Fprintf(cfg.out, "pinbot: the token store is encrypted with the key in %s: run the bot with it "+
 			"(or, for the sandbox, copy it to %s)\n", cfg.keyFile.value, dir.sandboxKey())

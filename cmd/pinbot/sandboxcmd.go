@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -29,8 +30,24 @@ type sandboxConfig struct {
 	out    io.Writer     // the console
 	stderr io.Writer     // notes about the settings
 	prompt bool
+	// httpAddr, when not empty, is where the bot's HTTP listener listens
+	// (PINBOT_HTTP_ADDR), and httpAddrName the setting that gave it;
+	// empty, the sandbox picks a free loopback port.
+	httpAddr, httpAddrName string
 	// ignored are settings given that only the bot uses.
 	ignored []string
+}
+
+// sandboxHTTPAddr returns where the sandbox's HTTP listener listens:
+// the address PINBOT_HTTP_ADDR (or --http-addr) gives, checked (a
+// problem goes to errs), or "" when neither is given, for a free
+// loopback port, so that a sandbox never takes the bot's default port.
+func (st *settings) sandboxHTTPAddr(errs *configErrors) string {
+	if st.httpAddr.from == "" {
+		return ""
+	}
+	errs.add(checkAddr(&st.httpAddr))
+	return st.httpAddr.value
 }
 
 // runSandbox runs the local sandbox (package bot/sandbox) on the data
@@ -57,8 +74,16 @@ func runSandbox(ctx context.Context, cfg sandboxConfig) (err error) {
 	}()
 	log := zerolog.New(zerolog.SyncWriter(f)).Level(cfg.level).With().Timestamp().Logger()
 
+	var ln net.Listener
+	if cfg.httpAddr != "" {
+		if ln, err = net.Listen("tcp", cfg.httpAddr); err != nil {
+			return fmt.Errorf("listening on %s %s: %w", cfg.httpAddrName, cfg.httpAddr, err)
+		}
+	}
+
 	fmt.Fprintf(cfg.out, "pinbot: starting the local sandbox on %s (logs in %s)...\n", cfg.dir.dir, logPath)
 	sb, err := sandbox.Start(ctx, sandbox.Config{
+		Listener:       ln,
 		EngineDir:      cfg.dir.engine(),
 		LinksDir:       cfg.dir.links(),
 		KeyFile:        cfg.dir.sandboxKey(),

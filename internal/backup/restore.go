@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -23,15 +25,26 @@ type Target struct {
 	// is encrypted at rest. Required when the backup holds a token store.
 	Key []byte
 	// Engine is the configuration of the engines that will run on the
-	// restored store: their window and lease set the hold's length (see
-	// actors.AfterRestore).
+	// restored store: its window and lease set the hold's length, or the
+	// rules the backup's store keeps in force do, whichever is longer (see
+	// actors.AfterRestore): a window given never shortens the hold the
+	// backup's own rules need.
 	Engine actors.Config
-	Log    zerolog.Logger
+	// BackupRule says that the window the restored store will run under
+	// is not known: the hold then follows the backup's own rules alone,
+	// Engine's limit, window and lease replaced by those of the rule the
+	// backup's store ran under (when it names one).
+	BackupRule bool
+	Log        zerolog.Logger
 }
 
 // Result is what Restore did.
 type Result struct {
 	Info Info
+	// Window is the window of the engines the hold was sized for along
+	// with the backup's rules: Engine's, or with BackupRule the window
+	// the backup's store ran under.
+	Window time.Duration
 	// Restored is what actors.AfterRestore did: the hold, the jobs.
 	Restored actors.Restored
 }
@@ -76,9 +89,41 @@ func Restore(r io.Reader, t Target) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("backup: opening the restored engine store: %w", err)
 	}
-	res.Restored, err = actors.AfterRestore(t.Engine, store, t.Log)
+	cfg := t.Engine
+	if t.BackupRule {
+		cfg, err = backupRule(cfg, store)
+	}
+	if err == nil {
+		res.Window = cfg.Window
+		res.Restored, err = actors.AfterRestore(cfg, store, t.Log)
+	}
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("backup: closing the restored engine store: %w", cerr))
 	}
 	return res, err
+}
+
+// backupRule returns cfg with the limit, window and lease of the rule the
+// restored store ran under when the backup was taken. A store that names
+// none (empty, or written by a pinbot that kept no rules) leaves cfg as
+// it is: actors.AfterRestore holds such a store's pins by the defaults
+// that pinbot ran under.
+func backupRule(cfg actors.Config, store persistence.Store) (actors.Config, error) {
+	rk, ok := store.(persistence.RuleKeeper)
+	if !ok {
+		return cfg, nil
+	}
+	rules, err := rk.Rules()
+	if err != nil {
+		return cfg, fmt.Errorf("backup: reading the rules of the restored engine store: %w", err)
+	}
+	if rules.Current.Limit == 0 {
+		return cfg, nil
+	}
+	cfg.Limit = rules.Current.Limit
+	cfg.Window = time.Duration(rules.Current.Window) * time.Millisecond
+	if rules.Lease > 0 {
+		cfg.Lease = time.Duration(rules.Lease) * time.Millisecond
+	}
+	return cfg, nil
 }

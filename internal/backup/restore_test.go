@@ -296,3 +296,58 @@ func TestRestoreNeverFreesEarly(t *testing.T) {
 		t.Fatalf("the restored engine granted %d pins in three windows, want at least %d", granted, 5*limit)
 	}
 }
+
+// TestRestoreHoldsByTheBackupRule: the hold lasts the window the backup's
+// engine ran under plus a lease when the next runs' window is not known
+// (BackupRule), however long the configuration's default; a window given
+// holds longer when it is longer, and never shorter than the backup's
+// own rule needs.
+func TestRestoreHoldsByTheBackupRule(t *testing.T) {
+	const ran = 30 * time.Minute // the backup's window
+	clock := actors.NewManualClock(time.Now().Truncate(time.Minute))
+	src := openDataDir(t, t.TempDir(), engineConfig(clock, 2, ran))
+	src.pin("a", 2)
+	file := src.backup()
+	src.close()
+	clock.Advance(time.Minute)
+
+	lease := actors.DefaultConfig().Lease
+	for _, tt := range []struct {
+		name       string
+		window     time.Duration // of the configuration given
+		backupRule bool
+		hold       time.Duration
+		sizedFor   time.Duration // Result.Window
+	}{
+		{"the backup's rule, not the default's", actors.DefaultWindow, true, ran + lease, ran},
+		{"a longer window given", 2 * time.Hour, false, 2*time.Hour + lease, 2 * time.Hour},
+		{"a shorter window given", 10 * time.Minute, false, ran + lease, 10 * time.Minute},
+	} {
+		cfg := engineConfig(clock, 100, tt.window)
+		dir := t.TempDir()
+		res, err := Restore(bytes.NewReader(file), Target{
+			EngineDir: filepath.Join(dir, "engine"), LinksDir: filepath.Join(dir, "links"),
+			Key: testKey, Engine: cfg, BackupRule: tt.backupRule, Log: zerolog.Nop(),
+		})
+		if err != nil {
+			t.Fatalf("%s: Restore: %v", tt.name, err)
+		}
+		if got := res.Restored.HoldUntil.Sub(res.Restored.At); got != tt.hold {
+			t.Errorf("%s: held for %v, want %v", tt.name, got, tt.hold)
+		}
+		if res.Window != tt.sizedFor {
+			t.Errorf("%s: Result.Window %v, want %v", tt.name, res.Window, tt.sizedFor)
+		}
+		// The engine that runs next on it grants nothing before the hold
+		// ends, and grants at its end.
+		dst := openDataDir(t, dir, engineConfig(clock, 2, ran))
+		if got := dst.pin("b", 1); len(got) != 0 {
+			t.Errorf("%s: granted %d pins during the hold", tt.name, len(got))
+		}
+		clock.Advance(tt.hold)
+		if got := dst.pin("b", 1); len(got) != 1 {
+			t.Errorf("%s: granted %d pins at the hold's end, want 1", tt.name, len(got))
+		}
+		dst.close()
+	}
+}
