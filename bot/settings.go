@@ -133,7 +133,7 @@ func (b *Bot) settings(inv invocation) reply {
 			comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idBoard+"/"+active.ID, placeholder, bopts...)))
 		}
 	}
-	comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idWhenFull, "At the 12-hour limit, /pin…",
+	comps = append(comps, discord.NewActionRow(discord.NewStringSelectMenu(idWhenFull, "At the "+b.rule.adj+" limit, /pin…",
 		discord.StringSelectMenuOption{Label: "At the limit: skip the rest", Value: whenFullSkip, Default: !u.QueueWhenFull,
 			Description: "What does not fit is not pinned"},
 		discord.StringSelectMenuOption{Label: "At the limit: queue the rest", Value: whenFullQueue, Default: u.QueueWhenFull,
@@ -163,9 +163,9 @@ func (b *Bot) whenFull(inv invocation, e *handler.ComponentEvent) reply {
 		return reply{content: msgLinksUnavailable}
 	}
 	if v == whenFullQueue {
-		return reply{content: "At the 12-hour limit, /pin and \"Pin to Pinterest\" now queue the rest: each picture is pinned when a slot frees, and the results come by direct message. /queue shows and cancels queued pins. /pin's when_full: option overrides this."}
+		return reply{content: "At the " + b.rule.adj + " limit, /pin and \"Pin to Pinterest\" now queue the rest: each picture is pinned when a slot frees, and the results come by direct message (or, if yours are closed, in the channel where you ran the command). /queue shows and cancels queued pins. /pin's when_full: option overrides this."}
 	}
-	return reply{content: "At the 12-hour limit, /pin and \"Pin to Pinterest\" now skip the rest. /pin's when_full: option overrides this."}
+	return reply{content: "At the " + b.rule.adj + " limit, /pin and \"Pin to Pinterest\" now skip the rest. /pin's when_full: option overrides this."}
 }
 
 // boardsFor lists the account's boards for /settings; why, when set, says

@@ -186,8 +186,12 @@ func runRestore(ctx context.Context, cfg restoreConfig) error {
 			"(or, for the sandbox, copy it to %s)\n", cfg.keyFile.value, dir.sandboxKey())
 	}
 	if r.Unfinished > 0 {
-		fmt.Fprintf(cfg.out, "pinbot: %d queued pins were waiting or running when the backup was taken: each may have been sent since, "+
-			"so none is sent again; their owners are told they may exist\n", r.Unfinished)
+		what := fmt.Sprintf("%d queued pins were", r.Unfinished)
+		if r.Unfinished == 1 {
+			what = "1 queued pin was"
+		}
+		fmt.Fprintf(cfg.out, "pinbot: %s waiting or running when the backup was taken: each may have been sent since, "+
+			"so none is sent again; their owners are told they may exist\n", what)
 	}
 	return nil
 }
