@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/handler"
 	"github.com/disgoorg/disgo/rest"
+	"github.com/disgoorg/snowflake/v2"
+	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
@@ -37,7 +40,10 @@ func (b *Bot) link(inv invocation) reply {
 	if len(u.Accounts) >= links.MaxAccountsPerUser {
 		return reply{content: msgMaxAccounts}
 	}
-	state, err := b.cfg.Links.NewState(inv.ctx, userID, b.cfg.Now())
+	// The state keeps the interaction's token, so that the user is told
+	// in this reply what became of the link.
+	now := b.cfg.Now()
+	state, err := b.cfg.Links.NewLinkState(inv.ctx, links.Request{User: userID, Interaction: inv.token, At: now}, now)
 	if err != nil {
 		inv.log.Error().Err(err).Msg("creating an OAuth state failed")
 		return reply{content: msgLinksUnavailable}
@@ -53,6 +59,123 @@ func (b *Bot) link(inv invocation) reply {
 	}
 	inv.log.Info().Msg("link started")
 	return r
+}
+
+// interactionTokenLife is how long Discord accepts an interaction's
+// token, with which the bot edits its reply.
+const interactionTokenLife = 15 * time.Minute
+
+// noticeEditMargin is how long before its token expires the /link reply
+// is no longer edited: the bot's clock may run a little behind Discord's,
+// which started the token's life when the user ran /link. Later, and when
+// the edit fails, the notice goes by DM.
+const noticeEditMargin = time.Minute
+
+// msgLinkedNotice tells the user who ran /link which account a link
+// stored for them, and how to undo it: whoever opens a /link address can
+// approve with their own Pinterest account.
+func msgLinkedNotice(acct links.Account) string {
+	which := acct.ID
+	if acct.Username != "" {
+		which = "@" + acct.Username
+	}
+	return "Linked Pinterest account " + accountName(acct.Username, acct.ID) +
+		" to your Discord account; it is now your active account. If that was not you, run /unlink account:" + plain(which) +
+		" now: until you do, your pins go to that account."
+}
+
+// msgScopesNotice tells the user who ran /link that Pinterest granted too
+// little, naming the scopes missing.
+func msgScopesNotice(missing []string) string {
+	return "Nothing was linked: Pinterest did not give Pinbot every permission it needs (it lacks " + plain(strings.Join(missing, ", ")) + "). " +
+		"Run /link to try again, and allow everything Pinterest asks for. If Pinterest did not ask for these, tell the bot's operator."
+}
+
+// Linked tells the Discord user who ran /link (req) that acct is now
+// linked to them, and how to undo it. It is web.Config.OnLinked: it
+// returns at once, and the notice goes on a goroutine of its own, which
+// Close waits for.
+func (b *Bot) Linked(req links.Request, acct links.Account) {
+	log := b.log.With().Str("user_id", req.User).Str("account", acct.ID).Str("notice", "linked").Logger()
+	b.notifyLink(req, msgLinkedNotice(acct), log)
+}
+
+// LinkRefused tells the Discord user who ran /link (req) that nothing was
+// linked because Pinterest did not grant the scopes missing. It is
+// web.Config.OnRefused, and returns at once as Linked does.
+func (b *Bot) LinkRefused(req links.Request, missing []string) {
+	log := b.log.With().Str("user_id", req.User).Strs("missing_scopes", missing).Str("notice", "scopes missing").Logger()
+	b.notifyLink(req, msgScopesNotice(missing), log)
+}
+
+// notifyLink sends content to the user who ran /link: it edits the /link
+// reply while its token lives, else (or when the edit fails) it sends a
+// DM. A notice that cannot be delivered is logged, with why.
+func (b *Bot) notifyLink(req links.Request, content string, log zerolog.Logger) {
+	if req.Interaction == "" {
+		// Not started by /link (the sandbox links its demo accounts so):
+		// no one asked.
+		log.Info().Msg("no link notice: the link was not started by /link")
+		return
+	}
+	if !b.enter() {
+		log.Error().Msg("link notice not sent: the bot is closing")
+		return
+	}
+	go func() {
+		defer b.leave()
+		ctx, cancel := context.WithTimeout(b.workCtx, replyTimeout)
+		defer cancel()
+		if !req.At.IsZero() && b.cfg.Now().Before(req.At.Add(interactionTokenLife-noticeEditMargin)) {
+			comps := []discord.LayoutComponent{}
+			_, err := b.client.Rest.UpdateInteractionResponse(b.appID, req.Interaction, discord.MessageUpdate{
+				Content:         &content,
+				Components:      &comps,
+				AllowedMentions: &noMentions,
+			}, rest.WithCtx(ctx))
+			if err == nil {
+				log.Info().Str("via", "reply").Msg("link notice sent")
+				return
+			}
+			log.Warn().Str("error", errText(err)).Msg("editing the /link reply failed; sending the link notice by DM")
+		}
+		err := b.sendDM(ctx, req.User, content)
+		switch {
+		case err == nil:
+			log.Info().Str("via", "dm").Msg("link notice sent")
+		case dmRefused(err):
+			log.Warn().Str("error", errText(err)).Msg("link notice not delivered: the user accepts no direct message from Pinbot")
+		default:
+			log.Error().Str("error", errText(err)).Msg("link notice not delivered: sending the DM failed")
+		}
+	}()
+}
+
+// sendDM sends content to the Discord user userID in their DM channel
+// with the bot.
+func (b *Bot) sendDM(ctx context.Context, userID, content string) error {
+	id, err := snowflake.Parse(userID)
+	if err != nil {
+		return fmt.Errorf("bot: user id %q: %w", userID, err)
+	}
+	ch, err := b.client.Rest.CreateDMChannel(id, rest.WithCtx(ctx))
+	if err != nil {
+		return err
+	}
+	if ch == nil || ch.ID() == 0 {
+		return errors.New("bot: Discord answered no DM channel")
+	}
+	_, err = b.client.Rest.CreateMessage(ch.ID(), discord.MessageCreate{Content: content, AllowedMentions: &noMentions}, rest.WithCtx(ctx))
+	return err
+}
+
+// dmRefused reports whether err is Discord refusing a DM the user does not
+// accept: closed DMs or a blocked bot (50007), no server in common
+// (50278).
+func dmRefused(err error) bool {
+	var re *rest.Error
+	return errors.As(err, &re) && (re.Code == rest.JSONErrorCodeCannotSendMessagesToThisUser ||
+		re.Code == rest.JSONErrorCodeCannotSendMessagesToThisUserDueToHavingNoMutualGuilds)
 }
 
 // handleUnlink serves /unlink account:, which takes an account id (as the
@@ -179,7 +302,7 @@ func (b *Bot) cancelOnUnlink(inv invocation, accountID string) string {
 	canceled, _, err := b.cfg.Engine.Cancel(ctx, accountID, ids)
 	if err != nil {
 		inv.log.Error().Err(err).Str("account", accountID).Msg("canceling the account's queued pins failed")
-		return fmt.Sprintf(" Its %d queued pins will not run.", len(ids))
+		return " Its " + countText(len(ids), "queued pin", "queued pins") + " will not run."
 	}
 	if len(canceled) == 1 {
 		return " Canceled the pin you had queued with it."

@@ -14,15 +14,16 @@
 //	st, err := links.Open(dir, links.Options{EncryptionKey: key}, log)
 //	defer st.Close()
 //
-//	// /link: bind a state to the Discord user, send them to Pinterest.
-//	state, err := st.NewState(ctx, userID, time.Now())
+//	// /link: bind a state to the Discord user (and the interaction, to
+//	// tell them the outcome), send them to Pinterest.
+//	state, err := st.NewLinkState(ctx, links.Request{User: userID, Interaction: tok, At: now}, now)
 //	u := client.AuthCodeURL(state)
 //
-//	// OAuth callback: the state says who came back.
-//	userID, err := st.ConsumeState(ctx, state, time.Now())
+//	// OAuth callback: the state says who asked.
+//	req, err := st.ConsumeLinkState(ctx, state, time.Now())
 //	tok, err := client.Exchange(ctx, code)
 //	// ... read the account id with GET /user_account, then
-//	err = st.Link(ctx, userID, links.Account{ID: id, Username: name}, tok)
+//	err = st.Link(ctx, req.User, links.Account{ID: id, Username: name}, tok)
 //
 //	// /pin: the user's active account and a session whose rotated tokens
 //	// are saved at once.
@@ -56,7 +57,7 @@
 //	u/<user id>     the user's linked accounts and active account
 //	a/<account id>  username, default board, re-link flag, linking users
 //	t/<account id>  the OAuth token
-//	s/<sha256 hex>  an OAuth state: its user and expiry
+//	s/<sha256 hex>  an OAuth state: its user, expiry, /link interaction token and time
 //
 // A record that cannot be decoded yields an error wrapping ErrCorrupt that
 // names its key.

@@ -165,11 +165,20 @@ type stateRecord struct {
 	V       int       `json:"v"`
 	User    string    `json:"user"`
 	Expires time.Time `json:"expires"`
+	// Interaction and At are Request's: the /link interaction's token,
+	// and when /link ran.
+	Interaction string    `json:"interaction,omitempty"`
+	At          time.Time `json:"at,omitzero"`
 }
 
 func (r *stateRecord) version() int { return r.V }
 
-func (r *stateRecord) check() error { return checkID("user id", r.User) }
+func (r *stateRecord) check() error {
+	if err := checkID("user id", r.User); err != nil {
+		return err
+	}
+	return checkInteraction(r.Interaction)
+}
 
 // getRecord reads key into rec. It reports false, with no error, when key
 // is absent.
@@ -245,6 +254,21 @@ func checkID(kind, id string) error {
 		if !ok {
 			return fmt.Errorf("%w: %s %q has a character other than ASCII letters, digits and \"-_.:\"",
 				ErrInvalid, kind, id)
+		}
+	}
+	return nil
+}
+
+// checkInteraction reports an interaction token longer than MaxTokenLen
+// or holding anything but printable ASCII without spaces. An empty token
+// is allowed.
+func checkInteraction(tok string) error {
+	if len(tok) > MaxTokenLen {
+		return fmt.Errorf("%w: interaction token is %d bytes, more than %d", ErrInvalid, len(tok), MaxTokenLen)
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c <= ' ' || c > '~' {
+			return fmt.Errorf("%w: interaction token has a character other than printable ASCII", ErrInvalid)
 		}
 	}
 	return nil

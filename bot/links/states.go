@@ -31,13 +31,36 @@ const purgeChunk = 512
 // usable.
 const MaxStatesPerUser = 3
 
-// NewState returns a new OAuth state for the Discord user userID, to put
-// in the authorization URL. It is 256 random bits from crypto/rand, URL
-// safe, stored (only as its SHA-256 digest) with its expiry now +
-// StateTTL, and can be consumed once by ConsumeState. The user's oldest
-// states beyond MaxStatesPerUser are deleted.
+// Request is a link in progress as /link started it: who asked, and what
+// the bot needs to tell them, once Pinterest sends the browser back, what
+// became of it.
+type Request struct {
+	// User is the Discord user who ran /link.
+	User string
+	// Interaction is the token of the /link interaction, with which the
+	// bot can edit its reply while Discord keeps the token valid; "" for
+	// a link not started by /link, which the bot tells no one about.
+	Interaction string
+	// At is when /link ran; the zero time when unknown.
+	At time.Time
+}
+
+// NewState returns a new OAuth state for the Discord user userID: the
+// state of NewLinkState for a Request with no interaction, made at now.
 func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (string, error) {
-	if err := checkID("user id", userID); err != nil {
+	return s.NewLinkState(ctx, Request{User: userID, At: now}, now)
+}
+
+// NewLinkState returns a new OAuth state for req, to put in the
+// authorization URL. It is 256 random bits from crypto/rand, URL safe,
+// stored (only as its SHA-256 digest) with req and its expiry now +
+// StateTTL, and can be consumed once by ConsumeLinkState. The user's
+// oldest states beyond MaxStatesPerUser are deleted.
+func (s *Store) NewLinkState(ctx context.Context, req Request, now time.Time) (string, error) {
+	if err := checkID("user id", req.User); err != nil {
+		return "", err
+	}
+	if err := checkInteraction(req.Interaction); err != nil {
 		return "", err
 	}
 	var b [stateBytes]byte
@@ -45,9 +68,13 @@ func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (str
 		return "", fmt.Errorf("links: new state: reading random bytes: %w", err)
 	}
 	state := base64.RawURLEncoding.EncodeToString(b[:])
-	rec := &stateRecord{V: recordVersion, User: userID, Expires: now.Add(s.stateTTL).Round(0).UTC()}
+	rec := &stateRecord{V: recordVersion, User: req.User, Expires: now.Add(s.stateTTL).Round(0).UTC(),
+		Interaction: req.Interaction}
+	if !req.At.IsZero() {
+		rec.At = req.At.Round(0).UTC()
+	}
 	err := s.update(ctx, "new state", func(txn *badger.Txn) error {
-		if err := retireStates(txn, userID, MaxStatesPerUser-1); err != nil {
+		if err := retireStates(txn, req.User, MaxStatesPerUser-1); err != nil {
 			return err
 		}
 		return setRecord(txn, stateKey(state), rec)
@@ -58,28 +85,35 @@ func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (str
 	return state, nil
 }
 
-// ConsumeState checks state, the state Pinterest sent back, and returns
-// the Discord user it was issued for. A state works once: the transaction
-// that reads it deletes it, so of two concurrent calls with one state at
-// most one succeeds. A state that was never issued, was already consumed
-// or purged, or is malformed fails with ErrStateInvalid; one consumed when
-// now is more than StateTTL after it was issued fails with ErrStateExpired
-// (and is deleted too).
+// ConsumeState checks state as ConsumeLinkState does and returns the
+// Discord user it was issued for.
 func (s *Store) ConsumeState(ctx context.Context, state string, now time.Time) (string, error) {
+	req, err := s.ConsumeLinkState(ctx, state, now)
+	return req.User, err
+}
+
+// ConsumeLinkState checks state, the state Pinterest sent back, and
+// returns the Request it was issued for. A state works once: the
+// transaction that reads it deletes it, so of two concurrent calls with
+// one state at most one succeeds. A state that was never issued, was
+// already consumed or purged, or is malformed fails with ErrStateInvalid;
+// one consumed when now is more than StateTTL after it was issued fails
+// with ErrStateExpired (and is deleted too).
+func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Time) (Request, error) {
 	if !wellFormedState(state) {
 		if err := s.life.enter(); err != nil {
-			return "", err
+			return Request{}, err
 		}
 		s.life.exit()
-		return "", fmt.Errorf("%w: malformed", ErrStateInvalid)
+		return Request{}, fmt.Errorf("%w: malformed", ErrStateInvalid)
 	}
 	key := stateKey(state)
 	var (
-		user    string
+		req     Request
 		outcome error
 	)
 	err := s.update(ctx, "consume state", func(txn *badger.Txn) error {
-		user, outcome = "", nil
+		req, outcome = Request{}, nil
 		var rec stateRecord
 		found, err := getRecord(txn, key, &rec)
 		switch {
@@ -94,17 +128,17 @@ func (s *Store) ConsumeState(ctx context.Context, state string, now time.Time) (
 		case now.After(rec.Expires):
 			outcome = fmt.Errorf("%w: expired at %s", ErrStateExpired, rec.Expires.Format(time.RFC3339))
 		default:
-			user = rec.User
+			req = Request{User: rec.User, Interaction: rec.Interaction, At: rec.At}
 		}
 		return deleteKey(txn, key)
 	})
 	if err != nil {
-		return "", err
+		return Request{}, err
 	}
 	if outcome != nil {
-		return "", outcome
+		return Request{}, outcome
 	}
-	return user, nil
+	return req, nil
 }
 
 // wellFormedState reports whether state looks like one NewState returns.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/pinbot/pinbot/bot/links"
 )
 
@@ -211,5 +213,47 @@ func TestNewStateRetiresOldest(t *testing.T) {
 	}
 	if u, err := s.ConsumeState(ctx, other, t0.Add(time.Minute)); err != nil || u != "u2" {
 		t.Errorf("another user's state: %q, %v", u, err)
+	}
+}
+
+// TestLinkStateKeepsRequest: the state gives back the /link request it
+// was made for, interaction token and time included, across a reopening
+// of the store; a bad interaction token is refused before anything is
+// stored.
+func TestLinkStateKeepsRequest(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openDisk(t, dir, zerolog.Nop())
+	first := s
+	t.Cleanup(func() { closeStore(t, first) })
+	at := t0.Add(-30 * time.Second)
+	want := links.Request{User: "u1", Interaction: "aW50ZXJhY3Rpb246MTIzNDU2Nzg5", At: at}
+	state, err := s.NewLinkState(ctx, want, t0)
+	if err != nil {
+		t.Fatalf("NewLinkState: %v", err)
+	}
+	plain, err := s.NewState(ctx, "u2", t0)
+	if err != nil {
+		t.Fatalf("NewState: %v", err)
+	}
+	for _, bad := range []string{"with space", "tab\there", strings.Repeat("x", links.MaxTokenLen+1), "naïve"} {
+		if _, err := s.NewLinkState(ctx, links.Request{User: "u3", Interaction: bad, At: t0}, t0); !errors.Is(err, links.ErrInvalid) {
+			t.Errorf("NewLinkState with interaction %.20q: %v, want ErrInvalid", bad, err)
+		}
+	}
+	closeStore(t, s)
+	s = openDisk(t, dir, zerolog.Nop())
+	t.Cleanup(func() { closeStore(t, s) })
+
+	got, err := s.ConsumeLinkState(ctx, state, t0.Add(time.Minute))
+	if err != nil || got.User != want.User || got.Interaction != want.Interaction || !got.At.Equal(at) {
+		t.Fatalf("ConsumeLinkState = %+v, %v; want %+v", got, err, want)
+	}
+	// A state made without an interaction gives its user and time.
+	if got, err := s.ConsumeLinkState(ctx, plain, t0.Add(time.Minute)); err != nil || got.User != "u2" || got.Interaction != "" || !got.At.Equal(t0) {
+		t.Fatalf("ConsumeLinkState of NewState's state = %+v, %v; want u2 at t0", got, err)
+	}
+	if _, err := s.ConsumeLinkState(ctx, state, t0.Add(time.Minute)); !errors.Is(err, links.ErrStateInvalid) {
+		t.Errorf("replayed: %v, want ErrStateInvalid", err)
 	}
 }

@@ -21,12 +21,26 @@ const (
 	DefaultAuthURL = "https://www.pinterest.com/oauth/"
 )
 
-// Scopes the bot needs. Pinterest expects them comma-separated.
+// Scopes of Pinterest's API v5 that the bot asks for. Pinterest expects
+// them comma-separated.
 const (
 	ScopeBoardsRead       = "boards:read"
+	ScopeBoardsWrite      = "boards:write"
+	ScopePinsRead         = "pins:read"
 	ScopePinsWrite        = "pins:write"
 	ScopeUserAccountsRead = "user_accounts:read"
 )
+
+// RequiredScopes returns the scopes that the operations the bot calls
+// require, as the security of each says in Pinterest's OpenAPI
+// description of API v5: POST /pins (pins/create) boards:read,
+// boards:write, pins:read and pins:write; GET /pins (pins/list)
+// boards:read and pins:read; GET /boards (boards/list) boards:read; GET
+// /user_account (user_account/get) user_accounts:read. The token endpoint
+// (oauth/token) takes the app's credentials and no scope.
+func RequiredScopes() []string {
+	return []string{ScopeBoardsRead, ScopeBoardsWrite, ScopePinsRead, ScopePinsWrite, ScopeUserAccountsRead}
+}
 
 // Defaults applied by New to zero fields of Config.
 const (
@@ -57,8 +71,8 @@ type Config struct {
 	APIBase string
 	// AuthURL is the authorization page; default DefaultAuthURL.
 	AuthURL string
-	// Scopes requested by AuthCodeURL; default boards:read, pins:write,
-	// user_accounts:read.
+	// Scopes are requested by AuthCodeURL, and Exchange refuses a grant
+	// that lacks any of them (ErrScopesMissing); default RequiredScopes.
 	Scopes []string
 	// ContinuousRefresh adds continuous_refresh=true to the code exchange.
 	// Pinterest asks apps created before 25 September 2025 to send it so
@@ -180,7 +194,7 @@ func (c Config) withDefaults() Config {
 		c.AuthURL = DefaultAuthURL
 	}
 	if len(c.Scopes) == 0 {
-		c.Scopes = []string{ScopeBoardsRead, ScopePinsWrite, ScopeUserAccountsRead}
+		c.Scopes = RequiredScopes()
 	} else {
 		c.Scopes = append([]string(nil), c.Scopes...)
 	}

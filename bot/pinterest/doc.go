@@ -41,6 +41,10 @@
 // only after the save succeeded. Access tokens are refreshed ahead of their
 // expiry (Config.ExpirySkew, on the Config.Now clock) and after a 401.
 //
+// Exchange refuses a grant whose scope lacks any of Config.Scopes (by
+// default RequiredScopes, what the calls the bot makes require) with a
+// *ScopeError, and drops its token.
+//
 // A refresh whose answer is lost (a timeout, a dropped connection) may
 // still have rotated the token at Pinterest; the next refresh then fails
 // with ErrReauthRequired, and only a new authorization helps.

@@ -54,12 +54,33 @@ var (
 	// later may succeed.
 	ErrUnavailable = errors.New("pinterest: service unavailable")
 
+	// ErrScopesMissing means Pinterest granted an authorization fewer
+	// scopes than the Client asked for (Config.Scopes), so that some of
+	// the bot's calls would fail with its token. The error is a
+	// *ScopeError; the token was dropped.
+	ErrScopesMissing = errors.New("pinterest: grant lacks scopes the bot needs")
+
 	// ErrCircuitOpen means a request was not sent because the Client's
 	// circuit breaker is open: Pinterest failed too many times in a row
 	// (see BreakerConfig). Nothing was sent, so nothing was created. It
 	// also matches ErrUnavailable.
 	ErrCircuitOpen = fmt.Errorf("pinterest: not sent: Pinterest failed repeatedly, so calls are paused (circuit open): %w", ErrUnavailable)
 )
+
+// ScopeError is a grant refused by Exchange for lacking scopes. It
+// matches ErrScopesMissing.
+type ScopeError struct {
+	// Missing are the scopes asked for and not granted, in the order
+	// asked; Granted are those Pinterest said it granted.
+	Missing, Granted []string
+}
+
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("%v: missing %s (granted %q)", ErrScopesMissing, strings.Join(e.Missing, ", "), strings.Join(e.Granted, ","))
+}
+
+// Is makes a ScopeError match ErrScopesMissing.
+func (e *ScopeError) Is(target error) bool { return target == ErrScopesMissing }
 
 // maxMessageBytes bounds the Pinterest message kept in an APIError.
 const maxMessageBytes = 512

@@ -23,7 +23,7 @@ func ExampleClient_AuthCodeURL() {
 	}
 	fmt.Println(c.AuthCodeURL("xyz"))
 	// Output:
-	// https://www.pinterest.com/oauth/?client_id=1234&redirect_uri=https%3A%2F%2Fbot.example%2Fcb&response_type=code&scope=boards%3Aread%2Cpins%3Awrite%2Cuser_accounts%3Aread&state=xyz
+	// https://www.pinterest.com/oauth/?client_id=1234&redirect_uri=https%3A%2F%2Fbot.example%2Fcb&response_type=code&scope=boards%3Aread%2Cboards%3Awrite%2Cpins%3Aread%2Cpins%3Awrite%2Cuser_accounts%3Aread&state=xyz
 }
 
 func ExampleClient_CreatePin() {

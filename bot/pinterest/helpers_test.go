@@ -20,7 +20,9 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 const redirectURL = "https://bot.example/oauth/callback"
 
-// env is a Client wired to a stand-in server, sharing a manual clock.
+// env is a Client wired to a stand-in server, sharing a manual clock
+// (its breaker on the clock's monotonic time, unless a test replaces
+// Config.Breaker whole).
 // The Client's waits before a retry move the clock instead of sleeping,
 // and are recorded; its random draws are half their bound.
 type env struct {
@@ -70,6 +72,7 @@ func newEnv(t *testing.T, mod func(*pinterest.Config), opts ...pinteresttest.Opt
 		RequestTimeout: 10 * time.Second,
 		Logger:         zerolog.New(logs).Level(zerolog.DebugLevel),
 		Now:            clk.Now,
+		Breaker:        pinterest.BreakerConfig{Elapsed: clk.Elapsed},
 		Retry: pinterest.RetryConfig{
 			Sleep: e.sleep,
 			Rand:  func(n int64) int64 { return n / 2 },

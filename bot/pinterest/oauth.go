@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,9 @@ func (c *Client) AuthCodeURL(state string) string {
 // Exchange trades the authorization code from the redirect for the
 // account's first token, using HTTP Basic client authentication. The
 // caller persists the token and builds a Session from it. An invalid or
-// already used code fails with ErrReauthRequired.
+// already used code fails with ErrReauthRequired. A grant that lacks any
+// of Config.Scopes fails with a *ScopeError (ErrScopesMissing), and its
+// token is dropped: the bot's calls would fail with it.
 func (c *Client) Exchange(ctx context.Context, code string) (*oauth2.Token, error) {
 	if code == "" {
 		return nil, errors.New("pinterest: exchange code: code is empty")
@@ -31,9 +34,47 @@ func (c *Client) Exchange(ctx context.Context, code string) (*oauth2.Token, erro
 	if c.cfg.ContinuousRefresh {
 		opts = append(opts, oauth2.SetAuthURLParam("continuous_refresh", "true"))
 	}
-	return c.tokenCall(ctx, ctx, "exchange code", code, func(tctx context.Context) (*oauth2.Token, error) {
+	tok, err := c.tokenCall(ctx, ctx, "exchange code", code, func(tctx context.Context) (*oauth2.Token, error) {
 		return c.oauth.Exchange(tctx, code, opts...)
 	})
+	if err != nil {
+		return nil, err
+	}
+	granted, said := GrantedScopes(tok)
+	if !said {
+		// RFC 6749, section 5.1: an answer without scope grants the
+		// scopes asked for.
+		return tok, nil
+	}
+	var missing []string
+	for _, s := range c.cfg.Scopes {
+		if !slices.Contains(granted, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		c.logger(ctx).Warn().Strs("missing_scopes", missing).Strs("granted_scopes", granted).
+			Msg("pinterest granted fewer scopes than asked; token dropped")
+		return nil, &ScopeError{Missing: missing, Granted: granted}
+	}
+	return tok, nil
+}
+
+// GrantedScopes returns the scopes a token answer says it grants (its
+// scope field, comma- or space-separated), and whether it said: an answer
+// without scope grants what was asked.
+func GrantedScopes(tok *oauth2.Token) ([]string, bool) {
+	raw, ok := tok.Extra("scope").(string)
+	if !ok {
+		return nil, false
+	}
+	granted := []string{}
+	for _, s := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if !slices.Contains(granted, s) {
+			granted = append(granted, s)
+		}
+	}
+	return granted, true
 }
 
 // refresh trades refreshToken for a new token. Pinterest rotates refresh

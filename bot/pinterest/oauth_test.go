@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +58,7 @@ func TestAuthCodeURL(t *testing.T) {
 		"client_id":     e.srv.ClientID(),
 		"redirect_uri":  redirectURL,
 		"response_type": "code",
-		"scope":         "boards:read,pins:write,user_accounts:read",
+		"scope":         "boards:read,boards:write,pins:read,pins:write,user_accounts:read",
 		"state":         "st4te",
 	} {
 		if got := q.Get(k); got != want {
@@ -101,6 +103,67 @@ func TestExchange(t *testing.T) {
 	var ae *pinterest.APIError
 	if !errors.As(err, &ae) || ae.Status != 400 || ae.Code != 283 || ae.RequestID == "" {
 		t.Errorf("second Exchange APIError = %+v, want 400 code 283 with rid", ae)
+	}
+}
+
+// TestExchangeRefusesMissingScopes: a grant lacking scopes the Client
+// asked for is refused, naming them, and its token is not handed over;
+// the default scopes are those of the operations the bot calls, and a
+// grant with them can pin.
+func TestExchangeRefusesMissingScopes(t *testing.T) {
+	ctx := t.Context()
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice", boards(1)...)
+	e.srv.SetGrantedScopes([]string{pinterest.ScopeBoardsRead, pinterest.ScopePinsWrite, pinterest.ScopeUserAccountsRead})
+
+	tok, err := e.c.Exchange(ctx, authorize(t, e, "s1"))
+	var se *pinterest.ScopeError
+	if tok != nil || !errors.Is(err, pinterest.ErrScopesMissing) || !errors.As(err, &se) {
+		t.Fatalf("Exchange gave a token: %t, error %v; want no token and ErrScopesMissing", tok != nil, err)
+	}
+	if strings.Join(se.Missing, ",") != "boards:write,pins:read" || strings.Join(se.Granted, ",") != "boards:read,pins:write,user_accounts:read" {
+		t.Errorf("missing %q, granted %q", se.Missing, se.Granted)
+	}
+	if errors.Is(err, pinterest.ErrReauthRequired) || errors.Is(err, pinterest.ErrUnavailable) {
+		t.Errorf("%v matches another error", err)
+	}
+
+	e.srv.SetGrantedScopes(nil)
+	tok, err = e.c.Exchange(ctx, authorize(t, e, "s2"))
+	if err != nil {
+		t.Fatalf("Exchange with every scope: %v", err)
+	}
+	if got, said := pinterest.GrantedScopes(tok); !said || !slices.Equal(got, pinterest.RequiredScopes()) {
+		t.Errorf("GrantedScopes = %q, %t; want %q", got, said, pinterest.RequiredScopes())
+	}
+	s, err := pinterest.NewSession(tok, (&tokenStore{}).save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.CreatePin(ctx, s, pinterest.PinRequest{BoardID: boards(1)[0].ID, ImageURL: "https://img.example/a.png"}); err != nil {
+		t.Errorf("CreatePin with the default scopes: %v", err)
+	}
+}
+
+// TestGrantedScopes reads the token answer's scope field, which Pinterest
+// writes comma-separated and RFC 6749 space-separated; an answer without
+// one grants what was asked.
+func TestGrantedScopes(t *testing.T) {
+	for _, tt := range []struct {
+		extra map[string]any
+		want  []string
+		said  bool
+	}{
+		{map[string]any{"scope": "boards:read,pins:write"}, []string{"boards:read", "pins:write"}, true},
+		{map[string]any{"scope": "boards:read pins:write  pins:write"}, []string{"boards:read", "pins:write"}, true},
+		{map[string]any{"scope": ""}, []string{}, true},
+		{map[string]any{}, nil, false},
+		{map[string]any{"scope": 7}, nil, false},
+	} {
+		tok := (&oauth2.Token{AccessToken: "a"}).WithExtra(tt.extra)
+		if got, said := pinterest.GrantedScopes(tok); !slices.Equal(got, tt.want) || said != tt.said || (tt.said && got == nil) {
+			t.Errorf("GrantedScopes(%v) = %q, %t; want %q, %t", tt.extra, got, said, tt.want, tt.said)
+		}
 	}
 }
 

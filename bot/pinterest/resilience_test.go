@@ -511,3 +511,66 @@ func TestBreakerRefreshOpen(t *testing.T) {
 		t.Errorf("%d tokens saved, want 1", len(saved))
 	}
 }
+
+// TestBreakerWallClockSteps: the open period runs on monotonic time. The
+// wall clock set back an hour while the breaker is open does not hold it
+// open past OpenFor, and set forward a day does not close it before
+// OpenFor has passed.
+func TestBreakerWallClockSteps(t *testing.T) {
+	e := newEnv(t, func(c *pinterest.Config) {
+		c.Retry.MaxAttempts = 1
+		c.Breaker.Failures = 1
+		c.Breaker.OpenFor = 30 * time.Second
+	})
+	_, s, _ := e.account(t, "1001")
+	get := func() error { _, err := e.c.UserAccount(t.Context(), s); return err }
+	open := func(when string) {
+		t.Helper()
+		e.srv.Inject(pinteresttest.Fault{Path: pinteresttest.PathUserAccount, Status: 503})
+		if err := get(); !errors.Is(err, pinterest.ErrUnavailable) || errors.Is(err, pinterest.ErrCircuitOpen) {
+			t.Fatalf("%s: err = %v, want ErrUnavailable from Pinterest", when, err)
+		}
+		if got := e.c.BreakerState(); got != pinterest.BreakerOpen {
+			t.Fatalf("%s: state %s, want open", when, got)
+		}
+	}
+	// stillOpen checks that the breaker refuses a request unsent, and
+	// closes checks that once OpenFor has passed its probe closes it.
+	stillOpen := func(when string) {
+		t.Helper()
+		seen := e.srv.Count("", "")
+		if err := get(); !errors.Is(err, pinterest.ErrCircuitOpen) {
+			t.Fatalf("%s: err = %v, want ErrCircuitOpen", when, err)
+		}
+		if n := e.srv.Count("", ""); n != seen {
+			t.Fatalf("%s: the stand-in saw %d requests", when, n-seen)
+		}
+	}
+	closes := func(when string) {
+		t.Helper()
+		if got := e.c.BreakerState(); got != pinterest.BreakerHalfOpen {
+			t.Fatalf("%s: state %s, want half-open", when, got)
+		}
+		if err := get(); err != nil {
+			t.Fatalf("%s: probe: %v", when, err)
+		}
+		if got := e.c.BreakerState(); got != pinterest.BreakerClosed {
+			t.Fatalf("%s: state %s, want closed", when, got)
+		}
+	}
+
+	open("first failure")
+	e.clk.Step(-time.Hour)
+	e.clk.Advance(29 * time.Second)
+	stillOpen("wall clock set back an hour, 29 s later")
+	e.clk.Advance(time.Second)
+	closes("wall clock set back an hour, 30 s later")
+
+	open("second failure")
+	e.clk.Step(24 * time.Hour)
+	stillOpen("wall clock set forward a day, at once")
+	e.clk.Advance(29 * time.Second)
+	stillOpen("wall clock set forward a day, 29 s later")
+	e.clk.Advance(time.Second)
+	closes("wall clock set forward a day, 30 s later")
+}

@@ -187,3 +187,36 @@ func TestBrowserSignInAsAnother(t *testing.T) {
 	e.nothingLinked(t, mallory, "1001")
 	e.nothingLinked(t, u1, "1001")
 }
+
+// TestBrowserMissingScopes: Pinterest grants fewer scopes than /link asks
+// for. ann's browser, back from Pinterest, gets the page naming the scopes
+// missing, with no form and no console error but Chromium's report of the
+// 403 itself; nothing is stored.
+func TestBrowserMissingScopes(t *testing.T) {
+	browser := browsertest.New(t, browserBudget)
+	e := newEnv(t, nil)
+	e.srv.AddAccount("1001", "alice")
+	e.srv.SetGrantedScopes([]string{"boards:read", "pins:write", "user_accounts:read"})
+
+	ann := tab(t, browser)
+	con := browsertest.Listen(ann)
+	if status := navigate(t, ann, e.linkURL(t, u1)); status != http.StatusForbidden {
+		t.Errorf("opening /link's address: status %d, want 403", status)
+	}
+	if got, msg := text(t, ann, "h1"), text(t, ann, "p"); got != "Nothing linked" || msg != scopesRefusedText {
+		t.Errorf("page %q %q; want %q", got, msg, scopesRefusedText)
+	}
+	if n := browsertest.Run(t, ann, chromedp.Evaluate[int](`document.querySelectorAll("form").length`)); n != 0 {
+		t.Error("the refusal offers a form")
+	}
+	browsertest.Screenshot(t, ann, "scopes-refused.png")
+	for _, e := range con.Errors() {
+		if !strings.Contains(e, web.CallbackPath+"?") || !strings.HasSuffix(e, "status of 403 (Forbidden)") {
+			t.Errorf("the page wrote to the console: %s", e)
+		}
+	}
+	e.nothingLinked(t, u1, "1001")
+	if n := len(e.refusals()); n != 1 {
+		t.Errorf("%d OnRefused calls, want 1", n)
+	}
+}

@@ -56,7 +56,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	userID, err := h.links.ConsumeState(ctx, state, h.now())
+	req, err := h.links.ConsumeLinkState(ctx, state, h.now())
 	switch {
 	case errors.Is(err, links.ErrStateExpired):
 		log.Info().Msg("oauth callback: state expired")
@@ -71,12 +71,12 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusInternalServerError, pageInternal)
 		return
 	}
-	log = log.With().Str("user", userID).Logger()
+	log = log.With().Str("user", req.User).Logger()
 
 	// Who ran /link, to name on the confirmation page; asked before the
 	// code is exchanged, so that no grant is made for a page that cannot
 	// be shown.
-	du, err := h.discord.User(ctx, userID)
+	du, err := h.discord.User(ctx, req.User)
 	if err != nil {
 		if errors.Is(err, discorduser.ErrUnknownUser) {
 			log.Warn().Err(err).Msg("oauth callback: discord does not know the user who ran /link")
@@ -93,7 +93,19 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeout)
 	defer pcancel()
 	tok, err := h.pin.Exchange(pctx, code)
-	if err != nil {
+	var se *pinterest.ScopeError
+	switch {
+	case errors.As(err, &se):
+		// A token some of the bot's calls would fail with: dropped, and
+		// the user who ran /link told.
+		log.Warn().Strs("missing_scopes", se.Missing).Strs("granted_scopes", se.Granted).
+			Msg("oauth callback: pinterest granted fewer scopes than pinbot needs; nothing linked")
+		if h.onRefused != nil {
+			h.onRefused(req, se.Missing)
+		}
+		writePage(w, http.StatusForbidden, pageScopesMissing(se.Missing))
+		return
+	case err != nil:
 		h.pinterestFailed(w, log, "exchange code", err)
 		return
 	}
@@ -137,6 +149,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p, err := h.pending.add(pendingLink{
+		req:     req,
 		browser: browser,
 		user:    du,
 		userPic: userPic,

@@ -157,7 +157,7 @@ func (h *Handler) store(ctx context.Context, w http.ResponseWriter, log zerolog.
 	}
 	log.Info().Bool("signed_in", p.signedIn).Msg("oauth callback: pinterest account linked")
 	if h.onLinked != nil {
-		h.onLinked(p.user.ID, acct)
+		h.onLinked(p.req, acct)
 	}
 	writePage(w, http.StatusOK, page{
 		Title: "Linked",

@@ -24,11 +24,14 @@
 //
 // # The callback
 //
-// The state is consumed first (links.Store.ConsumeState): a forged,
+// The state is consumed first (links.Store.ConsumeLinkState): a forged,
 // replayed or expired state gets a 400 page saying so, and Pinterest is
 // not contacted. Then the Discord user who ran /link is read (GET
 // /users/{id} with the bot token; if Discord cannot say, the code is not
-// exchanged). Then the code is exchanged for a token, the account is read
+// exchanged). Then the code is exchanged for a token. A token whose
+// granted scopes lack any that pinbot asked for (pinterest.ErrScopesMissing)
+// gets a 403 page naming them; nothing is kept, and Config.OnRefused tells
+// the user who ran /link. Otherwise the account is read
 // with GET /user_account (its id is the key of the rate limit), its
 // boards are listed, and both pictures are fetched (below). An account
 // with exactly one board will get it as its default board, unless it has
@@ -55,7 +58,9 @@
 // only once: from the browser whose cookie the link is bound to, with the
 // link's token (256 random bits, compared in constant time), before the
 // link expires, from the bot's own origin (http.CrossOriginProtection,
-// and the cookie's SameSite). A POST that fails a check gets a page
+// and the cookie's SameSite). Once it is stored, Config.OnLinked tells
+// the user who ran /link which account was linked to them: whoever holds
+// a /link address can approve with their own account. A POST that fails a check gets a page
 // saying why and stores nothing; one that names the link but fails its
 // checks (token, browser, sign-in) also cancels it, so that a token
 // cannot be guessed at. A second POST

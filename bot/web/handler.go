@@ -110,11 +110,16 @@ type Config struct {
 	// tokens, codes or whole states.
 	Log zerolog.Logger
 	// OnLinked, when not nil, is called after an account was linked (on
-	// the confirming POST), with
-	// the Discord user and the stored account, on the request's goroutine
-	// before the page is sent: it should only hand the news on (for
-	// example to a channel), not block.
-	OnLinked func(userID string, acct links.Account)
+	// the confirming POST), with the /link request it answers (its User
+	// is the Discord user it was linked to) and the stored account, so
+	// that the user is told which account was linked. OnRefused, when not
+	// nil, is called when the callback refuses a grant that lacks scopes
+	// pinbot needs, with the request and the scopes missing. Both are
+	// called on the request's goroutine before the page is sent: they
+	// should only hand the news on (for example to a goroutine), not
+	// block.
+	OnLinked  func(req links.Request, acct links.Account)
+	OnRefused func(req links.Request, missing []string)
 	// CallbackTimeout bounds one callback's calls to Pinterest; 0 means
 	// DefaultCallbackTimeout.
 	CallbackTimeout time.Duration
@@ -146,13 +151,14 @@ func (c Config) Validate() error {
 // documentation. A Handler is safe for simultaneous use by multiple
 // goroutines.
 type Handler struct {
-	links    *links.Store
-	pin      *pinterest.Client
-	discord  *discorduser.Client
-	now      func() time.Time
-	log      zerolog.Logger
-	onLinked func(string, links.Account)
-	timeout  time.Duration
+	links     *links.Store
+	pin       *pinterest.Client
+	discord   *discorduser.Client
+	now       func() time.Time
+	log       zerolog.Logger
+	onLinked  func(links.Request, links.Account)
+	onRefused func(links.Request, []string)
+	timeout   time.Duration
 
 	pending    *pendingLinks
 	confirmTTL time.Duration
@@ -181,6 +187,7 @@ func New(cfg Config) (*Handler, error) {
 		now:        cfg.Now,
 		log:        cfg.Log.With().Str("component", "web").Logger(),
 		onLinked:   cfg.OnLinked,
+		onRefused:  cfg.OnRefused,
 		timeout:    cfg.CallbackTimeout,
 		pending:    newPendingLinks(),
 		confirmTTL: cfg.ConfirmTTL,

@@ -45,6 +45,13 @@ var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x
 type linkedEvent struct {
 	user string
 	acct links.Account
+	req  links.Request
+}
+
+// refusedEvent is one OnRefused call.
+type refusedEvent struct {
+	req     links.Request
+	missing []string
 }
 
 // env is the handler behind an httptest server, wired to the Pinterest
@@ -68,8 +75,9 @@ type env struct {
 	ts      *httptest.Server
 	logs    *logtest.Buffer
 
-	mu     sync.Mutex
-	linked []linkedEvent
+	mu      sync.Mutex
+	linked  []linkedEvent
+	refusal []refusedEvent
 }
 
 // envOptions adjust an env.
@@ -172,10 +180,15 @@ func newEnvWith(t *testing.T, o envOptions) *env {
 		AvatarSources: []string{e.img.URL + "/"},
 		Now:           e.clk.Now,
 		Log:           log,
-		OnLinked: func(user string, acct links.Account) {
+		OnLinked: func(req links.Request, acct links.Account) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
-			e.linked = append(e.linked, linkedEvent{user, acct})
+			e.linked = append(e.linked, linkedEvent{req.User, acct, req})
+		},
+		OnRefused: func(req links.Request, missing []string) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.refusal = append(e.refusal, refusedEvent{req, missing})
 		},
 	}
 	if o.web != nil {
@@ -207,7 +220,14 @@ func (e *env) restart(t *testing.T) {
 // returns that callback address without visiting it.
 func (e *env) callbackURL(t *testing.T, user string) string {
 	t.Helper()
-	state, err := e.store.NewState(context.Background(), user, e.clk.Now())
+	return e.callbackURLFor(t, links.Request{User: user, At: e.clk.Now()})
+}
+
+// callbackURLFor is callbackURL for a /link request with an interaction
+// token and a time.
+func (e *env) callbackURLFor(t *testing.T, req links.Request) string {
+	t.Helper()
+	state, err := e.store.NewLinkState(context.Background(), req, e.clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,6 +278,13 @@ func (e *env) events() []linkedEvent {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]linkedEvent(nil), e.linked...)
+}
+
+// refusals returns the OnRefused calls so far.
+func (e *env) refusals() []refusedEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]refusedEvent(nil), e.refusal...)
 }
 
 // tokenRequests counts the requests to Pinterest's token endpoint.

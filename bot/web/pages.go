@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // page is what a user reads in the browser tab.
@@ -75,6 +76,14 @@ var (
 	pageSignInDown = page{"Discord did not answer",
 		"Discord did not answer the sign-in; go back to the confirmation page and sign in again. Nothing was linked."}
 )
+
+// pageScopesMissing answers a grant that lacks scopes pinbot needs.
+func pageScopesMissing(missing []string) page {
+	return page{"Nothing linked",
+		"Pinterest did not give pinbot every permission it needs: it lacks " + strings.Join(missing, ", ") + ". " +
+			"Nothing was linked. Run /link in Discord to try again, and allow everything Pinterest asks for. " +
+			"If Pinterest did not ask for these, tell the bot's operator."}
+}
 
 // pageCSS styles every page. It is sent inline and allowed by its hash
 // in the Content-Security-Policy, which allows nothing else: no script,

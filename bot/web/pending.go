@@ -81,6 +81,9 @@ type pendingLink struct {
 	// progress, "" when none.
 	signInHash string
 
+	// req is the /link request the link answers, whose user is told
+	// once it is stored.
+	req links.Request
 	// user is the Discord user who ran /link, userPic their avatar as a
 	// data: URL ("" when it could not be had).
 	user    discorduser.User

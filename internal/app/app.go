@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/backup"
+	"github.com/pinbot/pinbot/internal/control"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
@@ -123,10 +125,16 @@ type Config struct {
 	// DefaultPurgeEvery.
 	PurgeEvery time.Duration
 	// ControlSocket, when not empty, is the path of the Unix socket on
-	// which the program serves online backups of its stores to their
-	// owner (package internal/backup). A socket that cannot be made is
-	// logged, and the program runs without it.
+	// which the program serves its stores' owner: online backups
+	// (package internal/backup) and the listings of the accounts and of
+	// an account's queue (package internal/control). A socket that
+	// cannot be made is logged, and the program runs without it.
 	ControlSocket string
+	// HoldJobs leaves the queued pins waiting, stored, when Build
+	// returns: they run once ServeJobs is called. The sandbox links its
+	// demo accounts again first, so that the pins overdue at its start
+	// find tokens its fresh Pinterest stand-in accepts.
+	HoldJobs bool
 	// Log receives every component's log lines.
 	Log zerolog.Logger
 }
@@ -188,6 +196,7 @@ func Build(cfg Config) (_ *App, err error) {
 		ecfg := cfg.HTTPLimit
 		ecfg.Log = cfg.Log
 		ecfg.Operator = operatorRoute
+		ecfg.Refused = a.Metrics.HTTPRefused
 		if a.Edge, err = edge.New(ecfg); err != nil {
 			return nil, err
 		}
@@ -246,6 +255,9 @@ func Build(cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, &configError{kind: ErrDiscordConfig, err: err}
 	}
+	// The user who ran /link is told what became of it by the bot,
+	// built below; the listener serves before then.
+	var notifier atomic.Pointer[bot.Bot]
 	h, err := web.New(web.Config{
 		Links:         a.Links,
 		Pinterest:     a.Pinterest,
@@ -253,6 +265,20 @@ func Build(cfg Config) (_ *App, err error) {
 		PublicURL:     publicURL,
 		AvatarSources: cfg.AvatarSources,
 		Log:           cfg.Log,
+		OnLinked: func(req links.Request, acct links.Account) {
+			if b := notifier.Load(); b != nil {
+				b.Linked(req, acct)
+				return
+			}
+			a.log.Error().Str("user_id", req.User).Str("account", acct.ID).Msg("link notice not sent: the bot is not running yet")
+		},
+		OnRefused: func(req links.Request, missing []string) {
+			if b := notifier.Load(); b != nil {
+				b.LinkRefused(req, missing)
+				return
+			}
+			a.log.Error().Str("user_id", req.User).Msg("link notice not sent: the bot is not running yet")
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -289,11 +315,14 @@ func Build(cfg Config) (_ *App, err error) {
 	})
 
 	if cfg.ControlSocket != "" {
-		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: store, Links: a.Links, Key: cfg.EncryptionKey}, cfg.Log)
+		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: store, Links: a.Links, Key: cfg.EncryptionKey},
+			control.Source{Engine: a.Engine, Store: store, Links: a.Links}, cfg.Log)
 	}
 
 	bcfg := cfg.Bot
 	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
+	// Digest lines wait for Discord in the token store, beside the links.
+	bcfg.Outbox = a.Links.Outbox()
 	bcfg.Observer = a.Metrics.Bot()
 	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return a.Metrics.Transport(metrics.Discord, rt, nil)
@@ -301,6 +330,7 @@ func Build(cfg Config) (_ *App, err error) {
 	if a.Bot, err = bot.New(bcfg); err != nil {
 		return nil, &configError{kind: ErrBotConfig, err: err}
 	}
+	notifier.Store(a.Bot)
 	shards := a.Bot.Shards
 	a.ready.shards.Store(&shards)
 	a.Metrics.WatchGateway(a.Bot.ShardsConnected)
@@ -310,28 +340,41 @@ func Build(cfg Config) (_ *App, err error) {
 	}
 	// The gateway, then the handlers still running, then the client.
 	a.push("the bot", closeBot+10*time.Second, a.Bot.Close)
-	// Queued pins run from now on; until the bot exists they wait, stored.
-	if err := a.Engine.ServeJobs(a.Bot.RunJob); err != nil {
-		return nil, err
+	// Queued pins run from now on, unless held; until the bot exists they
+	// wait, stored.
+	if !cfg.HoldJobs {
+		if err := a.ServeJobs(); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
+
+// ServeJobs starts running the queued pins through the bot. Build calls
+// it unless Config.HoldJobs is set; it fails when jobs are served
+// already.
+func (a *App) ServeJobs() error { return a.Engine.ServeJobs(a.Bot.RunJob) }
 
 // ControlCloseTimeout bounds how long Close lets a backup in progress on
 // the control socket go on before cutting it short.
 const ControlCloseTimeout = 10 * time.Second
 
-// serveControl serves online backups of st on a Unix socket at path; the
-// stores are open, so no other pinbot serves there. Without the socket
-// the program runs on, and says so.
-func (a *App) serveControl(path string, st backup.Stores, log zerolog.Logger) {
+// serveControl serves online backups of st and the listings of src on a
+// Unix socket at path; the stores are open, so no other pinbot serves
+// there. Without the socket the program runs on, and says so.
+func (a *App) serveControl(path string, st backup.Stores, src control.Source, log zerolog.Logger) {
 	ln, err := backup.Listen(path)
 	if err != nil {
 		a.log.Warn().Err(err).Str("socket", path).
-			Msg("online backups unavailable: stop pinbot to back up its data directory")
+			Msg("no control socket: stop pinbot to back up its data directory or list its accounts")
 		return
 	}
-	srv := &http.Server{Handler: backup.Handler(st, log), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle(backup.BackupPath, backup.Handler(st, log))
+	listings := control.Handler(src, log)
+	mux.Handle(control.AccountsPath, listings)
+	mux.Handle(control.JobsPath, listings)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -9,14 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/oauth2"
+
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/internal/backup"
+	"github.com/pinbot/pinbot/internal/control"
 )
 
 // TestBuildServesBackups: with ControlSocket, the running program serves
 // backups of both its stores there, the token store's encrypted with its
-// key; Close removes the socket. A socket path that cannot be used leaves
+// key, and the listings of its accounts and their queues; Close removes
+// the socket. A socket path that cannot be used leaves
 // the program running without it.
 func TestBuildServesBackups(t *testing.T) {
 	dc, ps := discordtest.NewServer(), pinteresttest.NewServer()
@@ -40,6 +45,17 @@ func TestBuildServesBackups(t *testing.T) {
 	info, err := backup.Verify(bytes.NewReader(buf.Bytes()), cfg.EncryptionKey)
 	if err != nil || !info.Online || !info.Has(backup.Engine) || !info.Has(backup.Links) {
 		t.Fatalf("Verify = %+v, %v", info, err)
+	}
+	// The listings, named from the token store.
+	if err := a.Links.Link(ctx, "u1", links.Account{ID: "acct", Username: "acct_pins"}, &oauth2.Token{AccessToken: "at"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := control.FetchAccounts(ctx, cfg.ControlSocket)
+	if err != nil || len(list.Accounts) != 1 || list.Accounts[0].Username != "acct_pins" || list.Accounts[0].Used != 3 {
+		t.Fatalf("FetchAccounts = %+v, %v", list, err)
+	}
+	if jobs, err := control.FetchJobs(ctx, cfg.ControlSocket, "@acct_pins"); err != nil || jobs.Account.ID != "acct" {
+		t.Fatalf("FetchJobs = %+v, %v", jobs, err)
 	}
 	if err := a.Close(ctx); err != nil {
 		t.Fatal(err)

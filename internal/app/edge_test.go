@@ -10,6 +10,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/metrics/metricstest"
 )
 
 // TestBuildLimitsHTTP: every route of the listener is behind the
@@ -60,6 +61,13 @@ func TestBuildLimitsHTTP(t *testing.T) {
 	}
 	if a.Edge.Clients() != 1 {
 		t.Errorf("%d clients, want 1", a.Edge.Clients())
+	}
+	// Each 429 is counted by the limit that refused it.
+	s := metricstest.ScrapeHandler(t, a.Metrics.Handler())
+	for reason, want := range map[string]float64{"http_rate": 2, "operator_rate": 1} {
+		if got := s.Get("pinbot_http_refusals_total", "reason", reason); got != want {
+			t.Errorf("pinbot_http_refusals_total{reason=%q} = %v, want %v", reason, got, want)
+		}
 	}
 
 	cfg = testConfig(t, dc, ps, t.TempDir())

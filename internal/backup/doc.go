@@ -5,7 +5,9 @@
 //
 // A backup is taken from the stores themselves (Take), which may be in
 // use: a running pinbot serves backups on a Unix socket in its data
-// directory (Handler, Listen), which `pinbot backup` asks (Fetch). Each
+// directory (Handler, Listen), which `pinbot backup` asks (Fetch); the
+// listings of package internal/control are asked over the same socket
+// (Get). Each
 // store is read at one instant, as Badger's DB.Backup reads it. The token
 // store's copy is encrypted with a key derived from the token store's own
 // key, since Badger's backups are not.

@@ -48,7 +48,7 @@ type mediaJSON struct {
 
 // createPin serves POST /v5/pins for image_url media sources.
 func (s *Server) createPin(r *http.Request) result {
-	acct, bad := s.authenticate(r, "pins:write")
+	acct, bad := s.authenticate(r, createPinScopes...)
 	if bad != nil {
 		return *bad
 	}

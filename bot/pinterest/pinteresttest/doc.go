@@ -7,7 +7,8 @@
 //
 //   - GET /oauth/: the authorization page, which grants the signed-in
 //     account at once and redirects to redirect_uri with code and state,
-//     so that the OAuth flow runs without a browser;
+//     so that the OAuth flow runs without a browser; it grants the
+//     scopes asked for, or only some of them (SetGrantedScopes);
 //   - POST /v5/oauth/token: authorization_code and refresh_token grants,
 //     with HTTP Basic client authentication and rotating refresh tokens (a
 //     refresh token works once; using it again answers 400 with code 283);
@@ -18,7 +19,11 @@
 //   - GET /v5/user_account: the token owner's id, username and profile
 //     image (SetProfileImage).
 //
-// Every answer carries an x-pinterest-rid header. Faults (Inject) model
+// Each route requires the scopes its security names in Pinterest's OpenAPI
+// description (POST /v5/pins boards:read, boards:write, pins:read and
+// pins:write; GET /v5/boards boards:read; GET /v5/user_account
+// user_accounts:read) and answers 403 with code 3 without them. Every
+// answer carries an x-pinterest-rid header. Faults (Inject) model
 // rate limits, spam blocks, expired tokens, server errors, slow and hung
 // requests, requests held until the test releases them (HoldUntil), pins
 // created behind an error answer, pins created after the client gave up

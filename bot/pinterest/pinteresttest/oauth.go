@@ -37,17 +37,23 @@ func (s *Server) authorize(r *http.Request) result {
 	if err != nil || (redirect.Scheme != "http" && redirect.Scheme != "https") || redirect.Host == "" {
 		return errorResult(http.StatusBadRequest, CodeInvalidParameters, "Invalid redirect_uri.")
 	}
-	var scopes []string
+	var asked []string
 	for sc := range strings.SplitSeq(q.Get("scope"), ",") {
 		if sc != "" {
-			scopes = append(scopes, sc)
+			asked = append(asked, sc)
 		}
 	}
-	if len(scopes) == 0 {
+	if len(asked) == 0 {
 		return errorResult(http.StatusBadRequest, CodeInvalidParameters, "scope is required.")
 	}
 
 	s.mu.Lock()
+	scopes := []string{}
+	for _, sc := range asked {
+		if s.grantable == nil || slices.Contains(s.grantable, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
 	acct := s.loggedIn
 	if acct == "" && len(s.order) > 0 {
 		acct = s.order[0]
@@ -173,8 +179,8 @@ func (s *Server) bearerAccountLocked(r *http.Request) string {
 }
 
 // authenticate checks the request's access token and that it carries
-// scope. It returns the account id, or the error answer.
-func (s *Server) authenticate(r *http.Request, scope string) (string, *result) {
+// every one of scopes. It returns the account id, or the error answer.
+func (s *Server) authenticate(r *http.Request, scopes ...string) (string, *result) {
 	tok, _ := bearer(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -183,7 +189,7 @@ func (s *Server) authenticate(r *http.Request, scope string) (string, *result) {
 		res := errorResult(http.StatusUnauthorized, CodeAuthenticationFailed, "Authentication failed.")
 		return "", &res
 	}
-	if !slices.Contains(g.scopes, scope) {
+	if slices.ContainsFunc(scopes, func(sc string) bool { return !slices.Contains(g.scopes, sc) }) {
 		res := errorResult(http.StatusForbidden, CodeInsufficientScope,
 			"Your token does not have sufficient permissions to perform this operation. Please ensure your token is authorized with the correct set of scopes.")
 		return "", &res

@@ -29,6 +29,11 @@ const (
 // Scopes granted to tokens issued by AddAccount.
 var allScopes = []string{"boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"}
 
+// createPinScopes are the scopes POST /v5/pins requires, as its security
+// says in Pinterest's OpenAPI description (pins/create); the other routes
+// require one each.
+var createPinScopes = []string{"boards:read", "boards:write", "pins:read", "pins:write"}
+
 // Server is a stand-in for Pinterest's API v5 and authorization page,
 // listening on a loopback address. It keeps accounts, boards, tokens and
 // created pins in memory. A Server is safe for simultaneous use by
@@ -54,12 +59,15 @@ type Server struct {
 	accounts map[string]*account
 	order    []string // account ids in the order added
 	loggedIn string
-	access   map[string]*grant // access token -> grant
-	refresh  map[string]*grant // refresh token -> grant
-	codes    map[string]*authCode
-	rejects  map[string]int // image URL -> error code
-	faults   []*activeFault
-	pins     []Pin
+	// grantable, when not nil, are the only scopes the authorization
+	// page grants (SetGrantedScopes).
+	grantable []string
+	access    map[string]*grant // access token -> grant
+	refresh   map[string]*grant // refresh token -> grant
+	codes     map[string]*authCode
+	rejects   map[string]int // image URL -> error code
+	faults    []*activeFault
+	pins      []Pin
 	// pinned is closed, and replaced, whenever a pin is created.
 	pinned   chan struct{}
 	requests []Request
@@ -234,6 +242,23 @@ func (s *Server) SetLoggedIn(accountID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loggedIn = accountID
+}
+
+// SetGrantedScopes makes the authorization page grant, of the scopes a
+// request asks for, only those in scopes, as Pinterest does for an app
+// not allowed the others; the token answer's scope says which. nil (the
+// default) grants every scope asked for.
+func (s *Server) SetGrantedScopes(scopes []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if scopes == nil {
+		s.grantable = nil
+		return
+	}
+	s.grantable = slices.Clone(scopes)
+	if s.grantable == nil {
+		s.grantable = []string{}
+	}
 }
 
 // SetProfileImage sets the profile_image GET /v5/user_account answers for

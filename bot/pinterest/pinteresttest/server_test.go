@@ -260,6 +260,58 @@ func TestScopesAreEnforced(t *testing.T) {
 	}
 }
 
+// TestGrantFewerScopes: SetGrantedScopes makes the authorization page
+// grant only some of the scopes asked for, as the token answer's scope
+// says, and the routes hold the token to the scopes their security
+// names: POST /v5/pins all four of boards:read, boards:write, pins:read
+// and pins:write.
+func TestGrantFewerScopes(t *testing.T) {
+	srv, _, c := newServer(t)
+	srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1"})
+	grant := func() answer {
+		t.Helper()
+		q := url.Values{
+			"client_id":     {srv.ClientID()},
+			"redirect_uri":  {"https://bot.example/cb"},
+			"response_type": {"code"},
+			"scope":         {"boards:read,boards:write,pins:read,pins:write,user_accounts:read"},
+		}
+		a := c.must(http.MethodGet, pinteresttest.PathAuthorize+"?"+q.Encode(), nil, nil)
+		loc, _ := url.Parse(a.header.Get("Location"))
+		return c.token(url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {"https://bot.example/cb"}},
+			srv.ClientID(), srv.ClientSecret())
+	}
+
+	srv.SetGrantedScopes([]string{"boards:read", "pins:write", "user_accounts:read", "ads:read"})
+	tok := grant()
+	if tok.status != 200 || tok.str("scope") != "boards:read,pins:write,user_accounts:read" {
+		t.Fatalf("exchange: %d %v; want the scopes asked for and grantable", tok.status, tok.body)
+	}
+	at := tok.str("access_token")
+	if got := c.must(http.MethodPost, pinteresttest.PathPins, bearer(at), pinJSON("b1", "https://x.example/a.png")); got.status != 403 || got.code() != pinteresttest.CodeInsufficientScope {
+		t.Errorf("pin without boards:write and pins:read: %d %v", got.status, got.body)
+	}
+	if got := c.must(http.MethodGet, pinteresttest.PathBoards, bearer(at), nil); got.status != 200 {
+		t.Errorf("boards with boards:read: %d %v", got.status, got.body)
+	}
+	if n := len(srv.Pins()); n != 0 {
+		t.Errorf("%d pins made", n)
+	}
+
+	srv.SetGrantedScopes([]string{})
+	if tok := grant(); tok.status != 200 || tok.str("scope") != "" {
+		t.Errorf("granting none: %d %v", tok.status, tok.body)
+	}
+	srv.SetGrantedScopes(nil)
+	tok = grant()
+	if tok.str("scope") != "boards:read,boards:write,pins:read,pins:write,user_accounts:read" {
+		t.Fatalf("granting all again: %v", tok.body)
+	}
+	if got := c.must(http.MethodPost, pinteresttest.PathPins, bearer(tok.str("access_token")), pinJSON("b1", "https://x.example/a.png")); got.status != 201 {
+		t.Errorf("pin with every scope: %d %v", got.status, got.body)
+	}
+}
+
 func TestCreatePin(t *testing.T) {
 	srv, clk, c := newServer(t)
 	cred := srv.AddAccount("1001", "alice", pinteresttest.Board{ID: "b1", Name: "Cats"})
