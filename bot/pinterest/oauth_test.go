@@ -145,6 +145,32 @@ func TestExchangeRefusesMissingScopes(t *testing.T) {
 	}
 }
 
+// TestOldScopesNeedRelink: an account linked when pinbot asked for fewer
+// scopes (pins:write, boards:read, user_accounts:read) gets Pinterest's
+// 401 code 3 on POST /pins: the client ends with ErrReauthRequired, so
+// the bot asks its user to run /link again, and nothing is made.
+func TestOldScopesNeedRelink(t *testing.T) {
+	ctx := t.Context()
+	old := []string{pinterest.ScopePinsWrite, pinterest.ScopeBoardsRead, pinterest.ScopeUserAccountsRead}
+	e := newEnv(t, func(c *pinterest.Config) { c.Scopes = old })
+	e.srv.AddAccount("1001", "alice", boards(1)...)
+	tok, err := e.c.Exchange(ctx, authorize(t, e, "s1"))
+	if err != nil {
+		t.Fatalf("Exchange under the old scopes: %v", err)
+	}
+	s, err := pinterest.NewSession(tok, (&tokenStore{}).save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.CreatePin(ctx, s, pinterest.PinRequest{BoardID: boards(1)[0].ID, ImageURL: "https://img.example/a.png"})
+	if !errors.Is(err, pinterest.ErrReauthRequired) || errors.Is(err, pinterest.ErrOutcomeUnknown) {
+		t.Fatalf("CreatePin with the old scopes: %v; want ErrReauthRequired", err)
+	}
+	if pins := e.srv.PinsFor("1001"); len(pins) != 0 {
+		t.Fatalf("%d pins made", len(pins))
+	}
+}
+
 // TestGrantedScopes reads the token answer's scope field, which Pinterest
 // writes comma-separated and RFC 6749 space-separated; an answer without
 // one grants what was asked.

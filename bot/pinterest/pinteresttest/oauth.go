@@ -190,7 +190,9 @@ func (s *Server) authenticate(r *http.Request, scopes ...string) (string, *resul
 		return "", &res
 	}
 	if slices.ContainsFunc(scopes, func(sc string) bool { return !slices.Contains(g.scopes, sc) }) {
-		res := errorResult(http.StatusForbidden, CodeInsufficientScope,
+		// Pinterest answers 401 with code 3 (not 403) to a token that
+		// lacks a scope.
+		res := errorResult(http.StatusUnauthorized, CodeInsufficientScope,
 			"Your token does not have sufficient permissions to perform this operation. Please ensure your token is authorized with the correct set of scopes.")
 		return "", &res
 	}

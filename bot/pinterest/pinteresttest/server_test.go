@@ -252,10 +252,10 @@ func TestScopesAreEnforced(t *testing.T) {
 	tok := c.token(url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {"https://bot.example/cb"}},
 		srv.ClientID(), srv.ClientSecret())
 	at := tok.str("access_token")
-	if got := c.must(http.MethodPost, pinteresttest.PathPins, bearer(at), pinJSON("b1", "https://x.example/a.png")); got.status != 403 || got.code() != pinteresttest.CodeInsufficientScope {
+	if got := c.must(http.MethodPost, pinteresttest.PathPins, bearer(at), pinJSON("b1", "https://x.example/a.png")); got.status != 401 || got.code() != pinteresttest.CodeInsufficientScope {
 		t.Errorf("pin without pins:write: %d %v", got.status, got.body)
 	}
-	if got := c.must(http.MethodGet, pinteresttest.PathBoards, bearer(at), nil); got.status != 403 {
+	if got := c.must(http.MethodGet, pinteresttest.PathBoards, bearer(at), nil); got.status != 401 {
 		t.Errorf("boards without boards:read: %d", got.status)
 	}
 }
@@ -288,7 +288,7 @@ func TestGrantFewerScopes(t *testing.T) {
 		t.Fatalf("exchange: %d %v; want the scopes asked for and grantable", tok.status, tok.body)
 	}
 	at := tok.str("access_token")
-	if got := c.must(http.MethodPost, pinteresttest.PathPins, bearer(at), pinJSON("b1", "https://x.example/a.png")); got.status != 403 || got.code() != pinteresttest.CodeInsufficientScope {
+	if got := c.must(http.MethodPost, pinteresttest.PathPins, bearer(at), pinJSON("b1", "https://x.example/a.png")); got.status != 401 || got.code() != pinteresttest.CodeInsufficientScope {
 		t.Errorf("pin without boards:write and pins:read: %d %v", got.status, got.body)
 	}
 	if got := c.must(http.MethodGet, pinteresttest.PathBoards, bearer(at), nil); got.status != 200 {
