@@ -83,6 +83,12 @@ type Console struct {
 	// now is the reader's clock, in the reader's zone, against which
 	// timestamps are written out; nil means time.Now.
 	now func() time.Time
+	// queue is the last /queue reply shown (its cancel controls), for the
+	// user and channel it was shown to: /cancel picks in what the user
+	// saw, as a click in Discord would, even when pins ran since.
+	queue      *answer
+	queueUser  snowflake.ID
+	queueInChn snowflake.ID
 }
 
 // clock returns the reader's time.
@@ -501,10 +507,15 @@ func (c *Console) cancel(ctx context.Context, arg string) {
 		c.errorf("usage: /cancel N (a message's number in /queue, or its ID) or /cancel all [ACCOUNT]")
 		return
 	}
-	queue, err := c.interact(ctx, discordtest.ChatInput{Name: cmdQueue}, c.channel.ID)
-	if err != nil {
-		c.errorf("%v", err)
-		return
+	var queue answer
+	if c.queue != nil && c.queueUser == c.user.ID && c.queueInChn == c.channel.ID {
+		queue = *c.queue
+	} else {
+		var err error
+		if queue, err = c.interact(ctx, discordtest.ChatInput{Name: cmdQueue}, c.channel.ID); err != nil {
+			c.errorf("%v", err)
+			return
+		}
 	}
 	if all {
 		c.cancelAll(ctx, queue, fields[1:])
@@ -843,7 +854,30 @@ func (c *Console) run(ctx context.Context, data discordtest.InvocationData, chan
 		c.errorf("%v", err)
 		return
 	}
+	c.keepQueue(data, ans, channel)
 	c.println(ans.text)
+}
+
+// keepQueue remembers ans when it shows the user's queue (the answer to
+// /queue, or to one of its controls), for /cancel.
+func (c *Console) keepQueue(data discordtest.InvocationData, ans answer, channel snowflake.ID) {
+	ci, isCmd := data.(discordtest.ChatInput)
+	controls := findComponent(ans.components, func(id string) bool {
+		return id == cancelMenuID || strings.HasPrefix(id, cancelAllIDPrefix)
+	}) != nil
+	// A control of the queue's message answers by updating that message.
+	onQueue := false
+	if c.queue != nil {
+		switch d := data.(type) {
+		case discordtest.SelectMenu:
+			onQueue = d.MessageID == c.queue.messageID
+		case discordtest.Button:
+			onQueue = d.MessageID == c.queue.messageID
+		}
+	}
+	if isCmd && ci.Name == cmdQueue || controls || onQueue {
+		c.queue, c.queueUser, c.queueInChn = &ans, c.user.ID, channel
+	}
 }
 
 // interact creates an interaction as the current user in channel and

@@ -109,3 +109,54 @@ func TestDisgoGatewaySandboxQueueControls(t *testing.T) {
 		}
 	}
 }
+
+// TestDisgoGatewaySandboxCancelPicksWhatWasShown: "/cancel N" picks
+// message N in the /queue menu last shown, as a click in Discord would:
+// when that message's pins ran since, it cancels nothing, never the
+// message a newer /queue would number N.
+func TestDisgoGatewaySandboxCancelPicksWhatWasShown(t *testing.T) {
+	t.Parallel()
+	ecfg := actors.DefaultConfig()
+	ecfg.Limit, ecfg.Window = 2, time.Hour
+	clock := actors.NewManualClock(time.Now())
+	ecfg.Clock = clock
+	s := startSessionWith(t, t.TempDir(), ecfg)
+	s.run([]step{
+		{line: "/pin 1005 when_full:queue", want: []string{"2 pinned, 2 queued."}},
+		{line: "/pin 1006 when_full:queue", want: []string{"0 pinned, 3 queued."}},
+		{line: "/queue", want: []string{"Message 1: cancel its 2 waiting pins", "Message 2: cancel its 3 waiting pins"}},
+	})
+	// Message 1's pins run after /queue showed them.
+	clock.Advance(time.Hour)
+	s.waitJobsDone(t, "7001", 2)
+	s.run([]step{
+		{line: "/cancel 1", notWant: []string{"Canceled 3 queued pins."}},
+		{line: "/queue", want: []string{"Message 1: cancel its 3 waiting pins"}},
+		{line: "/cancel 1", want: []string{"Canceled 3 queued pins."}},
+	})
+}
+
+// waitJobsDone waits until account has at least n done jobs.
+func (s *session) waitJobsDone(t *testing.T, account string, n int) {
+	t.Helper()
+	for {
+		js, _, err := s.sb.engine.Jobs(s.ctx, account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for _, j := range js {
+			if j.State == actors.JobDone {
+				done++
+			}
+		}
+		if done >= n {
+			return
+		}
+		select {
+		case <-s.ctx.Done():
+			t.Fatalf("account %s: %d jobs done, want %d", account, done, n)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

@@ -331,6 +331,10 @@ func relative(t, now time.Time) string {
 	past := d < 0
 	if past {
 		d = -d
+	} else if r := d % time.Second; r != 0 && d > time.Second {
+		// Up to the second, as the bot writes the same wait in the
+		// places that show no timestamps (the cancel menu).
+		d += time.Second - r
 	}
 	var amount string
 	switch {

@@ -116,6 +116,7 @@ func TestRelative(t *testing.T) {
 		{0, "now"},
 		{500 * time.Millisecond, "now"},
 		{42 * time.Second, "in 42s"},
+		{24*time.Second + 400*time.Millisecond, "in 25s"}, // up to the second, as the cancel menu
 		{-42 * time.Second, "42s ago"},
 		{5 * time.Minute, "in 5m"},
 		{12*time.Hour - 12*time.Second, "in 11h 59m"},
