@@ -144,7 +144,9 @@ bench-bot:
 # SOAK_CYCLES SIGKILL cycles under load, then a run where the disk fills up
 # (a tmpfs when root can mount one, else an injected store fault); then
 # BOT_SOAK_CYCLES SIGKILL cycles of the whole bot between the stand-ins,
-# with /pin batches in flight (`make gateway` runs 4).
+# with /pin batches in flight and queued pins due, some during a shutdown
+# right after a start (`make gateway` runs 4; 24 or more make at least
+# 20 kills with queued pins due).
 SOAK_CYCLES ?= 100
 BOT_SOAK_CYCLES ?= 24
 soak:

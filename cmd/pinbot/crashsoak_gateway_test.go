@@ -22,15 +22,19 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
@@ -48,22 +52,59 @@ const (
 	soakSeedEnv = "PINBOT_BOT_SOAK_SEED"
 )
 
-// pinLimit is the promise the test checks: at most pinLimit pins per
-// account in any rolling pinWindow.
+// The rule the soak runs the bot under, and checks on Pinterest's side:
+// at most soakLimit pins per account in any rolling soakWindow. The
+// window is short so that slots free, and queued pins come due, within
+// every cycle.
 const (
-	pinLimit  = 100
-	pinWindow = 12 * time.Hour
+	soakLimit  = 10
+	soakWindow = 5 * time.Second
 )
 
-// msgOutcomeUnknown is why a pin whose answer was lost failed.
-const msgOutcomeUnknown = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit"
+// Log lines of the bot the soak watches for.
+const (
+	// logRecovered is logged for each running job a start finds: a job a
+	// killed run had started, whose outcome is unknown.
+	logRecovered = "was running when the engine stopped"
+	// logEngine marks the engine's lines: the first comes once the
+	// engine runs, before the bot is built and serves queued pins.
+	logEngine = `"component":"engine"`
+	// logBuilt is logged once the program is built (its stores open, its
+	// queued pins served), before the bot connects to Discord.
+	logBuilt = `"message":"starting the bot"`
+)
 
-// settingsAnyN and pinCountAnyN are settingsN and pinCountN whatever the
-// limit shown, which the test checks on its own.
+// When stopKill sends SIGTERM: as the run's engine starts (before the
+// bot is built and serves queued pins), once the bot is built (while its
+// queued pins start), at the first job a killed run left running that
+// the run finds, or once the bot runs (while the queued pins that came
+// due at the start hold the workers, and the jobs found running may wait
+// for one). Each falls back to the last.
+var stopMarks = []struct{ mark, name string }{
+	{logEngine, "as its engine started"},
+	{logBuilt, "once built"},
+	{logRecovered, "at its first job found running"},
+	{"", "once running"},
+}
+
+// What the replies of the bot show, whatever the texts around them.
 var (
-	settingsAnyN = regexp.MustCompile(`12-hour pins: (\d+)/(\d+)`)
-	pinCountAnyN = regexp.MustCompile(`12-hour pin count: (\d+)/(\d+)`)
+	// settingsCount is an account's count in /settings, pinCount the
+	// count after a pin: the count and the limit.
+	settingsCount = regexp.MustCompile(`pins: (\d+)/(\d+)`)
+	pinCount      = regexp.MustCompile(`pin count: (\d+)/(\d+)`)
+	// resultLine is a line about one picture, in a /pin reply or in a
+	// digest: its mark, the message's guild, channel and ID, and the
+	// picture's position.
+	resultLine = regexp.MustCompile(`^\s*(✅|❌|❔|⏳|⏭️)\s*<https://discord\.com/channels/(\d+)/(\d+)/(\d+)>(?: \(image (\d+) of \d+\))?`)
+	// accountInLine is the account a digest line names.
+	accountInLine = regexp.MustCompile(`· @(\w+)`)
+	// mentionAtStart is the user a digest in a channel is for.
+	mentionAtStart = regexp.MustCompile(`^<@(\d+)>`)
 )
+
+// imagesPerMessage is how many pictures each of the soak's messages holds.
+const imagesPerMessage = 5
 
 // linkWithBoard links the Pinterest account the stand-in signs in (see
 // pinteresttest.Server.SetLoggedIn) to the Discord user inv invokes as,
@@ -93,6 +134,19 @@ func linkWithBoard(ctx context.Context, t *testing.T, dc *discordtest.Server, in
 	}
 	in, r = reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
 	all = append(all, in)
+	boardMenu := menuID(t, r, "/settings/board/")
+	in, r = reply(ctx, t, dc, inv(discordtest.SelectMenu{CustomID: boardMenu, Values: []string{boardID}, MessageID: r.MessageID}))
+	all = append(all, in)
+	if want := fmt.Sprintf("Default board for @%s is now **%s**", username, boardName); !strings.Contains(r.Data.Content, want) {
+		t.Fatalf("board menu: %q, want %q", r.Data.Content, want)
+	}
+	return all
+}
+
+// menuID returns the custom ID of the component of reply r whose ID
+// starts with prefix.
+func menuID(t *testing.T, r discordtest.Response, prefix string) string {
+	t.Helper()
 	var rows []struct {
 		Components []struct {
 			CustomID string `json:"custom_id"`
@@ -101,23 +155,15 @@ func linkWithBoard(ctx context.Context, t *testing.T, dc *discordtest.Server, in
 	if err := json.Unmarshal(r.Data.Components, &rows); err != nil {
 		t.Fatal(err)
 	}
-	boardMenu := ""
 	for _, row := range rows {
 		for _, c := range row.Components {
-			if strings.HasPrefix(c.CustomID, "/settings/board/") {
-				boardMenu = c.CustomID
+			if strings.HasPrefix(c.CustomID, prefix) {
+				return c.CustomID
 			}
 		}
 	}
-	if boardMenu == "" {
-		t.Fatalf("/settings has no board menu: %s", r.Data.Components)
-	}
-	in, r = reply(ctx, t, dc, inv(discordtest.SelectMenu{CustomID: boardMenu, Values: []string{boardID}, MessageID: r.MessageID}))
-	all = append(all, in)
-	if want := fmt.Sprintf("Default board for @%s is now **%s**", username, boardName); !strings.Contains(r.Data.Content, want) {
-		t.Fatalf("board menu: %q, want %q", r.Data.Content, want)
-	}
-	return all
+	t.Fatalf("no component %s… in %s", prefix, r.Data.Components)
+	return ""
 }
 
 // slowPins is the bot's way to the Pinterest stand-in, in a reverse
@@ -244,113 +290,235 @@ func (o *openConns) waitZero(ctx context.Context) error {
 	}
 }
 
-// soakUser is a Discord user with a linked Pinterest account.
+// soakUser is a Discord user, a member of every guild of the soak, with
+// a Pinterest account of their own linked.
 type soakUser struct {
 	name               string // Discord and Pinterest username
 	account            string // Pinterest account ID
 	boardID, boardName string
-	member             discordtest.Member
+	id                 snowflake.ID
+	// dmsOpen says whether the user takes direct messages from the bot:
+	// the results of their queued pins go to a channel otherwise.
+	dmsOpen bool
+	// queueByDefault says the user chose "queue the rest" in /settings
+	// and runs /pin without when_full; the others pass when_full:queue.
+	queueByDefault bool
+	// used is the count /settings showed last.
+	used int
+}
 
-	refusedIn string // where the bot first refused a pin for the limit, "" before
-	fullIn    string // where its count first reached the limit, "" before
+// pinKey names one picture pinned to one account. The soak asks for each
+// at most once: Pinterest holding two is a pin sent twice.
+type pinKey struct {
+	account string
+	message snowflake.ID
+	image   int // its position in the message, from 1
+}
+
+func (k pinKey) String() string {
+	return fmt.Sprintf("image %d of message %d on account %s", k.image, k.message, k.account)
+}
+
+// picture is one of the pictures of the soak's messages.
+type picture struct {
+	message snowflake.ID
+	image   int
+}
+
+// soakQueued is a pin a /pin reply said was queued.
+type soakQueued struct {
+	user  *soakUser
+	from  discordtest.Channel // where /pin ran
+	cycle int
 }
 
 // soak is the state of TestDisgoGatewayCrashSoak.
 type soak struct {
-	t     *testing.T
-	ctx   context.Context
-	dc    *discordtest.Server
-	ps    *pinteresttest.Server
-	ch    discordtest.Channel
-	msgs  []string // message IDs, five images each
-	users []*soakUser
-	rng   *rand.Rand
-	all   []*discordtest.Interaction
-	phase string // for the record of where the limit was reached
-	// badLimit is set once the bot showed another limit than pinLimit.
+	t   *testing.T
+	ctx context.Context
+	dc  *discordtest.Server
+	ps  *pinteresttest.Server
+	rng *rand.Rand
+	// chans are the guild channels users pin from: two of one guild,
+	// then one of another. Each /pin names messages of the channel it
+	// runs in.
+	chans  []discordtest.Channel
+	guilds map[snowflake.ID]string // names
+	users  []*soakUser
+	// pictures are the pictures of the soak's messages, by attachment URL
+	// without its query (Discord signs it afresh on every read).
+	pictures map[string]picture
+	// pinners are the users of the soak's messages: only one user pins
+	// each message.
+	pinners map[snowflake.ID]*soakUser
+	// queued are the pins /pin replies said were queued.
+	queued map[pinKey]*soakQueued
+	// all are the interactions run, owners the user of each /pin.
+	all    []*discordtest.Interaction
+	owners map[snowflake.ID]*soakUser
+	phase  string
+	cycle  int
+	// badLimit is set once the bot showed another limit than soakLimit.
 	badLimit bool
 }
 
-func (s *soak) inv(u *soakUser, data discordtest.InvocationData) discordtest.Invocation {
-	return discordtest.Invocation{ChannelID: s.ch.ID, UserID: u.member.UserID, Data: data}
+func (s *soak) inv(u *soakUser, ch discordtest.Channel, data discordtest.InvocationData) discordtest.Invocation {
+	return discordtest.Invocation{ChannelID: ch.ID, UserID: u.id, Data: data}
 }
 
 // limitShown checks the limit a count shows (in text), once.
 func (s *soak) limitShown(text, limit string) {
 	s.t.Helper()
-	if limit != strconv.Itoa(pinLimit) && !s.badLimit {
+	if limit != strconv.Itoa(soakLimit) && !s.badLimit {
 		s.badLimit = true
-		s.t.Errorf("%s: the bot shows %q, want a limit of %d", s.phase, text, pinLimit)
+		s.t.Errorf("%s: the bot shows %q, want a limit of %d", s.phase, text, soakLimit)
 	}
 }
 
-// count is the 12-hour count /settings shows u.
-func (s *soak) count(u *soakUser) int {
+// fresh adds n messages of imagesPerMessage pictures each to ch, for u
+// to pin, and returns their IDs. No message is pinned twice: Pinterest
+// holding a picture twice on an account is a pin sent twice.
+func (s *soak) fresh(u *soakUser, ch discordtest.Channel, n int) []string {
 	s.t.Helper()
-	in, r := reply(s.ctx, s.t, s.dc, s.inv(u, discordtest.ChatInput{Name: "settings"}))
-	s.all = append(s.all, in)
-	mm := settingsAnyN.FindAllStringSubmatch(r.Data.Content, -1)
-	if len(mm) != 1 {
-		s.t.Fatalf("/settings for %s: %q, want one 12-hour count", u.name, r.Data.Content)
-	}
-	s.limitShown(mm[0][0], mm[0][2])
-	n, _ := strconv.Atoi(mm[0][1])
-	if n >= pinLimit && u.fullIn == "" {
-		u.fullIn = s.phase
-	}
-	return n
-}
-
-// pin fires a /pin of images pictures (rounded up to whole messages of
-// five, at most ten) for u and returns it unanswered.
-func (s *soak) pin(u *soakUser, images int) *discordtest.Interaction {
-	s.t.Helper()
-	n := min((images+4)/5, 2)
 	var ids []string
-	for _, i := range s.rng.Perm(len(s.msgs))[:n] {
-		ids = append(ids, s.msgs[i])
+	for range n {
+		atts := make([]discordtest.Attachment, imagesPerMessage)
+		for j := range atts {
+			atts[j] = discordtest.Attachment{Filename: fmt.Sprintf("p%d-%d.png", len(s.pictures), j+1), ContentType: "image/png", Width: 64, Height: 64}
+		}
+		msg, err := s.dc.AddMessage(discordtest.Message{ChannelID: ch.ID, Content: "five images", Attachments: atts})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for j, a := range msg.Attachments {
+			p := picture{message: msg.ID, image: j + 1}
+			for _, link := range []string{a.URL, a.ProxyURL} {
+				base, _, _ := strings.Cut(link, "?")
+				s.pictures[base] = p
+			}
+		}
+		s.pinners[msg.ID] = u
+		ids = append(ids, msg.ID.String())
 	}
-	in, err := s.dc.Interact(s.inv(u, discordtest.ChatInput{Name: "pin", Options: []discordtest.CommandOption{
-		{Name: "messages", Value: strings.Join(ids, " ")},
-	}}))
+	return ids
+}
+
+// keyOf names the picture p, a pin Pinterest made, was made of.
+func (s *soak) keyOf(p pinteresttest.Pin) (pinKey, bool) {
+	base, _, _ := strings.Cut(p.ImageURL, "?")
+	pic, ok := s.pictures[base]
+	return pinKey{account: p.AccountID, message: pic.message, image: pic.image}, ok
+}
+
+// pin fires a /pin for u in ch of n fresh messages, and returns it
+// unanswered. whenFull is the when_full option, "" for none.
+func (s *soak) pin(u *soakUser, ch discordtest.Channel, n int, whenFull string) *discordtest.Interaction {
+	s.t.Helper()
+	opts := []discordtest.CommandOption{{Name: "messages", Value: strings.Join(s.fresh(u, ch, n), " ")}}
+	if whenFull != "" {
+		opts = append(opts, discordtest.CommandOption{Name: "when_full", Value: whenFull})
+	}
+	in, err := s.dc.Interact(s.inv(u, ch, discordtest.ChatInput{Name: "pin", Options: opts}))
 	if err != nil {
 		s.t.Fatalf("/pin for %s: %v", u.name, err)
 	}
 	s.all = append(s.all, in)
+	s.owners[in.ID] = u
 	return in
 }
 
-// check reads a /pin reply the bot sent for u: no pin may fail but for a
-// lost answer (the only fault while a bot runs), no count may exceed the
-// limit, and a refusal for the limit is recorded.
-func (s *soak) check(u *soakUser, in *discordtest.Interaction, content string) {
-	s.t.Helper()
-	if strings.Contains(content, "limit reached") && u.refusedIn == "" {
-		u.refusedIn = s.phase
+// queuePin fires a /pin for u in ch of n fresh messages that queues
+// what the limit refuses: through the user's default or the option.
+func (s *soak) queuePin(u *soakUser, ch discordtest.Channel, n int) *discordtest.Interaction {
+	if u.queueByDefault {
+		return s.pin(u, ch, n, "")
 	}
+	return s.pin(u, ch, n, "queue")
+}
+
+// count is the count /settings shows u.
+func (s *soak) count(u *soakUser) int {
+	s.t.Helper()
+	in, r := reply(s.ctx, s.t, s.dc, s.inv(u, s.chans[0], discordtest.ChatInput{Name: "settings"}))
+	s.all = append(s.all, in)
+	mm := settingsCount.FindAllStringSubmatch(r.Data.Content, -1)
+	if len(mm) != 1 {
+		s.t.Fatalf("%s: /settings for %s: %q, want one count", s.phase, u.name, r.Data.Content)
+	}
+	s.limitShown(mm[0][0], mm[0][2])
+	n, _ := strconv.Atoi(mm[0][1])
+	return n
+}
+
+// check reads a /pin reply the bot sent for in: no pin may fail but for
+// a lost answer (the only fault while a bot runs), no count may exceed
+// the limit; the pins it says were queued are recorded.
+func (s *soak) check(in *discordtest.Interaction, content string) {
+	s.t.Helper()
+	u := s.owners[in.ID]
 	for line := range strings.Lines(content) {
-		if strings.HasPrefix(line, "❌") && !strings.Contains(line, "failed: "+msgOutcomeUnknown) {
-			s.t.Errorf("%s: /pin %d (%s) has a failed pin:\n%s", s.phase, in.ID, u.name, content)
-			break
+		mm := resultLine.FindStringSubmatch(line)
+		if mm == nil {
+			continue
+		}
+		switch mm[1] {
+		case "❌":
+			if !strings.Contains(line, "the pin may exist") {
+				s.t.Errorf("%s: /pin %d (%s) has a failed pin: %s", s.phase, in.ID, u.name, line)
+			}
+		case "⏳":
+			msg, _ := snowflake.Parse(mm[4])
+			image, _ := strconv.Atoi(mm[5])
+			ch, _ := snowflake.Parse(mm[3])
+			k := pinKey{account: u.account, message: msg, image: image}
+			if s.queued[k] != nil {
+				s.t.Errorf("%s: /pin %d (%s) queued %v a second time", s.phase, in.ID, u.name, k)
+			}
+			s.queued[k] = &soakQueued{user: u, from: s.channel(ch), cycle: s.cycle}
 		}
 	}
-	for _, mm := range pinCountAnyN.FindAllStringSubmatch(content, -1) {
+	for _, mm := range pinCount.FindAllStringSubmatch(content, -1) {
 		s.limitShown(mm[0], mm[2])
-		if n, _ := strconv.Atoi(mm[1]); n > pinLimit {
-			s.t.Errorf("%s: /pin %d (%s) shows %q, over the limit of %d", s.phase, in.ID, u.name, mm[0], pinLimit)
+		if n, _ := strconv.Atoi(mm[1]); n > soakLimit {
+			s.t.Errorf("%s: /pin %d (%s) shows %q, over the limit of %d", s.phase, in.ID, u.name, mm[0], soakLimit)
 		}
 	}
 }
 
-// answered checks the reply of each of batches (whose user is in
-// owners) that has one, and returns how many had one.
-func (s *soak) answered(batches []*discordtest.Interaction, owners []*soakUser) int {
+// channel returns the soak's channel id.
+func (s *soak) channel(id snowflake.ID) discordtest.Channel {
+	for _, ch := range s.chans {
+		if ch.ID == id {
+			return ch
+		}
+	}
+	return discordtest.Channel{ID: id}
+}
+
+// settle waits for the replies of batches and checks them.
+func (s *soak) settle(batches []*discordtest.Interaction) {
+	s.t.Helper()
+	for _, in := range batches {
+		rs, err := in.Wait(s.ctx, 2)
+		if err != nil {
+			s.t.Fatalf("%s: /pin %d (%s): %v; responses %+v", s.phase, in.ID, s.owners[in.ID].name, err, in.Responses())
+		}
+		if !rs[0].OK() || rs[0].Type != discord.InteractionResponseTypeDeferredCreateMessage || !rs[1].OK() || rs[1].Data == nil {
+			s.t.Fatalf("%s: /pin %d (%s): responses %+v, want a deferral and an edit", s.phase, in.ID, s.owners[in.ID].name, rs)
+		}
+		s.check(in, rs[1].Data.Content)
+	}
+}
+
+// answered checks the reply of each of batches that has one, and returns
+// how many had one.
+func (s *soak) answered(batches []*discordtest.Interaction) int {
 	s.t.Helper()
 	n := 0
-	for i, in := range batches {
+	for _, in := range batches {
 		for _, r := range in.Responses() {
 			if r.Kind == discordtest.KindEditOriginal && r.OK() && r.Data != nil && r.Data.HasContent {
-				s.check(owners[i], in, r.Data.Content)
+				s.check(in, r.Data.Content)
 				n++
 			}
 		}
@@ -358,86 +526,331 @@ func (s *soak) answered(batches []*discordtest.Interaction, owners []*soakUser) 
 	return n
 }
 
-// settle brings every user's count to at least floor (or to the limit)
-// with /pin batches on the running bot, waiting for their replies: up to
-// six batches of five pictures at once per user, as needed.
-func (s *soak) settle(floor int) {
-	s.t.Helper()
-	for round := 0; ; round++ {
-		if round == 20 {
-			s.t.Fatalf("%s: 20 rounds of /pin did not bring every count to %d", s.phase, floor)
-		}
-		var batches []*discordtest.Interaction
-		var owners []*soakUser
-		for _, u := range s.users {
-			if u.refusedIn != "" {
-				continue
-			}
-			need := floor - s.count(u)
-			for k := 0; need > 0 && k < 6; k++ {
-				batches = append(batches, s.pin(u, 5))
-				owners = append(owners, u)
-				need -= 5
-			}
-		}
-		if len(batches) == 0 {
-			return
-		}
-		for i, in := range batches {
-			rs, err := in.Wait(s.ctx, 2)
-			if err != nil {
-				s.t.Fatalf("%s: /pin %d (%s): %v; responses %+v", s.phase, in.ID, owners[i].name, err, in.Responses())
-			}
-			if !rs[0].OK() || rs[0].Type != discord.InteractionResponseTypeDeferredCreateMessage || !rs[1].OK() || rs[1].Data == nil {
-				s.t.Fatalf("%s: /pin %d (%s): responses %+v, want a deferral and an edit", s.phase, in.ID, owners[i].name, rs)
-			}
-			s.check(owners[i], in, rs[1].Data.Content)
-		}
-	}
-}
-
-// ledger checks, after a restart, that Pinterest never held more than the
-// limit in a rolling window and that the bot counts every pin Pinterest
-// holds (all of them are within the window here), and returns a line for
-// the log.
+// ledger checks, after a restart, that Pinterest never held more than
+// the limit in a rolling window and that the bot counts every pin
+// Pinterest made in the last window, records each user's count, and
+// returns the counts for the log.
 func (s *soak) ledger() string {
 	s.t.Helper()
 	var parts []string
 	for _, u := range s.users {
-		held := len(s.ps.PinsFor(u.account))
-		if m := s.ps.MaxInWindow(u.account, pinWindow); m > pinLimit {
-			s.t.Errorf("%s: Pinterest holds %d pins of %s in one %v window, over the limit of %d", s.phase, m, u.name, pinWindow, pinLimit)
+		if m := s.ps.MaxInWindow(u.account, soakWindow); m > soakLimit {
+			s.t.Errorf("%s: Pinterest holds %d pins of %s in one %v window, over the limit of %d", s.phase, m, u.name, soakWindow, soakLimit)
 		}
+		// Every pin Pinterest made before /settings was asked had its
+		// slot reserved by then; those made since the window before the
+		// answer count at the answer's instant (with a margin for the
+		// engine's clock reading a little later than Pinterest's).
+		before := time.Now()
 		n := s.count(u)
-		if n < held {
-			s.t.Errorf("%s: the bot counts %d pins for %s, but Pinterest holds %d: a pin went uncounted", s.phase, n, u.name, held)
+		since := time.Now().Add(-soakWindow + 100*time.Millisecond)
+		held := 0
+		for _, p := range s.ps.PinsFor(u.account) {
+			if p.CreatedAt.After(since) && !p.CreatedAt.After(before) {
+				held++
+			}
 		}
-		if n > pinLimit {
+		if n < held {
+			s.t.Errorf("%s: the bot counts %d pins for %s, but Pinterest made %d in the last %v: a pin went uncounted", s.phase, n, u.name, held, soakWindow)
+		}
+		if n > soakLimit {
 			s.t.Errorf("%s: the bot counts %d pins for %s, over the limit", s.phase, n, u.name)
 		}
-		parts = append(parts, fmt.Sprintf("%s: Pinterest %d, bot %d/%d", u.name, held, n, pinLimit))
+		u.used = n
+		parts = append(parts, strconv.Itoa(n))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, " ")
+}
+
+// roles picks the users of a cycle by their counts, the least used
+// first: up to two who queue (they have room for at least three pins,
+// which they pin before the rest queues) and up to two who fire batches
+// of immediate pins just before the kill.
+func (s *soak) roles() (queuers, bursters []*soakUser) {
+	us := slices.Clone(s.users)
+	s.rng.Shuffle(len(us), func(i, j int) { us[i], us[j] = us[j], us[i] })
+	slices.SortStableFunc(us, func(a, b *soakUser) int { return a.used - b.used })
+	for _, u := range us {
+		switch {
+		case len(queuers) < 2 && u.used <= soakLimit-3:
+			queuers = append(queuers, u)
+		case len(bursters) < 2 && u.used < soakLimit:
+			bursters = append(bursters, u)
+		}
+	}
+	return queuers, bursters
+}
+
+// maxQueueBatches bounds the /pin batches of a user in a cycle's queue.
+const maxQueueBatches = 4
+
+// queueWave has each of queuers fire /pin batches that queue what the
+// limit refuses, from a channel of one guild and then of the other, in
+// turns, until each has queued pins from both guilds, at most
+// maxQueueBatches each: batches of ten pictures until one queues (a
+// batch Pinterest stops with a lost answer leaves room: the next pins
+// first), then of five. It returns how many pins they queued.
+func (s *soak) queueWave(queuers []*soakUser) int {
+	s.t.Helper()
+	here, there := s.chans[s.rng.IntN(2)], s.chans[2]
+	if s.rng.IntN(2) == 0 {
+		here, there = there, here
+	}
+	for round := range maxQueueBatches {
+		ch := here
+		if round%2 == 1 {
+			ch = there
+		}
+		guilds := map[*soakUser]map[snowflake.ID]bool{}
+		for _, q := range s.queued {
+			if q.cycle == s.cycle {
+				if guilds[q.user] == nil {
+					guilds[q.user] = map[snowflake.ID]bool{}
+				}
+				guilds[q.user][q.from.GuildID] = true
+			}
+		}
+		var wave []*discordtest.Interaction
+		for _, u := range queuers {
+			switch len(guilds[u]) {
+			case 0:
+				wave = append(wave, s.queuePin(u, ch, 2))
+			case 1:
+				// The account is full: five more pictures queue.
+				wave = append(wave, s.queuePin(u, ch, 1))
+			}
+		}
+		if len(wave) == 0 {
+			break
+		}
+		s.settle(wave)
+	}
+	n := 0
+	for _, q := range s.queued {
+		if q.cycle == s.cycle {
+			n++
+		}
+	}
+	return n
+}
+
+// firstDue returns when the first of the pins queuers just queued runs:
+// one window after the oldest pin of their accounts still in the window
+// (the slots of the pins of the last kill count until their leases end).
+// It is the zero time when none of them holds a pin in the window.
+func (s *soak) firstDue(queuers []*soakUser) time.Time {
+	since := time.Now().Add(-soakWindow)
+	var first time.Time
+	for _, u := range queuers {
+		for _, p := range s.ps.PinsFor(u.account) {
+			if p.CreatedAt.After(since) && (first.IsZero() || p.CreatedAt.Before(first)) {
+				first = p.CreatedAt
+			}
+		}
+	}
+	if first.IsZero() {
+		return first
+	}
+	return first.Add(soakWindow)
+}
+
+// missing returns the pins queued in the current cycle that Pinterest
+// does not hold.
+func (s *soak) missing() []pinKey {
+	held := map[pinKey]bool{}
+	for _, p := range s.ps.Pins() {
+		if k, ok := s.keyOf(p); ok {
+			held[k] = true
+		}
+	}
+	var out []pinKey
+	for k, q := range s.queued {
+		if q.cycle == s.cycle && !held[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// waitQueued waits until Pinterest holds every pin queued in the current
+// cycle, on a run that is not killed: each runs once a slot frees for
+// it (a lost answer too, whose pin Pinterest made).
+func (s *soak) waitQueued() {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	for {
+		missing := s.missing()
+		if len(missing) == 0 {
+			return
+		}
+		acct := missing[0].account
+		if _, err := s.ps.WaitPins(ctx, acct, len(s.ps.PinsFor(acct))+1); err != nil {
+			s.t.Fatalf("%s: %d queued pins never made, such as %v: %v", s.phase, len(missing), missing[0], err)
+		}
+	}
+}
+
+// soakRuns starts the bot's runs on one data directory and ends them.
+type soakRuns struct {
+	t     *testing.T
+	ctx   context.Context
+	env   []string
+	conns *openConns
+	runs  []*child
+}
+
+// start starts a run and waits until the bot runs.
+func (r *soakRuns) start() *child {
+	r.t.Helper()
+	c := startChild(r.ctx, r.t, r.env)
+	r.runs = append(r.runs, c)
+	return c
+}
+
+// settled waits, after a run ended, until every request it sent
+// Pinterest has been forwarded or dropped.
+func (r *soakRuns) settled() {
+	r.t.Helper()
+	if err := r.conns.waitZero(r.ctx); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// pause waits d: a random delay before a signal (the point of the test,
+// not a wait for something to happen).
+func (r *soakRuns) pause(d time.Duration) {
+	r.t.Helper()
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-r.ctx.Done():
+		r.t.Fatal(r.ctx.Err())
+	}
+}
+
+// stopKill starts a run and stops it at once: SIGTERM as soon as it logs
+// a line holding mark (when not ""), else once it runs; then SIGKILL wait
+// later, during the graceful shutdown the SIGTERM started, unless the run
+// ended first (it must then exit 0). It returns the run, whether it found
+// jobs a killed run left running, whether the SIGKILL ended it, and how
+// long it lived after the SIGTERM.
+func (r *soakRuns) stopKill(mark string, wait time.Duration) (c *child, recovered, killed bool, lived time.Duration) {
+	r.t.Helper()
+	trigger := make(chan struct{}, 1)
+	c = spawnChild(r.t, r.env, func(line string) {
+		if mark != "" && strings.Contains(line, mark) {
+			select {
+			case trigger <- struct{}{}:
+			default:
+			}
+		}
+	})
+	r.runs = append(r.runs, c)
+	select {
+	case <-trigger:
+	case <-c.ready:
+	case <-c.exited:
+		r.t.Fatalf("pinbot exited before running: %v\n%s", c.err, c.stderr())
+	case <-r.ctx.Done():
+		r.t.Fatalf("pinbot not running: %v\n%s", r.ctx.Err(), c.stderr())
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		r.t.Fatal(err)
+	}
+	termAt := time.Now()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-c.exited:
+	case <-timer.C:
+		// A process that exited but was not waited for yet takes the
+		// signal without effect, one waited for refuses it: c.err tells.
+		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		<-c.exited
+	case <-r.ctx.Done():
+		r.t.Fatalf("pinbot did not stop: %v\n%s", r.ctx.Err(), c.stderr())
+	}
+	lived = time.Since(termAt)
+	var ee *exec.ExitError
+	if errors.As(c.err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			killed = true
+		}
+	}
+	if !killed && c.err != nil {
+		r.t.Errorf("pinbot after SIGTERM: %v, want exit status 0\n%s", c.err, c.stderr())
+	}
+	r.settled()
+	return c, strings.Contains(c.stderr(), logRecovered), killed, lived
+}
+
+// aboutToRun is how soon a queued pin that is about to run starts: the
+// kills come from that long before the first due time on.
+const aboutToRun = 200 * time.Millisecond
+
+// soakUsers is how many users, each with an account, a run of cycles
+// needs: every kill leaves a few slots reserved until their leases end
+// (5 minutes, longer than most runs), so that accounts fill up as the
+// run goes on, and every cycle must still find accounts with room.
+func soakUsers(cycles int) int { return 6 + cycles }
+
+// soakCounts are what the cycles did, for the checks at the end.
+type soakCounts struct {
+	// dueKills are SIGKILLs with pins queued in their cycle due (running
+	// or about to run) and not all made; runningKills those after which
+	// the next run found running jobs.
+	dueKills, runningKills int
+	// stopKills are SIGKILLs during a graceful shutdown that began right
+	// after a start; stopKillsRecovered those of runs that had found
+	// running jobs.
+	stopKills, stopKillsRecovered int
+	// late are pins Pinterest made after the run that asked for them
+	// died.
+	late int
 }
 
 // TestDisgoGatewayCrashSoak runs the bot as a child process against
-// stand-ins living in the test, with two users each pinning to their own
-// Pinterest account through a slow Pinterest (slowPins: 100–400 ms a pin,
-// half the requests carried on after the bot dies, one answer in
-// loseOneIn lost), and SIGKILLs it again and again while /pin batches
-// run (and now and then again right after a start, while the engine may
-// be recovering). After each restart on the same data directory it
-// checks the promise from Pinterest's side, whose ledger outlives every
-// bot: no account ever holds more than 100 pins in a rolling 12 hours,
-// and the bot's count never falls below what Pinterest holds.
+// stand-ins living in the test, under a limit of soakLimit pins per
+// soakWindow (a short window, so that slots free and queued pins come
+// due within every cycle), with users in two guilds pinning to their own
+// Pinterest accounts through a slow Pinterest (slowPins: 100–400 ms a
+// pin, half the requests carried on after the bot dies, one answer in
+// loseOneIn lost). Half the users take no direct messages, so the
+// results of their queued pins go to channels; half queue through their
+// /settings default, the others through when_full:queue.
 //
-// Each cycle first brings the counts up to a floor that rises with the
-// cycles (settled batches, whose replies are waited for): the limit less
-// ten in the last cycle, so that its batches cross the limit as the kill
-// comes, unless earlier cycles did. Then it fires two or three batches of
-// ten pictures per user and kills the bot after 0–2 s (at once one time
-// in six), mostly while they are in flight. After the last cycle the
-// counts are brought to the limit, and one more /pin must be refused.
+// Each cycle, the two users with the most room queue (see queueWave): a
+// /pin of ten pictures from a channel of one guild pins what fits and
+// queues the rest, then /pin batches from a channel of the other guild
+// queue too. Queued pins come due one window after the first of those
+// pins; around then, while they run, two other users fire /pin batches
+// of immediate pins and the bot is SIGKILLed. The next start finds the
+// queued pins it left running. Every third cycle the bot stays down for
+// a window first, so that the pins queued on every account come due at
+// the start, and that start is stopped at once (SIGTERM as its engine
+// starts, once it is built, at the first running job it finds or once it
+// runs) and SIGKILLed during its shutdown; now and then a start is
+// SIGKILLed right after it runs. After each restart on the same data
+// directory the test checks the promise from Pinterest's side, whose
+// ledger outlives every bot: no account ever holds more than soakLimit
+// pins in a rolling window, and the bot's count never falls below what
+// Pinterest made in the last window; and every cycle made pins and
+// queued some.
+//
+// The last run queues too and runs its queue to the end, then stops
+// cleanly, and the test checks the whole run against Pinterest's ledger,
+// the messages the Discord stand-in holds and the queue left in the data
+// directory (see soak.audit): no window over the limit, no picture
+// pinned twice to an account, no job found running after a kill ending
+// otherwise than unknown, no queued pin lost, every result in the user's
+// DMs or in the channel where its /pin ran. With 24 cycles, at least 20
+// kills come with queued pins due, and some during a shutdown right
+// after a start that found running jobs.
 //
 // PINBOT_BOT_SOAK_CYCLES sets the number of cycles (default 4);
 // PINBOT_BOT_SOAK_SEED replays a run's random choices (not its timing).
@@ -459,7 +872,8 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 		}
 		seed = n
 	}
-	t.Logf("%d cycles, seed %d (%s=%d replays it)", cycles, seed, soakSeedEnv, seed)
+	nUsers := soakUsers(cycles)
+	t.Logf("%d cycles, %d users, seed %d (%s=%d replays it)", cycles, nUsers, seed, soakSeedEnv, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x70696e626f74))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(cycles)*30*time.Second)
@@ -469,13 +883,6 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 	defer dc.Close()
 	ps := pinteresttest.NewServer()
 	defer ps.Close()
-	users := []*soakUser{
-		{name: "ada", account: "5151", boardID: "51511", boardName: "Soak A"},
-		{name: "bo", account: "6262", boardID: "62621", boardName: "Soak B"},
-	}
-	for _, u := range users {
-		ps.AddAccount(u.account, u.name, pinteresttest.Board{ID: u.boardID, Name: u.boardName})
-	}
 
 	// The slow proxy between the bot and Pinterest. Its transport is its
 	// own, so that its idle connections go with the test; closing the
@@ -497,42 +904,60 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 	api.Start()
 	defer api.Close()
 
-	g, err := dc.AddGuild(discordtest.Guild{Name: "soak"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := dc.AddChannel(discordtest.Channel{GuildID: g.ID, Name: "general"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &soak{t: t, ctx: ctx, dc: dc, ps: ps, ch: ch, users: users, rng: rng, phase: "start"}
-	for _, u := range users {
-		if u.member, err = dc.AddMember(discordtest.Member{GuildID: g.ID, Username: u.name}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range 12 {
-		atts := make([]discordtest.Attachment, 5)
-		for j := range atts {
-			atts[j] = discordtest.Attachment{Filename: fmt.Sprintf("s%d-%d.png", i, j), ContentType: "image/png", Width: 64, Height: 64}
-		}
-		msg, err := dc.AddMessage(discordtest.Message{ChannelID: ch.ID, Content: fmt.Sprintf("five images, %d", i), Attachments: atts})
+	s := &soak{t: t, ctx: ctx, dc: dc, ps: ps, rng: rng, phase: "start",
+		guilds: map[snowflake.ID]string{}, pictures: map[string]picture{},
+		pinners: map[snowflake.ID]*soakUser{}, queued: map[pinKey]*soakQueued{}, owners: map[snowflake.ID]*soakUser{}}
+	var guilds []discordtest.Guild
+	for _, g := range []struct {
+		name  string
+		chans []string
+	}{{"soak", []string{"general", "art"}}, {"elsewhere", []string{"general"}}} {
+		gd, err := dc.AddGuild(discordtest.Guild{Name: g.name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.msgs = append(s.msgs, msg.ID.String())
+		guilds = append(guilds, gd)
+		s.guilds[gd.ID] = g.name
+		for _, name := range g.chans {
+			ch, err := dc.AddChannel(discordtest.Channel{GuildID: gd.ID, Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.chans = append(s.chans, ch)
+		}
+	}
+	for i := range nUsers {
+		u := &soakUser{name: fmt.Sprintf("soak%02d", i+1), account: strconv.Itoa(5100 + i),
+			dmsOpen: i%2 == 0, queueByDefault: i%4 < 2}
+		u.boardID, u.boardName = u.account+"1", "Soak "+u.name
+		ps.AddAccount(u.account, u.name, pinteresttest.Board{ID: u.boardID, Name: u.boardName})
+		for _, g := range guilds {
+			m, err := dc.AddMember(discordtest.Member{GuildID: g.ID, UserID: u.id, Username: u.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.id = m.UserID
+		}
+		if !u.dmsOpen {
+			dc.SetDMsOpen(u.id, false)
+		}
+		s.users = append(s.users, u)
 	}
 
 	dir := t.TempDir()
 	keyFile := writeKey(t, dir, 32, 0o600)
-	env := standInEnv(t, dc, ps, api.URL+"/v5", keyFile, filepath.Join(dir, "data"))
+	dataDir := filepath.Join(dir, "data")
+	env := append(standInEnv(t, dc, ps, api.URL+"/v5", keyFile, dataDir),
+		"PINBOT_PIN_LIMIT="+strconv.Itoa(soakLimit), "PINBOT_PIN_WINDOW="+soakWindow.String(),
+		// The soak pins far more than a user's allowance, and links more
+		// accounts from one address than the listener allows.
+		"PINBOT_USER_RATE=off", "PINBOT_HTTP_RATE=off")
+	runs := &soakRuns{t: t, ctx: ctx, env: env, conns: conns}
 
-	// start starts a bot run; one still running when the test ends (it
-	// failed) is killed, after the stand-ins' defers are registered, so
-	// before they close.
-	var runs []*child
+	// A run still going when the test ends (it failed) is killed, after
+	// the stand-ins' defers are registered, so before they close.
 	defer func() {
-		for _, r := range runs {
+		for _, r := range runs.runs {
 			select {
 			case <-r.exited:
 			default:
@@ -541,13 +966,7 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 			}
 		}
 	}()
-	start := func() *child {
-		t.Helper()
-		c := startChild(ctx, t, env)
-		runs = append(runs, c)
-		return c
-	}
-	cur := start()
+	cur := runs.start()
 	var last *child // the run killed last, for the log of a failure
 	defer func() {
 		if t.Failed() {
@@ -557,135 +976,156 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 			t.Logf("the current run:\n%s", cur.stderr())
 		}
 	}()
-	for _, u := range users {
+	for _, u := range s.users {
 		ps.SetLoggedIn(u.account)
-		s.all = append(s.all, linkWithBoard(ctx, t, dc, func(d discordtest.InvocationData) discordtest.Invocation { return s.inv(u, d) },
-			u.name, u.boardID, u.boardName)...)
-	}
-	started := time.Now() // when cur began to serve
-
-	// killed waits, after a kill, until every request the dead bot sent
-	// Pinterest has been forwarded or dropped.
-	killed := func() {
-		t.Helper()
-		if err := conns.waitZero(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	// pause waits out a random kill delay (the point of the test, not a
-	// wait for something to happen).
-	pause := func(d time.Duration) {
-		t.Helper()
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			t.Fatalf("%s: %v", s.phase, ctx.Err())
-		}
-	}
-
-	late := 0 // pins Pinterest made after the bot that asked for them died
-	for c := 1; c <= cycles; c++ {
-		// Settled batches bring the counts to the cycle's floor, which
-		// rises to the limit less ten in the last cycle: its batches
-		// then cross the limit, unless earlier ones did.
-		s.phase = fmt.Sprintf("cycle %d settle", c)
-		floor := (pinLimit*c+cycles-1)/cycles - 10
-		s.settle(floor)
-
-		// Batches in flight, then the kill.
-		s.phase = fmt.Sprintf("cycle %d batches", c)
-		var batches []*discordtest.Interaction
-		var owners []*soakUser
-		for _, u := range users {
-			for range 2 + s.rng.IntN(2) {
-				batches = append(batches, s.pin(u, 10))
-				owners = append(owners, u)
+		inv := func(d discordtest.InvocationData) discordtest.Invocation { return s.inv(u, s.chans[0], d) }
+		s.all = append(s.all, linkWithBoard(ctx, t, dc, inv, u.name, u.boardID, u.boardName)...)
+		if u.queueByDefault {
+			in, r := reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
+			s.all = append(s.all, in)
+			in, r = reply(ctx, t, dc, inv(discordtest.SelectMenu{CustomID: menuID(t, r, "/settings/whenfull"), Values: []string{"queue"}, MessageID: r.MessageID}))
+			s.all = append(s.all, in)
+			if !strings.Contains(r.Data.Content, "now queue the rest") {
+				t.Fatalf("when-full menu for %s: %q, want queueing", u.name, r.Data.Content)
 			}
 		}
-		fired := time.Now()
-		var delay time.Duration
-		if s.rng.IntN(6) != 0 {
-			delay = time.Duration(s.rng.Int64N(int64(2 * time.Second)))
+	}
+	s.ledger()
+
+	var n soakCounts
+	for c := 1; c <= cycles; c++ {
+		s.cycle = c
+		pinsBefore := len(ps.Pins())
+		queuers, bursters := s.roles()
+		if len(queuers) == 0 {
+			t.Fatalf("cycle %d: no account has room for three pins (counts %v): the soak needs more users", c, s.ledger())
 		}
-		pause(delay)
+
+		s.phase = fmt.Sprintf("cycle %d queue", c)
+		queued := s.queueWave(queuers)
+		if queued == 0 {
+			t.Errorf("cycle %d: nothing was queued: the cycle tested no queue", c)
+		}
+		due := s.firstDue(queuers)
+		if due.IsZero() {
+			due = time.Now()
+		}
+
+		// Around the first due time, batches of immediate pins, then the
+		// kill: mostly while the batches are in flight (at once one time
+		// in six), and while queued pins run or are about to.
+		s.phase = fmt.Sprintf("cycle %d batches", c)
+		killAt := due.Add(-aboutToRun + time.Duration(rng.Int64N(int64(2*time.Second))))
+		fireAt := killAt
+		if rng.IntN(6) != 0 {
+			fireAt = killAt.Add(-time.Duration(rng.Int64N(int64(2 * time.Second))))
+		}
+		runs.pause(time.Until(fireAt))
+		var batches []*discordtest.Interaction
+		for _, u := range bursters {
+			for range 1 + rng.IntN(2) {
+				batches = append(batches, s.pin(u, s.chans[rng.IntN(len(s.chans))], 2, "skip"))
+			}
+		}
+		runs.pause(time.Until(killAt))
+		pending := len(s.missing())
 		cur.kill()
-		ranFor, upFor := time.Since(fired), time.Since(started)
-		before := make(map[string]int)
-		for _, u := range users {
-			before[u.account] = len(ps.PinsFor(u.account))
+		killedAt := time.Now()
+		if pending > 0 && !killedAt.Before(due.Add(-aboutToRun)) {
+			n.dueKills++
 		}
-		killed()
-		after := 0
-		for _, u := range users {
-			after += len(ps.PinsFor(u.account)) - before[u.account]
-		}
-		late += after
-		done := s.answered(batches, owners)
+		before := len(ps.Pins())
+		runs.settled()
+		after := len(ps.Pins()) - before
+		n.late += after
+		done := s.answered(batches)
 		last = cur
 
-		// Now and then a kill right after the start, while the engine
-		// may still be recovering what the last one left.
-		startup := ""
-		if s.rng.IntN(4) == 0 {
-			s.phase = fmt.Sprintf("cycle %d start-up kill", c)
-			early := start()
-			wait := time.Duration(s.rng.Int64N(int64(50 * time.Millisecond)))
-			pause(wait)
-			early.kill()
-			killed()
-			last = early
-			startup = fmt.Sprintf(", then a start-up kill %v after running", wait.Round(time.Millisecond))
-		}
-
+		// The next start finds what the kill left running. Every third
+		// cycle it is stopped at once and SIGKILLed during its shutdown;
+		// now and then a start is SIGKILLed right after it runs.
 		s.phase = fmt.Sprintf("cycle %d restart", c)
-		cur = start()
-		started = time.Now()
-		t.Logf("cycle %d: killed %v after %d batches were fired (run up %v), %d answered, %d pins made after the kill%s; %s",
-			c, ranFor.Round(time.Millisecond), len(batches), upFor.Round(time.Millisecond), done, after, startup, s.ledger())
+		var next *child
+		restart := ""
+		switch {
+		case c%3 == 2:
+			// The bot stays down for a window first: at the start, the
+			// pins queued on every account come due at once, and take the
+			// workers that the jobs found running wait for.
+			runs.pause(soakWindow)
+			at := stopMarks[rng.IntN(len(stopMarks))]
+			wait := time.Duration(rng.Int64N(int64(40 * time.Millisecond)))
+			run, recovered, killed, lived := runs.stopKill(at.mark, wait)
+			next, last = run, run
+			restart = fmt.Sprintf("down for a window, then stopped at once (SIGTERM %s), ", at.name)
+			switch {
+			case killed:
+				n.stopKills++
+				if recovered {
+					n.stopKillsRecovered++
+				}
+				restart += fmt.Sprintf("SIGKILLed %v into its shutdown", lived.Round(time.Millisecond))
+			default:
+				restart += fmt.Sprintf("it exited after %v", lived.Round(time.Millisecond))
+			}
+			if recovered {
+				restart += ", having found running jobs"
+			}
+			restart += "; "
+		case rng.IntN(4) == 0:
+			early := runs.start()
+			wait := time.Duration(rng.Int64N(int64(50 * time.Millisecond)))
+			runs.pause(wait)
+			early.kill()
+			runs.settled()
+			next, last = early, early
+			restart = fmt.Sprintf("a start-up kill %v after running; ", wait.Round(time.Millisecond))
+		}
+		cur = runs.start()
+		if next == nil {
+			next = cur
+		}
+		if strings.Contains(next.stderr(), logRecovered) {
+			n.runningKills++
+			restart += "the next start found running jobs; "
+		}
+		counts := s.ledger()
+		made := len(ps.Pins()) - pinsBefore
+		if made == 0 {
+			t.Errorf("cycle %d made no pin: it tested nothing", c)
+		}
+		t.Logf("cycle %d: %d queued; killed %v after the first due time with %d queued pins not made, %d of %d batches answered, %d pins made after the kill; %s%d pins made in the cycle; counts %s",
+			c, queued, killedAt.Sub(due).Round(time.Millisecond), pending, done, len(batches), after, restart, made, counts)
 	}
 
-	// Whatever the cycles left, the limit is reached on the last run; the
-	// next /pin must be refused, and Pinterest gets nothing more.
-	s.phase = "final settle"
-	s.settle(pinLimit)
-	s.phase = "final refusal"
-	for _, u := range users {
-		held := len(ps.PinsFor(u.account))
-		in, r := reply(ctx, t, dc, s.inv(u, discordtest.ChatInput{Name: "pin", Options: []discordtest.CommandOption{
-			{Name: "messages", Value: s.msgs[0]},
-		}}))
-		s.all = append(s.all, in)
-		if !strings.Contains(r.Data.Content, "Pin limit reached (100/12h)") {
-			t.Errorf("/pin for %s at the limit: %q, want a refusal", u.name, r.Data.Content)
-		}
-		s.check(u, in, r.Data.Content)
-		if n := s.count(u); n != pinLimit {
-			t.Errorf("the bot counts %d pins for %s at the end, want %d", n, u.name, pinLimit)
-		}
-		if n := len(ps.PinsFor(u.account)); n != held {
-			t.Errorf("Pinterest holds %d pins of %s after a /pin at the limit, had %d", n, u.name, held)
-		}
+	// The last run queues too, and runs its queue to the end: what it
+	// pins, and what the kills left, reaches the users when it stops
+	// cleanly, which sends what the bot gathered for them.
+	s.cycle++
+	s.phase = "final queue"
+	queuers, _ := s.roles()
+	if len(queuers) == 0 {
+		t.Fatalf("no account has room for three pins at the end (counts %v): the soak needs more users", s.ledger())
 	}
-	cur.stop(ctx)
-	killed()
+	t.Logf("final queue: %d queued", s.queueWave(queuers))
+	s.waitQueued()
 	s.phase = "end"
+	cur.stop(ctx)
+	runs.settled()
 	detached, dropped, lost := slow.counts()
-	var parts []string
-	for _, u := range users {
-		held, m := len(ps.PinsFor(u.account)), ps.MaxInWindow(u.account, pinWindow)
-		if m > pinLimit {
-			t.Errorf("Pinterest holds %d pins of %s in one %v window, over the limit of %d", m, u.name, pinWindow, pinLimit)
-		}
-		if u.refusedIn == "" && u.fullIn == "" {
-			t.Errorf("%s: the test never reached the limit: it tested nothing", u.name)
-		}
-		parts = append(parts, fmt.Sprintf("%s: Pinterest holds %d (busiest window %d), count first full in %q, first refusal in %q",
-			u.name, held, m, u.fullIn, u.refusedIn))
+	t.Logf("end: %d kills with queued pins due, %d after which the next start found running jobs, %d during a shutdown right after a start (%d of runs that had found running jobs); %d pins made after their bot died, %d POSTs forwarded detached, %d dropped, %d answers lost",
+		n.dueKills, n.runningKills, n.stopKills, n.stopKillsRecovered, n.late, detached, dropped, lost)
+	s.audit(layout{dir: dataDir}, runs.runs)
+
+	// The cycles did what they are for: with 24 cycles, 20 kills with
+	// queued pins due, some of them during a shutdown right after a start
+	// that found running jobs.
+	if want := cycles * 5 / 6; n.dueKills < want {
+		t.Errorf("%d kills with queued pins due, want at least %d", n.dueKills, want)
 	}
-	t.Logf("end: %s; %d pins made after their bot died, %d POSTs forwarded detached, %d dropped, %d answers lost", strings.Join(parts, "; "), late, detached, dropped, lost)
+	if want := cycles / 8; n.stopKillsRecovered < want {
+		t.Errorf("%d kills during a shutdown right after a start that found running jobs, want at least %d", n.stopKillsRecovered, want)
+	}
 
 	// No interaction was acknowledged twice, across every run.
 	if n := dc.DuplicateAcks(); n != 0 {

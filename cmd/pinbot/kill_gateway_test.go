@@ -52,6 +52,16 @@ type child struct {
 // added to the environment and waits until it logs that the bot runs.
 func startChild(ctx context.Context, t *testing.T, env []string) *child {
 	t.Helper()
+	c := spawnChild(t, env, nil)
+	c.waitReady(ctx)
+	return c
+}
+
+// spawnChild starts this test binary as pinbot with env added to the
+// environment and returns at once. onLine, when not nil, is called with
+// each line of its stderr as it comes, on the goroutine that reads it.
+func spawnChild(t *testing.T, env []string, onLine func(line string)) *child {
+	t.Helper()
 	c := &child{t: t, ready: make(chan struct{}), exited: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0])
 	c.cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
@@ -72,6 +82,9 @@ func startChild(ctx context.Context, t *testing.T, env []string) *child {
 			c.mu.Lock()
 			c.logs.WriteString(line + "\n")
 			c.mu.Unlock()
+			if onLine != nil {
+				onLine(line)
+			}
 			if strings.Contains(line, `"message":"pinbot running"`) {
 				once.Do(func() { close(c.ready) })
 			}
@@ -88,16 +101,21 @@ func startChild(ctx context.Context, t *testing.T, env []string) *child {
 			<-c.exited
 		}
 	})
+	return c
+}
+
+// waitReady waits until c logs that the bot runs.
+func (c *child) waitReady(ctx context.Context) {
+	c.t.Helper()
 	select {
 	case <-c.ready:
 	case <-c.exited:
-		t.Fatalf("pinbot exited before running: %v\n%s", c.err, c.stderr())
+		c.t.Fatalf("pinbot exited before running: %v\n%s", c.err, c.stderr())
 	case <-ctx.Done():
 		_ = c.cmd.Process.Kill()
 		<-c.exited
-		t.Fatalf("pinbot not running: %v\n%s", ctx.Err(), c.stderr())
+		c.t.Fatalf("pinbot not running: %v\n%s", ctx.Err(), c.stderr())
 	}
-	return c
 }
 
 func (c *child) stderr() string {
