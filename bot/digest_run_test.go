@@ -352,6 +352,22 @@ func TestRecoveredJobReportsFirstLine(t *testing.T) {
 	}
 }
 
+// TestRecoveredJobNamesAccount: the line of a recovered job names the
+// account it may have been pinned on.
+func TestRecoveredJobNamesAccount(t *testing.T) {
+	dw := newDigestWorld(t)
+	user := dw.addUser("alice")
+	dw.link(user, "acct", "alice_pins")
+	j := dw.queuePins(user, dw.channel)[0]
+	j.Recovered = true
+	dw.bot.RunJob(j)
+	dw.sendDigests()
+	dms := dw.dc.DMs(user)
+	if len(dms) != 1 || !strings.Contains(dms[0].Content, "· @alice\\_pins · Pinbot restarted while sending it") {
+		t.Fatalf("DMs %+v, want the recovered pin's line naming @alice_pins", dms)
+	}
+}
+
 // TestRetriedJobKeepsNoLine: a queued pin that goes back to the queue
 // (the bot closing) tells nobody and keeps nothing in the outbox.
 func TestRetriedJobKeepsNoLine(t *testing.T) {

@@ -55,7 +55,7 @@ func (b *Bot) RunJob(j actors.Job) {
 	// and it is never sent again (not even when the bot is closing).
 	if j.Recovered {
 		b.endJob(jctx, j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
-			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, "")
+			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, b.storedAccountName(jctx, j.Account))
 		return
 	}
 	if err != nil {
@@ -92,6 +92,19 @@ func (b *Bot) RunJob(j actors.Job) {
 	defer cancel()
 	o, name := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
 	b.endJob(jctx, j, o, q, name)
+}
+
+// storedAccountName names the account as the links store knows it, for a
+// result that is reported without the work that would read it; the ID
+// alone when the store cannot say.
+func (b *Bot) storedAccountName(ctx context.Context, accountID string) string {
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	acct, err := b.cfg.Links.Account(ctx, accountID)
+	if err != nil {
+		return accountName("", accountID)
+	}
+	return accountName(acct.Username, accountID)
 }
 
 // failedJob is the outcome of a pin that was not sent, and why (reason
