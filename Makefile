@@ -104,11 +104,15 @@ systemd-deps:
 		command -v apt-get >/dev/null 2>&1 || { echo "systemd-analyze is missing and apt-get is not available: install systemd" >&2; exit 1; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null; }
 
+# cmd/pinbench is a module of its own (its go-redis and gonum stay out of
+# pinbot's go.mod): vet and unit cover it beside the main module.
 vet:
 	$(GO) vet ./...
+	$(GO) -C cmd/pinbench vet ./...
 
 unit:
-	PINBOT_REQUIRE_REDIS=1 PINBOT_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
+	PINBOT_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
+	PINBOT_REQUIRE_REDIS=1 $(GO) -C cmd/pinbench test -race -count=1 ./...
 
 # Tests that open a real disgo gateway connection (in-process, or in a
 # child process built from the test binary) run without -race: disgo
@@ -129,9 +133,10 @@ fuzz:
 
 # pinbot against a Redis sorted-set log (appendfsync always and everysec),
 # x/time/rate and the bare actor round trip: same machine, workload and
-# run. Results and the machine are in docs/benchmarks.md.
+# run. Results and the machine are in docs/benchmarks.md. pinbench runs in
+# its own module, from cmd/pinbench: paths given to it are absolute.
 bench: bench-deps
-	$(GO) run ./cmd/pinbench compare --plot docs/bench
+	$(GO) -C cmd/pinbench run . compare --plot $(CURDIR)/docs/bench
 
 # The engine's Go benchmarks.
 bench-engine:
@@ -150,6 +155,6 @@ bench-bot:
 SOAK_CYCLES ?= 100
 BOT_SOAK_CYCLES ?= 24
 soak:
-	$(GO) run ./cmd/pinbench soak --cycles $(SOAK_CYCLES)
-	$(GO) run ./cmd/pinbench soak --disk-full
+	$(GO) -C cmd/pinbench run . soak --cycles $(SOAK_CYCLES)
+	$(GO) -C cmd/pinbench run . soak --disk-full
 	PINBOT_BOT_SOAK_CYCLES=$(BOT_SOAK_CYCLES) $(GO) test -count=1 -run '^TestDisgoGatewayCrashSoak$$' -v ./cmd/pinbot/

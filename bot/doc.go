@@ -13,33 +13,41 @@
 //
 //	b, err := bot.New(bot.Config{
 //		Token:     token,
-//		Engine:    engine,    // *actors.Engine
-//		Links:     store,     // *links.Store
-//		Pinterest: pinClient, // *pinterest.Client
+//		Engine:    engine,         // *actors.Engine
+//		Links:     store,          // the links and tokens store (package links)
+//		Outbox:    store.Outbox(), // keeps the digests' lines until sent
+//		Pinterest: pinClient,      // *pinterest.Client
 //		Log:       log,
 //	})
+//	err = engine.ServeJobs(b.RunJob)            // run the queued pins
 //	if err := b.Start(ctx); err != nil { ... } // sync commands, open the gateway
 //	...
-//	err = b.Close(ctx) // drain handlers, then close the Discord client
+//	err = b.Close(ctx) // drain handlers, send gathered digests, close the Discord client
 //
 // APIURL and GatewayURL point the bot at another Discord, such as the
 // discordtest stand-in.
 //
 // # Commands
 //
-//   - /pin messages:<1 to 10 message IDs or links> [board:] pins every
-//     image of the messages. Bare IDs name messages of the channel the
-//     command runs in; links must point into the same server. The user must
-//     be able to view, and read the history of, every channel named,
-//     computed from the guild's roles and the channel's overwrites fetched
-//     over REST. Each image (an image attachment or an image embed) is one
-//     pin and one slot of the account's 100; one command pins at most
-//     MaxPinsPerBatch images, in the order given.
+//   - /pin messages:<1 to 10 message IDs or links> [board:] [when_full:]
+//     pins every image of the messages. Bare IDs name messages of the
+//     channel the command runs in; links must point into the same server.
+//     The user must be able to view, and read the history of, every
+//     channel named, computed from the guild's roles and the channel's
+//     overwrites fetched over REST. Each image (an image attachment or an
+//     image embed) is one pin and one slot of the account's 100; one
+//     command pins at most MaxPinsPerBatch images, in the order given.
+//     when_full says what to do with the images the limit refuses: skip
+//     them, or queue them to be pinned as slots free; without it, the
+//     user's choice in /settings (skip unless changed).
 //   - "Pin to Pinterest", a message command, does the same for one
-//     message, which Discord hands over with the command.
+//     message, which Discord hands over with the command, with the
+//     user's when_full choice.
 //   - /settings lists the user's linked accounts with "12-hour pins:
-//     X/100", the active one and each default board, with a menu to switch
-//     the active account and one to choose its default board.
+//     X/100", the active one and each default board, with menus to switch
+//     the active account, to choose its default board, and to choose what
+//     /pin and "Pin to Pinterest" do at the limit by default (skip or
+//     queue the rest).
 //   - /queue lists, per linked account, the queued pins the user may see
 //     (every pin of an account the user has linked, and the pins the user
 //     queued): the running ones, the waiting ones with their start times
@@ -49,11 +57,17 @@
 //     list in place, and is checked again against the user's links when
 //     used, so another user's pins on an account the user has not linked
 //     are never canceled.
-//   - /link answers with Pinterest's authorization address, and says how
-//     the board pins go to is chosen; /unlink account: removes a link.
-//     Once the OAuth callback (bot/web) stores a link, or refuses one for
-//     missing scopes, Bot.Linked or Bot.LinkRefused tells the user who
-//     ran /link: in the /link reply while its token lives, else by DM.
+//   - /link answers with Pinterest's authorization address (single use,
+//     bound to the user, short lived), and says how the board pins go to
+//     is chosen. Once the OAuth callback (bot/web) stores a link, Bot.Linked
+//     sends the notice: which account is now linked and active, and to run
+//     /unlink at once if that was not the user (whoever opens the address
+//     can approve with their own account); Bot.LinkRefused says when
+//     nothing was linked for missing scopes. The notice edits the /link
+//     reply while its token lives, else goes by DM.
+//   - /unlink account: removes a link, cancels the user's waiting pins on
+//     that account (a re-link does not bring them back) and names the
+//     active account left.
 //
 // Replies write every instant one way (timeText): Discord's exact time,
 // which it renders in the reader's time zone, beside the relative one
@@ -61,7 +75,7 @@
 // show no markdown, show that second in UTC and the wait to it. Every
 // count of an account ("12-hour pins: X/100") holds the slots in use and
 // those that a rule in force before a change of the limit, or a restore,
-// still holds: /pin refuses both alike.
+// still holds: /pin treats both alike.
 //
 // /pin reads the named messages over REST, where Discord leaves out the
 // attachments and embeds of other users' messages unless the application
@@ -77,22 +91,25 @@
 // the account for re-linking); the board, the board: option found by ID or
 // name among the account's boards (a list kept for a minute) or else the
 // account's default; for /pin, the user's right to view and read the
-// history of every channel named; and the account's status in the engine,
-// refused at its limit with when the next slot frees ("Pin limit reached
-// (100/12h), so nothing was pinned ..."), or while a Pinterest 429 holds
-// it.
+// history of every channel named. Then, when the batch skips at the
+// limit, the account's status in the engine: at its limit, or with pins
+// queued (which a new pin may not overtake), the batch is refused with
+// when the next slot frees ("Pin limit reached (100/12h), so nothing was
+// pinned ..."), and so it is while a Pinterest 429 holds the account.
+// When it queues, nothing is refused here: what finds no slot is queued.
 //
 // Then, for each message in order, it fetches the message fresh over REST
 // (signed attachment URLs expire; "Pin to Pinterest" uses the message
 // Discord handed over), and for each of its images, up to MaxPinsPerBatch
 // in all:
 //
-//  1. reserves one slot of the account's 100 (none left: "Pin limit
-//     reached (100/12h). Skipped remaining pins." after some pins, "Pin
-//     limit reached (100/12h), so nothing was pinned" before any, and what
-//     remains is skipped, or queued with when_full:queue: "Pin limit
-//     reached (100/12h). Queued the remaining 4 pins: ..."), on a context
-//     the handler's end does not cancel, so a granted slot is never lost;
+//  1. reserves one slot of the account's 100, on a context the handler's
+//     end does not cancel, so a granted slot is never lost. None left
+//     (the limit, or Pinterest's hold): when skipping, the rest is
+//     skipped, with why ("Pin limit reached (100/12h). Skipped remaining
+//     pins." after some pins, "Pin limit reached (100/12h), so nothing
+//     was pinned" before any); when queueing, this image and every later
+//     one are queued (below);
 //  2. POSTs the pin, every request for it (a token refresh included)
 //     bounded to end Config.SlotMargin before the slot's deadline;
 //  3. commits the slot if Pinterest made the pin ("12-hour pin count:
@@ -106,9 +123,39 @@
 // said the account had no request left; a refused grant marks the account
 // for re-linking; these, an unknown outcome and an unreachable Pinterest
 // (its circuit breaker open included) stop the batch, and what remains is
-// skipped. The
-// reply lists every image pinned (with its Pinterest URL), failed or
-// skipped, and why.
+// skipped, whatever when_full says. The reply lists every image pinned
+// (with its Pinterest URL), failed, queued or skipped, and why.
+//
+// # Queued pins and digests
+//
+// The images a batch queues go to the engine in one durable write
+// (actors.Engine.Enqueue), as references (guild, channel, message, image
+// position, user, board; never the CDN URL, which expires), behind the
+// pins the account has queued already, up to the account's queue size
+// (actors.Config.MaxQueue; the rest is skipped). Each gets its exact start
+// time from the engine, the instant a slot frees for it and every pin
+// ahead: the reply says when the first and the last start ("Pin limit
+// reached (100/12h). Queued the remaining 4 pins: the first starts at
+// ..."), and /queue shows each. The times move only when something
+// changes (a release, a cancel, a hold, a pin later than its start).
+//
+// At its start the engine reserves the pin's slot and hands it to
+// RunJob, which fetches the message again and checks, as /pin does, that
+// the user still links the account, that Pinterest accepts its grant, and
+// that the message, the image and the user's access to the channel are
+// still there; then it pins under the slot's send deadline. A pin handed
+// out again after a restart is never sent again: it is reported as "may
+// exist". Passing failures before anything was sent put it back at the
+// head of its queue; anything else ends it, with why.
+//
+// The interaction token of the command is dead by then (15 minutes), so
+// results reach the user as digests (package digest): the lines of one
+// user gathered for a minute, sent by DM or, when the user's DMs are
+// closed, in the channel where each command ran, if the user may still
+// view it and read its history (else the line stays in /queue only). A
+// line is kept durably (Config.Outbox) from before the engine records
+// the pin's outcome until Discord accepts a message carrying it, so a
+// crash loses no result.
 //
 // # Interactions under load
 //
@@ -120,16 +167,17 @@
 // one); over it, the user is told when to try again. The work then waits
 // for one of Config.Workers workers, so a burst of thousands of commands
 // queues instead of running at once, while every interaction meets
-// Discord's 3-second deadline. An interaction whose acknowledgement Discord refuses
-// (too late, or already acknowledged, as when an event is delivered
-// twice) is not worked on, so no command runs twice. Autocomplete, which
+// Discord's 3-second deadline. An interaction whose acknowledgement
+// Discord refuses (too late, or already acknowledged, as when an event is
+// delivered twice) is not worked on, so no command runs twice. Autocomplete, which
 // cannot be deferred, answers within two seconds from a cache of each
 // account's boards.
 //
 // Close closes the gateway first, tells the users whose commands were
 // acknowledged but not started to run them again, waits for running
-// handlers (up to Config.CloseTimeout), cancels those still running, and
-// closes disgo's client once none runs (if some still run after a short
+// handlers (up to Config.CloseTimeout), cancels those still running,
+// sends the digests gathered so far, and closes disgo's client once none
+// runs (if some still run after a short
 // grace, it leaves the client open and says so in its error).
 //
 // # Talking to Discord
