@@ -280,7 +280,7 @@ func (a *accountActor) load() bool {
 	if a.eng.obs != nil {
 		start = time.Now()
 	}
-	st, err := a.eng.store.Load(a.account)
+	st, err := a.eng.store.Load(a.eng.ctx, a.account)
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
 		a.logger().Error().Err(err).Msg("cannot load account state")

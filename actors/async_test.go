@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/internal/logtest"
-	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
@@ -96,7 +95,7 @@ func TestEngineCommitAsyncLate(t *testing.T) {
 	// A late commit whose write fails.
 	rs = f.reserve("acct", 1).Reservations()
 	f.clock.Advance(6 * time.Minute)
-	f.store.FailWrites(persistence.ErrNoSpace)
+	f.store.FailWrites(persistencetest.ErrDiskFull)
 	if err := f.eng.CommitAsync(f.ctx, rs[0], f.eng.Now()); err != nil {
 		t.Fatal(err)
 	}

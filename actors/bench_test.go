@@ -547,7 +547,7 @@ func BenchmarkRestart(b *testing.B) {
 				ExpiresAt: now + 12*3_600_000,
 			})
 		}
-		if err := store.Write(batch); err != nil {
+		if err := store.Write(b.Context(), batch); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -21,7 +21,7 @@ func TestCloseHonoursCtxWhileRecovering(t *testing.T) {
 	clock := NewManualClock(monday)
 	mem := persistencetest.NewMemStore(clock.Now)
 	// Leave "slow" with journal events and no snapshot, as a crash does.
-	if err := mem.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{
+	if err := mem.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{
 		Account:   "slow",
 		Events:    []persistence.Event{{Seq: 1, Kind: persistence.EventReserve, ID: 1, Count: 1, At: clock.Now(), Deadline: clock.Now() + 60000}},
 		ExpiresAt: clock.Now() + int64(48*time.Hour/time.Millisecond),

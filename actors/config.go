@@ -45,7 +45,7 @@ type Config struct {
 	// accounts left with journal events (see Engine.Recover).
 	Recover bool
 	// CheckpointEvery is how often, when the store shares its journal
-	// between accounts (persistence.Checkpointer), the engine snapshots the
+	// between accounts (Checkpointer), the engine snapshots the
 	// accounts that keep more than CheckpointKeep journal records alive;
 	// 0 turns it off.
 	CheckpointEvery time.Duration
@@ -70,6 +70,13 @@ type Config struct {
 	// Engine.Finish. Without OnJob, jobs are served once Engine.ServeJobs
 	// is called, and queued only from then on.
 	OnJob func(Job)
+	// Fence, when not empty, is the fencing token every write of the
+	// engine carries (persistence.Batch.Fence), for a store that several
+	// processes share and that lets one at a time write: a write it
+	// refuses as fenced off (persistence.ErrFenced) fails closed like any
+	// failed write, and nothing is granted. Empty for a store the engine
+	// has to itself. The engine keeps the slice; do not change it.
+	Fence []byte
 }
 
 // DefaultConfig returns the production settings: 100 pins per 12 hours,

@@ -86,10 +86,14 @@ func (g Grant) Reservations() []Reservation {
 //
 // Engine is safe for simultaneous use by multiple goroutines.
 type Engine struct {
-	cfg     Config
-	clock   Clock
-	wall    func() int64 // the wall clock the store's TTL follows, Unix ms
-	store   persistence.Store
+	cfg   Config
+	clock Clock
+	wall  func() int64 // the wall clock the store's TTL follows, Unix ms
+	store persistence.Store
+	// ctx is the context of the store calls the engine makes on no
+	// request's behalf: loads of account actors, the journal's writes.
+	// They must go on while Close passivates the actors, so it never ends.
+	ctx     context.Context
 	journal *persistence.Journal
 	system  *actor.ActorSystem
 	props   *actor.Props // shared by every account actor
@@ -144,11 +148,12 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	if wall == nil {
 		wall = func() int64 { return time.Now().UnixMilli() }
 	}
-	clock, err := startClock(cfg, store, wall, log)
+	base := context.Background()
+	clock, err := startClock(base, cfg, store, wall, log)
 	if err != nil {
 		return nil, err
 	}
-	rules, err := startRules(cfg, store, clock.Now(), log)
+	rules, err := startRules(base, cfg, store, clock.Now(), log)
 	if err != nil {
 		return nil, err
 	}
@@ -156,13 +161,17 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	if cfg.Observer != nil {
 		jopts = append(jopts, persistence.WithBatchHook(cfg.Observer.JournalBatch))
 	}
+	if len(cfg.Fence) > 0 {
+		jopts = append(jopts, persistence.WithFence(cfg.Fence))
+	}
 	e := &Engine{
 		cfg:         cfg,
 		clock:       clock,
 		rules:       rules,
 		wall:        wall,
 		store:       store,
-		journal:     persistence.NewJournal(store, cfg.MaxJournalBatch, log, jopts...),
+		ctx:         base,
+		journal:     persistence.NewJournal(base, store, cfg.MaxJournalBatch, log, jopts...),
 		log:         log,
 		obs:         cfg.Observer,
 		recoverDone: make(chan struct{}),
@@ -204,7 +213,7 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	}
 	e.checkpointDone = make(chan struct{})
 	e.pause = pause
-	if cp, ok := store.(persistence.Checkpointer); ok && cfg.CheckpointEvery > 0 {
+	if cp, ok := store.(Checkpointer); ok && cfg.CheckpointEvery > 0 {
 		go e.checkpoints(ctx, cp)
 	} else {
 		close(e.checkpointDone)
@@ -234,7 +243,7 @@ func (e *Engine) sweeps(ctx context.Context) {
 // checkpoints runs a checkpoint every Config.CheckpointEvery until ctx
 // ends, its snapshots spread over half that interval (see checkpoint).
 // The ticker paces housekeeping only; no decision depends on it.
-func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
+func (e *Engine) checkpoints(ctx context.Context, cp Checkpointer) {
 	defer close(e.checkpointDone)
 	t := time.NewTicker(e.cfg.CheckpointEvery)
 	defer t.Stop()
@@ -250,11 +259,23 @@ func (e *Engine) checkpoints(ctx context.Context, cp persistence.Checkpointer) {
 	}
 }
 
+// Checkpointer is implemented by stores whose journal is shared between
+// accounts, such as the Badger store's write-ahead log, where one
+// account's events that no snapshot covers keep a whole record alive. The
+// engine finds it by a type assertion on its store and checkpoints every
+// Config.CheckpointEvery.
+type Checkpointer interface {
+	// Stale calls fn for each account holding events in the oldest records
+	// beyond the newest keep live ones, from a list taken when it starts.
+	// Snapshotting those accounts lets the store delete those records.
+	Stale(keep int, fn func(account string) error) error
+}
+
 // Checkpoint snapshots every account whose journal events keep records
 // older than the newest Config.CheckpointKeep alive, so that the store can
 // delete them, and returns how many accounts it snapshotted. Accounts
 // that are in use stay resident; idle ones passivate.
-func (e *Engine) Checkpoint(ctx context.Context, cp persistence.Checkpointer) (int, error) {
+func (e *Engine) Checkpoint(ctx context.Context, cp Checkpointer) (int, error) {
 	return e.checkpoint(ctx, cp, 0)
 }
 
@@ -269,7 +290,7 @@ const checkpointRound = 10 * time.Millisecond
 // checkpoint; snapshotted at once, their snapshots made group commits of
 // thousands of Badger keys that held up every grant queued behind them
 // for most of a second (docs/benchmarks.md).
-func (e *Engine) checkpoint(ctx context.Context, cp persistence.Checkpointer, spread time.Duration) (int, error) {
+func (e *Engine) checkpoint(ctx context.Context, cp Checkpointer, spread time.Duration) (int, error) {
 	var stale []string
 	if err := cp.Stale(e.cfg.CheckpointKeep, func(account string) error {
 		stale = append(stale, account)
@@ -329,8 +350,8 @@ const wallDisagreement = time.Minute
 // boot ID, no anchor) it starts from the wall clock. Either way it never
 // starts behind the stored high-water mark, and the new anchor is stored
 // before anything is granted.
-func startClock(cfg Config, store persistence.Store, wall func() int64, log zerolog.Logger) (Clock, error) {
-	hw, err := store.HighWater()
+func startClock(ctx context.Context, cfg Config, store persistence.Store, wall func() int64, log zerolog.Logger) (Clock, error) {
+	hw, err := store.HighWater(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("actors: reading the stored high-water mark: %w", err)
 	}
@@ -346,7 +367,7 @@ func startClock(cfg Config, store persistence.Store, wall func() int64, log zero
 	if up == nil {
 		up = SystemUptime()
 	}
-	anchor, err := store.Anchor()
+	anchor, err := store.Anchor(ctx)
 	if err != nil {
 		// Without the anchor the start falls back to the wall clock, as
 		// after a reboot; a new anchor replaces the unreadable one.
@@ -375,7 +396,7 @@ func startClock(cfg Config, store persistence.Store, wall func() int64, log zero
 			Msg("clock is behind the newest stored instant; starting the engine clock from the stored instant")
 		start = hw
 	}
-	if err := store.SetAnchor(persistence.ClockAnchor{BootID: boot, Uptime: upNow, Engine: start}); err != nil {
+	if err := store.SetAnchor(ctx, persistence.ClockAnchor{BootID: boot, Uptime: upNow, Engine: start}); err != nil {
 		// An anchor of this boot stored earlier gives the same time; with
 		// none, the next start falls back to the wall clock.
 		log.Error().Err(err).Msg("storing the clock anchor failed")
@@ -628,7 +649,7 @@ func (e *Engine) Resident() int { return e.reg.resident() }
 func (e *Engine) Recover(ctx context.Context) error {
 	var replayed, broken int
 	start := time.Now()
-	err := e.store.Journaled(func(account string) error {
+	err := e.store.Journaled(ctx, func(account string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -317,7 +317,7 @@ func TestEngineReplayWithoutSnapshot(t *testing.T) {
 	}
 	// A second engine over the same store, as after a crash: the first
 	// never wrote its shutdown snapshot.
-	loaded, err := f.mem.Load("a")
+	loaded, err := f.mem.Load(t.Context(), "a")
 	if err != nil || loaded.Snapshot.Seq != 0 || len(loaded.Events) == 0 {
 		t.Fatalf("expected journal only, got snapshot seq %d, %d events, %v", loaded.Snapshot.Seq, len(loaded.Events), err)
 	}
@@ -352,7 +352,7 @@ func TestEnginePassivation(t *testing.T) {
 		t.Fatalf("resident after passivation = %d", f.eng.Resident())
 	}
 	// The snapshot is written: the journal is folded into it.
-	if l, err := f.mem.Load("a"); err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 12 || len(l.Snapshot.Pending) != 2 {
+	if l, err := f.mem.Load(t.Context(), "a"); err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 12 || len(l.Snapshot.Pending) != 2 {
 		t.Fatalf("stored after passivation: %+v, %v", l, err)
 	}
 	st := f.status("a")
@@ -515,12 +515,12 @@ func TestEngineTTLCleanup(t *testing.T) {
 	f.restart(func(c *Config) { c.TTLMargin = time.Hour })
 	// Still stored until the window plus margin has passed...
 	f.clock.Set(monday.Add(13*time.Hour - time.Second))
-	if l, err := f.mem.Load("a"); err != nil || len(l.Snapshot.Committed) != 2 {
+	if l, err := f.mem.Load(t.Context(), "a"); err != nil || len(l.Snapshot.Committed) != 2 {
 		t.Fatalf("state gone before expiry: %+v %v", l, err)
 	}
 	// ...and gone after.
 	f.clock.Set(monday.Add(13*time.Hour + time.Second))
-	if l, err := f.mem.Load("a"); err != nil || len(l.Snapshot.Committed) != 0 || len(l.Events) != 0 {
+	if l, err := f.mem.Load(t.Context(), "a"); err != nil || len(l.Snapshot.Committed) != 0 || len(l.Events) != 0 {
 		t.Fatalf("state kept after expiry: %+v %v", l, err)
 	}
 }
@@ -547,7 +547,7 @@ func TestEngineClose(t *testing.T) {
 	if _, err := f.eng.Reserve(f.ctx, "a", 1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Reserve after Close: %v", err)
 	}
-	if l, err := f.mem.Load("a"); err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 1 {
+	if l, err := f.mem.Load(t.Context(), "a"); err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 1 {
 		t.Fatalf("after Close stored %+v, %v", l, err)
 	}
 }
@@ -572,7 +572,7 @@ func TestEngineRecoverCompactsJournal(t *testing.T) {
 	<-stops
 	<-stops
 	for _, acc := range []string{"a", "b"} {
-		l, err := f.mem.Load(acc)
+		l, err := f.mem.Load(t.Context(), acc)
 		if err != nil || len(l.Events) != 0 || len(l.Snapshot.Committed) != 5 {
 			t.Fatalf("%s after Recover: %+v %v", acc, l, err)
 		}
@@ -695,6 +695,9 @@ func TestEngineCheckpointBoundsJournal(t *testing.T) {
 		}
 	}
 }
+
+// The Badger store's checkpoints are the engine's.
+var _ Checkpointer = (*badgerstore.Store)(nil)
 
 // staleList is a Checkpointer that calls fn for each of its accounts.
 type staleList []string

@@ -8,7 +8,8 @@ var (
 	// ErrClosed is returned once Close has begun.
 	ErrClosed = errors.New("actors: engine closed")
 	// ErrUnavailable means the journal could not make a grant durable (disk
-	// full, store error, store closed): nothing was granted. Reads still work.
+	// full, store error, store closed, write fenced off): nothing was
+	// granted; the store's error is wrapped. Reads still work.
 	ErrUnavailable = errors.New("actors: journal unavailable, nothing granted")
 	// ErrAccountState means an account's stored state could not be loaded
 	// (unreadable or corrupt). Other accounts are unaffected.

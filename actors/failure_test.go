@@ -37,7 +37,7 @@ func (g *gateStore) arm(err error) {
 	g.release = make(chan struct{})
 }
 
-func (g *gateStore) Write(b *persistence.Batch) error {
+func (g *gateStore) Write(ctx context.Context, b *persistence.Batch) error {
 	g.mu.Lock()
 	armed, err, entered, release := g.armed, g.err, g.entered, g.release
 	g.armed = false
@@ -47,7 +47,7 @@ func (g *gateStore) Write(b *persistence.Batch) error {
 		<-release
 		return err
 	}
-	return g.Store.Write(b)
+	return g.Store.Write(ctx, b)
 }
 
 // signalWriter closes hit the first time a log line contains needle.
@@ -261,12 +261,12 @@ type slowLoadStore struct {
 	release chan struct{}
 }
 
-func (s *slowLoadStore) Load(account string) (persistence.Loaded, error) {
+func (s *slowLoadStore) Load(ctx context.Context, account string) (persistence.Loaded, error) {
 	if account == s.account {
 		close(s.entered)
 		<-s.release
 	}
-	return s.Store.Load(account)
+	return s.Store.Load(ctx, account)
 }
 
 // TestSlowLoadLeavesItsShardOpen: an account actor loads its state in its
@@ -381,16 +381,16 @@ func TestSeqsNeverRepeatAfterExpiry(t *testing.T) {
 	f := newFixture(t)
 	f.fill("a", 3)
 	f.restart() // snapshots "a"
-	old, err := f.mem.Load("a")
+	old, err := f.mem.Load(t.Context(), "a")
 	if err != nil || old.Snapshot.Seq == 0 {
 		t.Fatalf("stored before expiry: %+v, %v", old, err)
 	}
 	f.clock.Advance(72 * time.Hour) // window and TTL margin long past
-	if l, err := f.mem.Load("a"); err != nil || l.Snapshot.Seq != 0 || len(l.Events) != 0 {
+	if l, err := f.mem.Load(t.Context(), "a"); err != nil || l.Snapshot.Seq != 0 || len(l.Events) != 0 {
 		t.Fatalf("stored after expiry: %+v, %v; want nothing", l, err)
 	}
 	f.fill("a", 2) // a new incarnation, from nothing
-	l, err := f.mem.Load("a")
+	l, err := f.mem.Load(t.Context(), "a")
 	if err != nil || len(l.Events) == 0 {
 		t.Fatalf("stored after the new pins: %+v, %v", l, err)
 	}

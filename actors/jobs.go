@@ -181,7 +181,7 @@ func (e *Engine) ServeJobs(h func(Job)) error {
 			// Every account with stored jobs is due at once: its actor
 			// hands out again the jobs a previous run left running and
 			// sets its own next instant.
-			if err := e.store.JobAccounts(func(account string) error {
+			if err := e.store.JobAccounts(ctx, func(account string) error {
 				e.jobs.set(account, 0)
 				return ctx.Err()
 			}); err != nil && ctx.Err() == nil {
@@ -240,7 +240,7 @@ func (e *Engine) publicJob(account string, j persistence.Job) Job {
 // running ones that no goroutine of this engine holds: a previous engine
 // started them and stopped before they finished.
 func (a *accountActor) loadJobs() error {
-	stored, err := a.eng.store.Jobs(a.account)
+	stored, err := a.eng.store.Jobs(a.eng.ctx, a.account)
 	if err != nil {
 		return err
 	}

@@ -220,7 +220,7 @@ func TestJobsCrashRecovery(t *testing.T) {
 	defer store.Close()
 	done, unknown := 0, 0
 	for _, acc := range jobsCrashAccounts {
-		js, err := store.Jobs(acc)
+		js, err := store.Jobs(t.Context(), acc)
 		if err != nil {
 			t.Fatal(err)
 		}

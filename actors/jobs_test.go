@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
 
 // jobFixture is an engine fixture whose OnJob hands jobs to a channel.
@@ -342,7 +343,7 @@ func TestJobsCancel(t *testing.T) {
 func TestJobsWriteFailure(t *testing.T) {
 	jf := newJobFixture(t)
 	pins := jf.fillSpread("acct", 100)
-	jf.store.FailWrites(persistence.ErrNoSpace)
+	jf.store.FailWrites(persistencetest.ErrDiskFull)
 	if _, err := jf.eng.Enqueue(jf.ctx, "acct", [][]byte{[]byte("x")}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Enqueue on a full disk: %v, want ErrUnavailable", err)
 	}
@@ -351,7 +352,7 @@ func TestJobsWriteFailure(t *testing.T) {
 	if q.Status.Queued != 1 {
 		t.Fatalf("queued %d, want 1", q.Status.Queued)
 	}
-	jf.store.FailWrites(persistence.ErrNoSpace)
+	jf.store.FailWrites(persistencetest.ErrDiskFull)
 	jf.clock.Set(q.Jobs[0].Due)
 	js, st := jf.jobs("acct")
 	if js[0].State != JobWaiting || st.Used != 99 {

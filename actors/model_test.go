@@ -24,13 +24,13 @@ type crashView struct {
 	dead bool
 }
 
-func (v *crashView) Write(b *persistence.Batch) error {
+func (v *crashView) Write(ctx context.Context, b *persistence.Batch) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.dead {
 		return errors.New("crashed")
 	}
-	return v.Store.Write(b)
+	return v.Store.Write(ctx, b)
 }
 
 func (v *crashView) kill() {

@@ -190,7 +190,7 @@ func TestEngineClockAcrossRestarts(t *testing.T) {
 	w.wall = w.real.Add(-2 * time.Hour)
 	w.logs.Reset()
 	w.start()
-	hw, err := w.store.HighWater()
+	hw, err := w.store.HighWater(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestEngineClockAnchorWriteFails(t *testing.T) {
 	w.start()
 	w.stop()
 	fault := persistencetest.NewFaultStore(w.store)
-	fault.FailWrites(persistence.ErrNoSpace)
+	fault.FailWrites(persistencetest.ErrDiskFull)
 	w.pass(time.Hour)
 	w.wall = w.real.Add(5 * time.Hour)
 	cfg := DefaultConfig()
@@ -259,7 +259,7 @@ func TestEngineClockAnchorWriteFails(t *testing.T) {
 // unreadableAnchor is a store whose clock anchor cannot be read.
 type unreadableAnchor struct{ *persistencetest.MemStore }
 
-func (unreadableAnchor) Anchor() (persistence.ClockAnchor, error) {
+func (unreadableAnchor) Anchor(context.Context) (persistence.ClockAnchor, error) {
 	return persistence.ClockAnchor{}, persistence.ErrCorrupt
 }
 

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -54,10 +55,10 @@ const unfinishedBatch = 1024
 //     is unknown, so the next engine hands it out as recovered and it is
 //     never run again.
 //
-// cfg's limit and window are those the next runs are expected to use;
-// the stored rules are not changed otherwise. The store must keep rules
-// (persistence.RuleKeeper).
-func AfterRestore(cfg Config, store persistence.Store, log zerolog.Logger) (Restored, error) {
+// Every write carries cfg.Fence. cfg's limit and window are those the
+// next runs are expected to use; the stored rules are not changed
+// otherwise. The store must keep rules (persistence.RuleKeeper).
+func AfterRestore(ctx context.Context, cfg Config, store persistence.Store, log zerolog.Logger) (Restored, error) {
 	if err := cfg.Validate(); err != nil {
 		return Restored{}, err
 	}
@@ -70,18 +71,18 @@ func AfterRestore(cfg Config, store persistence.Store, log zerolog.Logger) (Rest
 	if wall == nil {
 		wall = func() int64 { return time.Now().UnixMilli() }
 	}
-	clock, err := startClock(cfg, store, wall, log)
+	clock, err := startClock(ctx, cfg, store, wall, log)
 	if err != nil {
 		return Restored{}, err
 	}
 	now := clock.Now()
 
-	stored, err := rk.Rules()
+	stored, err := rk.Rules(ctx)
 	if err != nil {
 		return Restored{}, fmt.Errorf("actors: reading the stored rules: %w", err)
 	}
 	if stored.Current.Limit == 0 {
-		hw, err := store.HighWater()
+		hw, err := store.HighWater(ctx)
 		if err != nil {
 			return Restored{}, fmt.Errorf("actors: reading the stored high-water mark: %w", err)
 		}
@@ -96,13 +97,13 @@ func AfterRestore(cfg Config, store persistence.Store, log zerolog.Logger) (Rest
 		}
 	}
 	next, hold := holdRules(stored, cfg.Window.Milliseconds(), cfg.Lease.Milliseconds(), now)
-	if err := rk.SetRules(next); err != nil {
+	if err := rk.SetRules(ctx, next); err != nil {
 		return Restored{}, fmt.Errorf("actors: storing the restore's hold: %w", err)
 	}
-	if err := store.Write(&persistence.Batch{HighWater: now}); err != nil {
+	if err := store.Write(ctx, &persistence.Batch{HighWater: now, Fence: cfg.Fence}); err != nil {
 		return Restored{}, fmt.Errorf("actors: storing the restore's instant: %w", err)
 	}
-	unfinished, err := unfinishJobs(store)
+	unfinished, err := unfinishJobs(ctx, store, cfg.Fence)
 	if err != nil {
 		return Restored{}, err
 	}
@@ -133,30 +134,30 @@ func holdRules(stored persistence.Rules, window, lease, now int64) (persistence.
 }
 
 // unfinishJobs stores every waiting job of store as running without a
-// slot, and returns how many jobs are now running.
-func unfinishJobs(store persistence.Store) (int, error) {
+// slot, writing under fence, and returns how many jobs are now running.
+func unfinishJobs(ctx context.Context, store persistence.Store, fence []byte) (int, error) {
 	var accounts []string
-	if err := store.JobAccounts(func(account string) error {
+	if err := store.JobAccounts(ctx, func(account string) error {
 		accounts = append(accounts, account)
 		return nil
 	}); err != nil {
 		return 0, fmt.Errorf("actors: listing the accounts with queued jobs: %w", err)
 	}
 	n := 0
-	var batch persistence.Batch
+	batch := persistence.Batch{Fence: fence}
 	size := 0
 	flush := func() error {
 		if len(batch.Accounts) == 0 {
 			return nil
 		}
-		if err := store.Write(&batch); err != nil {
+		if err := store.Write(ctx, &batch); err != nil {
 			return fmt.Errorf("actors: marking the restored jobs unfinished: %w", err)
 		}
-		batch, size = persistence.Batch{}, 0
+		batch, size = persistence.Batch{Fence: fence}, 0
 		return nil
 	}
 	for _, account := range accounts {
-		jobs, err := store.Jobs(account)
+		jobs, err := store.Jobs(ctx, account)
 		if err != nil {
 			return 0, fmt.Errorf("actors: reading the restored jobs: %w", err)
 		}

@@ -63,7 +63,7 @@ func TestAfterRestoreHolds(t *testing.T) {
 		r.store = r.reopen()
 		cfg := testConfig(r.clock)
 		r.mutate(&cfg)
-		got, err := AfterRestore(cfg, r.store, zerolog.Nop())
+		got, err := AfterRestore(t.Context(), cfg, r.store, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("AfterRestore: %v", err)
 		}
@@ -71,7 +71,7 @@ func TestAfterRestoreHolds(t *testing.T) {
 		if !got.At.Equal(r.t0.Add(time.Hour)) || !got.HoldUntil.Equal(r.t0.Add(end)) || got.Unfinished != 0 {
 			t.Fatalf("AfterRestore = %+v; want at +1h, hold until +%v, no job", got, end)
 		}
-		if hw, err := r.store.HighWater(); err != nil || hw != r.t0.Add(time.Hour).UnixMilli() {
+		if hw, err := r.store.HighWater(t.Context()); err != nil || hw != r.t0.Add(time.Hour).UnixMilli() {
 			t.Errorf("high water after the restore: %d, %v; want the restore's instant", hw, err)
 		}
 		r.wantRules("after the restore", r.rule(100, 12*time.Hour, 0), r.rule(0, 12*time.Hour, end))
@@ -111,7 +111,7 @@ func TestAfterRestoreJobs(t *testing.T) {
 
 	cfg := testConfig(jf.clock)
 	cfg.Limit = 2
-	got, err := AfterRestore(cfg, jf.mem, zerolog.Nop())
+	got, err := AfterRestore(t.Context(), cfg, jf.mem, zerolog.Nop())
 	if err != nil || got.Unfinished != 4 {
 		t.Fatalf("AfterRestore = %+v, %v; want 4 unfinished jobs", got, err)
 	}
@@ -162,7 +162,7 @@ func TestAfterRestoreClock(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Uptime = w.up
 		cfg.Wall = func() int64 { return w.wall.UnixMilli() }
-		r, err := AfterRestore(cfg, w.store, zerolog.Nop())
+		r, err := AfterRestore(t.Context(), cfg, w.store, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("AfterRestore: %v", err)
 		}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -176,19 +177,19 @@ func (l *ledger) slotsFreeAt(now int64, k int) int64 {
 // state but no rules was written by a pinbot that kept none, which always
 // ran under DefaultLimit and DefaultWindow. A store that is not a
 // persistence.RuleKeeper cannot carry rules: cfg's rule applies alone.
-func startRules(cfg Config, store persistence.Store, now int64, log zerolog.Logger) (*ruleSet, error) {
+func startRules(ctx context.Context, cfg Config, store persistence.Store, now int64, log zerolog.Logger) (*ruleSet, error) {
 	cur := persistence.Rule{Limit: cfg.Limit, Window: cfg.Window.Milliseconds()}
 	rk, ok := store.(persistence.RuleKeeper)
 	if !ok {
 		log.Debug().Msg("the store keeps no rules: a change of the limit or window takes effect at once")
 		return soleRule(cur.Limit, cur.Window), nil
 	}
-	stored, err := rk.Rules()
+	stored, err := rk.Rules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("actors: reading the stored rules: %w", err)
 	}
 	if stored.Current.Limit == 0 {
-		hw, err := store.HighWater()
+		hw, err := store.HighWater(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("actors: reading the stored high-water mark: %w", err)
 		}
@@ -201,7 +202,7 @@ func startRules(cfg Config, store persistence.Store, now int64, log zerolog.Logg
 	}
 	next, changed := nextRules(stored, cur, cfg.Lease.Milliseconds(), now)
 	if !sameRules(stored, next) {
-		if err := rk.SetRules(next); err != nil {
+		if err := rk.SetRules(ctx, next); err != nil {
 			return nil, fmt.Errorf("actors: storing the rules: %w", err)
 		}
 	}

@@ -223,7 +223,7 @@ func (r *ruleRig) wantPins(step string, account string, d time.Duration, n int) 
 // wantRules checks the rules the store keeps.
 func (r *ruleRig) wantRules(step string, cur persistence.Rule, earlier ...persistence.Rule) {
 	r.t.Helper()
-	got, err := r.store.(persistence.RuleKeeper).Rules()
+	got, err := r.store.(persistence.RuleKeeper).Rules(r.t.Context())
 	want := persistence.Rules{Current: cur, Lease: leaseMs, Earlier: earlier}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		r.t.Fatalf("%s: stored rules %+v, %v; want %+v", step, got, err, want)
@@ -425,7 +425,7 @@ func TestRuleChangeStoredBeforeRules(t *testing.T) {
 	mem := persistencetest.NewMemStore(clock.Now)
 	acct := persistence.AccountWrite{Account: "a", ExpiresAt: ms(monday) + 48*hourMs,
 		Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{ms(monday)}}}
-	if err := mem.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{acct}, HighWater: ms(monday)}); err != nil {
+	if err := mem.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{acct}, HighWater: ms(monday)}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Hour)
@@ -436,7 +436,7 @@ func TestRuleChangeStoredBeforeRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
-	got, _ := mem.Rules()
+	got, _ := mem.Rules(t.Context())
 	want := persistence.Rules{Current: persistence.Rule{Limit: 1, Window: hourMs}, Lease: leaseMs,
 		Earlier: []persistence.Rule{{Limit: DefaultLimit, Window: 12 * hourMs, Until: ms(monday) + hourMs + leaseMs + 12*hourMs}}}
 	if !reflect.DeepEqual(got, want) {
@@ -449,7 +449,7 @@ func TestRuleChangeStoredBeforeRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng2.Close(context.Background())
-	if got, _ := empty.Rules(); !reflect.DeepEqual(got, persistence.Rules{Current: want.Current, Lease: leaseMs}) {
+	if got, _ := empty.Rules(t.Context()); !reflect.DeepEqual(got, persistence.Rules{Current: want.Current, Lease: leaseMs}) {
 		t.Fatalf("stored rules of a new store %+v", got)
 	}
 }
@@ -473,7 +473,7 @@ func TestRuleChangeStoreFailures(t *testing.T) {
 	if err := start(100); err != nil {
 		t.Fatal(err)
 	}
-	fs.FailWrites(persistence.ErrNoSpace)
+	fs.FailWrites(persistencetest.ErrDiskFull)
 	if err := start(50); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("New with a changed limit and a full disk: %v, want ENOSPC", err)
 	}
@@ -493,7 +493,7 @@ func TestRuleChangeStoreFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
-	if got, _ := fs.Rules(); got.Current.Limit != 100 {
+	if got, _ := fs.Rules(t.Context()); got.Current.Limit != 100 {
 		t.Errorf("a store without rules was given some through its wrapper: %+v", got)
 	}
 	if g, err := eng.Reserve(context.Background(), "a", 2); err != nil || g.Granted != 1 {
@@ -510,5 +510,7 @@ type rulesErrStore struct {
 	err error
 }
 
-func (s rulesErrStore) Rules() (persistence.Rules, error) { return persistence.Rules{}, s.err }
-func (s rulesErrStore) SetRules(persistence.Rules) error  { return nil }
+func (s rulesErrStore) Rules(context.Context) (persistence.Rules, error) {
+	return persistence.Rules{}, s.err
+}
+func (s rulesErrStore) SetRules(context.Context, persistence.Rules) error { return nil }

@@ -189,7 +189,7 @@ func (e *Engine) Survey(ctx context.Context, o SurveyOptions) (Survey, error) {
 	complete = take(resident) && allResident && complete
 	if complete {
 		errFull := errors.New("full")
-		err := e.store.Accounts(func(account string) error {
+		err := e.store.Accounts(ctx, func(account string) error {
 			if !take([]string{account}) {
 				return errFull
 			}
@@ -314,17 +314,17 @@ func (e *Engine) surveyOne(ctx context.Context, account string, now int64, tl *t
 			return Status{}, ctx.Err()
 		}
 	}
-	return e.storedStatus(account, now, tl)
+	return e.storedStatus(ctx, account, now, tl)
 }
 
 // storedStatus reads account's status at now from the store, as its actor
 // would load it, and adds its pins to tl.
-func (e *Engine) storedStatus(account string, now int64, tl *timeline) (Status, error) {
-	st, err := e.store.Load(account)
+func (e *Engine) storedStatus(ctx context.Context, account string, now int64, tl *timeline) (Status, error) {
+	st, err := e.store.Load(ctx, account)
 	if err != nil {
 		return Status{}, fmt.Errorf("actors: account %q: %w: %w", account, ErrAccountState, err)
 	}
-	jobs, err := e.store.Jobs(account)
+	jobs, err := e.store.Jobs(ctx, account)
 	if err != nil {
 		return Status{}, fmt.Errorf("actors: account %q: %w: %w", account, ErrAccountState, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
-	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
 
 // TestPinBadInput runs every bad input of the issue against one bot: each
@@ -237,7 +237,7 @@ func TestPinEngineUnavailable(t *testing.T) {
 	w := newWorld(t, worldOptions{faults: true})
 	alice := w.addUser("alice")
 	w.link(alice, "1001", "alicepins")
-	w.faults.FailWrites(persistence.ErrNoSpace)
+	w.faults.FailWrites(persistencetest.ErrDiskFull)
 	text, _ := w.pin(alice, w.addImages(w.channel.ID, 2, "").ID.String())
 	must(t, text, "failed: not pinned: Pinbot's pin counter is unavailable", msgEngineDown)
 	if n := len(w.ps.Pins()); n != 0 {

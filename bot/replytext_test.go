@@ -111,7 +111,7 @@ func TestSettingsCountsEarlierRule(t *testing.T) {
 			// The last run pinned at most 5 per 12 hours.
 			earlier := persistence.Rules{Current: persistence.Rule{Limit: 5, Window: (12 * time.Hour).Milliseconds()},
 				Lease: actors.DefaultConfig().Lease.Milliseconds()}
-			if err := s.(persistence.RuleKeeper).SetRules(earlier); err != nil {
+			if err := s.(persistence.RuleKeeper).SetRules(t.Context(), earlier); err != nil {
 				t.Fatal(err)
 			}
 		},

@@ -15,7 +15,9 @@ import (
 // all. It is safe for simultaneous use.
 type Journal struct {
 	store    Store
-	settler  Settler // store, when it is one; nil otherwise
+	ctx      context.Context // of every Store.Write
+	settler  settler         // store, when it is one; nil otherwise
+	fence    []byte          // Batch.Fence of every batch
 	maxBatch int
 	log      zerolog.Logger
 	onBatch  func(writes int, took time.Duration, err error) // nil: none
@@ -40,6 +42,17 @@ type pendingWrite struct {
 	done  func(error)
 }
 
+// settler is implemented by stores whose Write returns as soon as its
+// batch is durable, before the store has updated what it keeps in memory
+// about it, such as the Badger store's index of its write-ahead log. The
+// store does that update before any call that needs it; Settle does it
+// now. The journal calls Settle after it has answered a batch's writers,
+// so that they go on while the store finishes, and the next batch does
+// not wait for it. Settle does nothing once the store is closed.
+type settler interface {
+	Settle()
+}
+
 // DefaultMaxBatch is the most account writes one Store.Write carries.
 const DefaultMaxBatch = 4096
 
@@ -56,14 +69,24 @@ func WithBatchHook(f func(writes int, took time.Duration, err error)) JournalOpt
 	return func(j *Journal) { j.onBatch = f }
 }
 
+// WithFence has every batch of the journal carry token as its Batch.Fence.
+// The journal keeps token; the caller must not change it.
+func WithFence(token []byte) JournalOption {
+	return func(j *Journal) { j.fence = token }
+}
+
 // NewJournal starts a journal writing to store, at most maxBatch account
 // writes per Store.Write (DefaultMaxBatch if maxBatch <= 0). Close stops it.
-func NewJournal(store Store, maxBatch int, log zerolog.Logger, opts ...JournalOption) *Journal {
+// Every Store.Write of the journal gets ctx: a batch is written for many
+// callers at once, so none of their contexts applies; the owner's does
+// (the engine's). ctx ending does not stop the journal; Close does.
+func NewJournal(ctx context.Context, store Store, maxBatch int, log zerolog.Logger, opts ...JournalOption) *Journal {
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
 	}
 	j := &Journal{
 		store:    store,
+		ctx:      ctx,
 		maxBatch: maxBatch,
 		log:      log.With().Str("component", "journal").Logger(),
 		wake:     make(chan struct{}, 1),
@@ -72,7 +95,7 @@ func NewJournal(store Store, maxBatch int, log zerolog.Logger, opts ...JournalOp
 	for _, o := range opts {
 		o(j)
 	}
-	j.settler, _ = store.(Settler)
+	j.settler, _ = store.(settler)
 	go j.run()
 	return j
 }
@@ -187,6 +210,7 @@ func (j *Journal) write(take []pendingWrite) {
 	b := &j.batch
 	b.Accounts = b.Accounts[:0]
 	b.HighWater = 0
+	b.Fence = j.fence
 	evs := j.events[:0]
 	for i := range take {
 		if take[i].hasEv {
@@ -214,7 +238,7 @@ func (j *Journal) write(take []pendingWrite) {
 		if j.onBatch != nil {
 			start = time.Now()
 		}
-		err = j.store.Write(b)
+		err = j.store.Write(j.ctx, b)
 		if err != nil {
 			j.log.Error().Err(err).Int("writes", len(b.Accounts)).Msg("journal write failed")
 		}

@@ -19,7 +19,7 @@ type scriptStore struct {
 	write func(b *Batch) error
 }
 
-func (s *scriptStore) Write(b *Batch) error { return s.write(b) }
+func (s *scriptStore) Write(_ context.Context, b *Batch) error { return s.write(b) }
 
 // outcomes records the done calls of journal writes: per write, every
 // error it was called with.
@@ -61,7 +61,7 @@ func (o *outcomes) get(i int) []error {
 	return o.calls[i]
 }
 
-// settleStore is a scriptStore that is also a Settler: Settle runs a
+// settleStore is a scriptStore that is also a settler: Settle runs a
 // function of the test's.
 type settleStore struct {
 	scriptStore
@@ -90,7 +90,7 @@ func TestJournalAnswersBeforeSettle(t *testing.T) {
 			settled <- struct{}{}
 		},
 	}
-	j := NewJournal(st, 0, zerolog.Nop())
+	j := NewJournal(context.Background(), st, 0, zerolog.Nop())
 	o := newOutcomes()
 	j.AppendEvent("a", reserve(1, 1, t0), 0, t0, o.done(0))
 	o.wait(t, 1)
@@ -147,7 +147,7 @@ func TestJournalOutcomes(t *testing.T) {
 				mu.Unlock()
 				return tt.write(b)
 			}}
-			j := NewJournal(st, 2, zerolog.Nop())
+			j := NewJournal(context.Background(), st, 2, zerolog.Nop())
 			o := newOutcomes()
 			const n = 5
 			for i := range n {
@@ -189,7 +189,7 @@ func TestJournalBatchHook(t *testing.T) {
 		}
 		return nil
 	}}
-	j := NewJournal(st, 0, zerolog.Nop(), WithBatchHook(func(writes int, took time.Duration, err error) {
+	j := NewJournal(context.Background(), st, 0, zerolog.Nop(), WithBatchHook(func(writes int, took time.Duration, err error) {
 		if took < 0 {
 			t.Errorf("hook: took %v < 0", took)
 		}
@@ -233,3 +233,59 @@ func TestJournalBatchHook(t *testing.T) {
 		t.Errorf("hook calls %v, want %v", got, want)
 	}
 }
+
+// TestJournalFenceAndContext checks that every Store.Write of the journal
+// gets the journal's context and carries its fence token, and that a write
+// the store refuses as fenced off is answered with that error.
+func TestJournalFenceAndContext(t *testing.T) {
+	type key struct{}
+	ctx := context.WithValue(context.Background(), key{}, "journal")
+	fence := []byte("owner-7")
+	var mu sync.Mutex
+	var fences []string
+	var values []any
+	refuse := false
+	st := &ctxStore{write: func(ctx context.Context, b *Batch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		fences = append(fences, string(b.Fence))
+		values = append(values, ctx.Value(key{}))
+		if refuse {
+			return fmt.Errorf("store: %w", ErrFenced)
+		}
+		return nil
+	}}
+	j := NewJournal(ctx, st, 0, zerolog.Nop(), WithFence(fence))
+	defer j.Close()
+	o := newOutcomes()
+	j.AppendEvent("a", reserve(1, 1, t0), 0, t0, o.done(0))
+	o.wait(t, 1)
+	mu.Lock()
+	refuse = true
+	mu.Unlock()
+	j.Append(AccountWrite{Account: "b"}, t0, o.done(1))
+	o.wait(t, 1)
+	if got := o.get(0); len(got) != 1 || got[0] != nil {
+		t.Errorf("first write answered %v, want [nil]", got)
+	}
+	if got := o.get(1); len(got) != 1 || !errors.Is(got[0], ErrFenced) {
+		t.Errorf("refused write answered %v, want ErrFenced", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"owner-7", "owner-7"}; !slices.Equal(fences, want) {
+		t.Errorf("batch fences %q, want %q", fences, want)
+	}
+	if want := []any{"journal", "journal"}; !slices.Equal(values, want) {
+		t.Errorf("write contexts carry %v, want %v", values, want)
+	}
+}
+
+// ctxStore is a Store whose Write runs a function of the test's with the
+// context it is given.
+type ctxStore struct {
+	Store
+	write func(ctx context.Context, b *Batch) error
+}
+
+func (s *ctxStore) Write(ctx context.Context, b *Batch) error { return s.write(ctx, b) }

@@ -1,5 +1,7 @@
 package persistence
 
+import "context"
+
 // Rule is a rate limit: at most Limit pins in any Window milliseconds.
 type Rule struct {
 	Limit  int
@@ -32,8 +34,8 @@ type Rules struct {
 type RuleKeeper interface {
 	// Rules returns the stored rules, the zero Rules when none were
 	// stored.
-	Rules() (Rules, error)
+	Rules(ctx context.Context) (Rules, error)
 	// SetRules stores r in place of the stored rules; when it returns
 	// nil, r is durable (if the store was opened durable).
-	SetRules(r Rules) error
+	SetRules(ctx context.Context, r Rules) error
 }

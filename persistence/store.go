@@ -1,9 +1,9 @@
 package persistence
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"syscall"
 )
 
 // EventKind says what an Event records.
@@ -99,6 +99,13 @@ type Batch struct {
 	// HighWater, when larger than the stored value, replaces it: the newest
 	// engine time any stored state refers to.
 	HighWater int64
+	// Fence is the writer's fencing token, opaque to everyone but the
+	// store: a store shared by several processes, where one at a time may
+	// own an account's state, refuses a batch whose token it holds stale
+	// with an error wrapping ErrFenced, having applied none of it. A store
+	// that one process owns ignores it. Empty: the writer claims no fence.
+	// The store must not keep the slice after Write returns.
+	Fence []byte
 }
 
 // ClockAnchor ties the engine's time to the machine's boot-time clock, so
@@ -124,38 +131,42 @@ type Loaded struct {
 
 // Store is where account state lives. Every method reports its failures;
 // implementations are safe for simultaneous use by multiple goroutines.
+// ctx carries the deadline and values of the call; a store whose calls may
+// wait on something other than its own disk (a network, a lock) returns
+// early with ctx's error when it ends, a store that does not may ignore it.
 type Store interface {
 	// Write applies b atomically. When it returns nil, b is durable (if the
 	// store was opened durable) and every call that starts afterwards sees
 	// it. A store may return before it has finished bookkeeping of its own
-	// that nothing but its own reads depend on (see Settler).
-	Write(b *Batch) error
+	// that nothing but its own reads depend on. A store that fences refuses
+	// a stale b.Fence with an error wrapping ErrFenced.
+	Write(ctx context.Context, b *Batch) error
 	// Load returns the stored state of account. An account with nothing
 	// stored (or whose state expired) loads as the zero Loaded and nil.
 	// Corrupt state yields an error wrapping ErrCorrupt that names account.
-	Load(account string) (Loaded, error)
+	Load(ctx context.Context, account string) (Loaded, error)
 	// Accounts calls fn for each account that has stored state, in key
 	// order, without loading it; fn returning an error stops the scan.
-	Accounts(fn func(account string) error) error
+	Accounts(ctx context.Context, fn func(account string) error) error
 	// Journaled calls fn for each account that has journal events not
 	// superseded by a snapshot (what a crash leaves behind), in key order;
 	// fn returning an error stops the scan.
-	Journaled(fn func(account string) error) error
+	Journaled(ctx context.Context, fn func(account string) error) error
 	// Jobs returns the stored jobs of account, ascending by ID, those that
 	// expired left out. Corrupt jobs yield an error wrapping ErrCorrupt that
 	// names account.
-	Jobs(account string) ([]Job, error)
+	Jobs(ctx context.Context, account string) ([]Job, error)
 	// JobAccounts calls fn for each account that has stored jobs, once, in
 	// key order; fn returning an error stops the scan.
-	JobAccounts(fn func(account string) error) error
+	JobAccounts(ctx context.Context, fn func(account string) error) error
 	// HighWater returns the stored high-water mark (0 if none).
-	HighWater() (int64, error)
+	HighWater(ctx context.Context) (int64, error)
 	// Anchor returns the stored clock anchor (the zero ClockAnchor if
 	// none).
-	Anchor() (ClockAnchor, error)
+	Anchor(ctx context.Context) (ClockAnchor, error)
 	// SetAnchor stores a in place of the stored clock anchor; when it
 	// returns nil, a is durable (if the store was opened durable).
-	SetAnchor(a ClockAnchor) error
+	SetAnchor(ctx context.Context, a ClockAnchor) error
 	// Close releases the store; later calls fail with ErrClosed.
 	Close() error
 }
@@ -169,10 +180,10 @@ var (
 	// ErrInvalidAccount is returned for an account ID that cannot be stored:
 	// empty, longer than MaxAccountLen bytes, or containing a NUL byte.
 	ErrInvalidAccount = errors.New("persistence: invalid account id")
-	// ErrNoSpace is wrapped by the error of a Write refused because the
-	// disk is (nearly) full; errors.Is(err, syscall.ENOSPC) holds too. It
-	// is also a ready-made fault for persistencetest.FaultStore.
-	ErrNoSpace = fmt.Errorf("persistence: no space left: %w", syscall.ENOSPC)
+	// ErrFenced is wrapped by the error of a Write a fencing store refused
+	// because the batch's Fence is stale: another writer owns the state
+	// now. Nothing of the batch was applied.
+	ErrFenced = errors.New("persistence: write fenced off")
 )
 
 // MaxAccountLen is the longest account ID, in bytes, a Store accepts.
@@ -248,27 +259,4 @@ func expirySecond(ms int64) uint64 {
 		s++
 	}
 	return uint64(s)
-}
-
-// Settler is implemented by stores whose Write returns as soon as its
-// batch is durable, before the store has updated what it keeps in memory
-// about it, such as the Badger store's index of its write-ahead log. The
-// store does that update before any call that needs it; Settle does it
-// now. The journal calls Settle after it has answered a batch's writers,
-// so that they go on while the store finishes, and the next batch does
-// not wait for it.
-type Settler interface {
-	// Settle finishes the bookkeeping of the last Write, if any is left.
-	// It does nothing once the store is closed.
-	Settle()
-}
-
-// Checkpointer is implemented by stores whose journal is shared between
-// accounts, such as the Badger store's write-ahead log, where one account's
-// events that no snapshot covers keep a whole record alive.
-type Checkpointer interface {
-	// Stale calls fn for each account holding events in the oldest records
-	// beyond the newest keep live ones, from a list taken when it starts.
-	// Snapshotting those accounts lets the store delete those records.
-	Stale(keep int, fn func(account string) error) error
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/cmd/pinbench/internal/child"
-	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
@@ -54,7 +53,7 @@ type diskFiller interface {
 type faultFiller struct{ fs *persistencetest.FaultStore }
 
 func (f faultFiller) fill() (string, error) {
-	f.fs.FailWrites(persistence.ErrNoSpace)
+	f.fs.FailWrites(persistencetest.ErrDiskFull)
 	return "every store write now fails with ENOSPC (persistencetest.FaultStore)", nil
 }
 

@@ -145,7 +145,8 @@ func populate(dir string, n int, window time.Duration, log zerolog.Logger) (int,
 	}
 	stored := false
 	errStop := errors.New("stop")
-	if err := store.Accounts(func(string) error { stored = true; return errStop }); err != nil && !errors.Is(err, errStop) {
+	ctx := context.Background()
+	if err := store.Accounts(ctx, func(string) error { stored = true; return errStop }); err != nil && !errors.Is(err, errStop) {
 		return 0, errors.Join(err, store.Close())
 	}
 	if stored {
@@ -167,7 +168,7 @@ func populate(dir string, n int, window time.Duration, log zerolog.Logger) (int,
 				ExpiresAt: now + window.Milliseconds() + 24*time.Hour.Milliseconds(),
 			})
 		}
-		if err := store.Write(batch); err != nil {
+		if err := store.Write(ctx, batch); err != nil {
 			return 0, errors.Join(fmt.Errorf("populating %s: %w", dir, err), store.Close())
 		}
 	}

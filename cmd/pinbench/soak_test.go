@@ -276,7 +276,7 @@ func journaled(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	if err := store.Journaled(func(a string) error { out = append(out, a); return nil }); err != nil {
+	if err := store.Journaled(t.Context(), func(a string) error { out = append(out, a); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Close(); err != nil {

@@ -294,20 +294,20 @@ func checkCopy(ctx context.Context, dir string, cycle int, cfg actors.Config, ac
 			fail(violStore, "close: %v", err)
 		}
 	}()
-	if _, err := store.HighWater(); err != nil {
+	if _, err := store.HighWater(ctx); err != nil {
 		fail(violStore, "high-water mark unreadable: %v", err)
 	}
-	if err := store.Journaled(func(string) error { c.journaled++; return nil }); err != nil {
+	if err := store.Journaled(ctx, func(string) error { c.journaled++; return nil }); err != nil {
 		fail(violStore, "listing the accounts left to replay: %v", err)
 	}
 	var stored []string
-	if err := store.Accounts(func(a string) error { stored = append(stored, a); return nil }); err != nil {
+	if err := store.Accounts(ctx, func(a string) error { stored = append(stored, a); return nil }); err != nil {
 		fail(violStore, "listing accounts: %v", err)
 	}
 	c.accounts = len(stored)
 	window := cfg.Window.Milliseconds()
 	for _, a := range stored {
-		ld, err := store.Load(a)
+		ld, err := store.Load(ctx, a)
 		if err != nil {
 			fail(violStore, "account %s does not load: %v", a, err)
 			continue

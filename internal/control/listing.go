@@ -41,7 +41,7 @@ type Source struct {
 	// Links names the accounts: their Pinterest usernames and the Discord
 	// users who linked them. Nil when the token store cannot be read;
 	// NoNames then says why, or is empty when there is no token store.
-	Links   *links.Store
+	Links   links.Directory
 	NoNames string
 	// Log receives what could not be read, tagged component=control.
 	Log zerolog.Logger
@@ -163,14 +163,14 @@ type Jobs struct {
 // when the accounts cannot be listed or ctx ends.
 func ReadAccounts(ctx context.Context, src Source) (Accounts, error) {
 	var ids []string
-	if err := src.Store.Accounts(func(account string) error {
+	if err := src.Store.Accounts(ctx, func(account string) error {
 		ids = append(ids, account)
 		return ctx.Err()
 	}); err != nil {
 		return Accounts{}, fmt.Errorf("listing the stored accounts: %w", err)
 	}
 	list := Accounts{At: src.Engine.Now().UTC(), Rule: currentRule(src.Engine), Accounts: make([]Account, len(ids)), NoNames: src.NoNames}
-	list.Earlier = earlierRules(src, list.At)
+	list.Earlier = earlierRules(ctx, src, list.At)
 
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -237,7 +237,7 @@ func ReadJobs(ctx context.Context, src Source, ref string) (Jobs, error) {
 	}
 	out := Jobs{Rule: currentRule(src.Engine), Account: account(id, st, nil), Jobs: make([]Job, 0, len(jobs)), NoNames: noNames}
 	out.Account.Username, out.Account.LinkedBy = acct.Username, users
-	out.Earlier = earlierRules(src, st.At)
+	out.Earlier = earlierRules(ctx, src, st.At)
 	for _, j := range jobs {
 		out.Jobs = append(out.Jobs, job(j))
 	}
@@ -291,7 +291,7 @@ func resolve(ctx context.Context, src Source, ref string) (id string, acct links
 		}
 	}
 	if !linked {
-		stored, err := storedAccount(src.Store, ref)
+		stored, err := storedAccount(ctx, src.Store, ref)
 		if err != nil {
 			return "", acct, nil, "", err
 		}
@@ -318,15 +318,15 @@ func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.kind }
 
 // storedAccount reports whether store holds state or jobs of account.
-func storedAccount(store persistence.Store, account string) (bool, error) {
-	l, err := store.Load(account)
+func storedAccount(ctx context.Context, store persistence.Store, account string) (bool, error) {
+	l, err := store.Load(ctx, account)
 	if err != nil {
 		return false, fmt.Errorf("reading account %s: %w", account, err)
 	}
 	if len(l.Events) > 0 || l.Snapshot.Seq > 0 || l.Snapshot.NextID > 0 {
 		return true, nil
 	}
-	jobs, err := store.Jobs(account)
+	jobs, err := store.Jobs(ctx, account)
 	if err != nil {
 		return false, fmt.Errorf("reading the jobs of account %s: %w", account, err)
 	}
@@ -388,12 +388,12 @@ func currentRule(eng *actors.Engine) Rule {
 // earlierRules returns the earlier rules src's store keeps that are
 // still in force at at, ending first first; none when the store keeps no
 // rules or they cannot be read (logged).
-func earlierRules(src Source, at time.Time) []Rule {
+func earlierRules(ctx context.Context, src Source, at time.Time) []Rule {
 	rk, ok := src.Store.(persistence.RuleKeeper)
 	if !ok {
 		return nil
 	}
-	rs, err := rk.Rules()
+	rs, err := rk.Rules(ctx)
 	if err != nil {
 		src.logger().Warn().Err(err).Msg("reading the rules in force failed")
 		return nil

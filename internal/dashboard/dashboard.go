@@ -84,7 +84,7 @@ type Name struct {
 // RuleReader reads the rules the engine enforces, as the engine's store
 // keeps them (persistence.RuleKeeper).
 type RuleReader interface {
-	Rules() (persistence.Rules, error)
+	Rules(ctx context.Context) (persistence.Rules, error)
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -231,7 +231,7 @@ func (d *Dashboard) earlierRules(ctx context.Context, at time.Time) []Rule {
 	if d.rules == nil {
 		return nil
 	}
-	rs, err := d.rules.Rules()
+	rs, err := d.rules.Rules(ctx)
 	if err != nil {
 		logctx.Logger(ctx, d.log).Warn().Err(err).Msg("reading the rules in force failed")
 		return nil

@@ -112,7 +112,7 @@ func TestEarlierRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Hour)
-	if _, err := actors.AfterRestore(cfg, store, zerolog.Nop()); err != nil {
+	if _, err := actors.AfterRestore(t.Context(), cfg, store, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	eng = start()

@@ -46,11 +46,11 @@ func TestBadgerBackupRestore(t *testing.T) {
 	}})
 	rules := persistence.Rules{Current: persistence.Rule{Limit: 5, Window: 1000}, Lease: 100,
 		Earlier: []persistence.Rule{{Limit: 9, Window: 5000, Until: t3}}}
-	if err := s.SetRules(rules); err != nil {
+	if err := s.SetRules(t.Context(), rules); err != nil {
 		t.Fatal(err)
 	}
 	anchor := persistence.ClockAnchor{BootID: "boot", Uptime: 42, Engine: t1}
-	if err := s.SetAnchor(anchor); err != nil {
+	if err := s.SetAnchor(t.Context(), anchor); err != nil {
 		t.Fatal(err)
 	}
 
@@ -67,17 +67,17 @@ func TestBadgerBackupRestore(t *testing.T) {
 	if got, want := journaled(t, r), journaled(t, s); !slices.Equal(got, want) {
 		t.Errorf("restored journaled accounts %v, want %v", got, want)
 	}
-	jobs, err := r.Jobs("carol")
+	jobs, err := r.Jobs(t.Context(), "carol")
 	if err != nil || len(jobs) != 2 || jobs[1].State != persistence.JobRunning || string(jobs[1].Payload) != "two" {
 		t.Errorf("restored jobs %+v, %v", jobs, err)
 	}
-	if got, err := r.Rules(); err != nil || !slices.Equal(got.Earlier, rules.Earlier) || got.Current != rules.Current {
+	if got, err := r.Rules(t.Context()); err != nil || !slices.Equal(got.Earlier, rules.Earlier) || got.Current != rules.Current {
 		t.Errorf("restored rules %+v, %v; want %+v", got, err, rules)
 	}
-	if got, err := r.Anchor(); err != nil || got != anchor {
+	if got, err := r.Anchor(t.Context()); err != nil || got != anchor {
 		t.Errorf("restored anchor %+v, %v; want %+v", got, err, anchor)
 	}
-	if hw, err := r.HighWater(); err != nil || hw != t3 {
+	if hw, err := r.HighWater(t.Context()); err != nil || hw != t3 {
 		t.Errorf("restored high water %d, %v; want %d", hw, err, t3)
 	}
 
@@ -136,7 +136,7 @@ func TestBadgerBackupWhileWriting(t *testing.T) {
 				}
 				b.Accounts = append(b.Accounts, aw)
 			}
-			if err := s.Write(b); err != nil {
+			if err := s.Write(t.Context(), b); err != nil {
 				t.Errorf("Write %d: %v", seq, err)
 				return
 			}
@@ -170,7 +170,7 @@ func TestBadgerBackupWhileWriting(t *testing.T) {
 		if a != b || a < before || a > after+1 {
 			t.Fatalf("backup %d: a is at seq %d, b at %d; batches acknowledged: %d before it began, %d after it ended", i, a, b, before, after)
 		}
-		if hw, err := r.HighWater(); err != nil || hw != t0+int64(a) {
+		if hw, err := r.HighWater(t.Context()); err != nil || hw != t0+int64(a) {
 			t.Fatalf("backup %d: high water %d, %v; want that of batch %d", i, hw, err, a)
 		}
 		if err := r.Close(); err != nil {

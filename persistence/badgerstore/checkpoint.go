@@ -12,7 +12,7 @@ import (
 // 100,000 active accounts (docs/benchmarks.md).
 const scanChunk = 1024
 
-// Stale implements Checkpointer: it calls fn for each account with events
+// Stale, which the engine's checkpoints call (actors.Checkpointer), calls fn for each account with events
 // in the WAL records older than the newest keep live ones. It first drops
 // the events that have expired from the index and deletes the records they
 // leave empty. Both scans take the index's locks a chunk of accounts at

@@ -21,7 +21,7 @@ func TestStaleDeletesExpiredRecordOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "gone",
+	if err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "gone",
 		Events: []persistence.Event{{Seq: 1, Kind: persistence.EventCommit, ID: 1, At: 1000}}, ExpiresAt: 2000}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +64,10 @@ func TestStaleAcrossChunks(t *testing.T) {
 		first = append(first, persistence.AccountWrite{Account: fmt.Sprintf("exp-%05d", i), Events: event, ExpiresAt: 2000})
 	}
 	first = append(first, old...)
-	if err := s.Write(&persistence.Batch{Accounts: first}); err != nil {
+	if err := s.Write(t.Context(), &persistence.Batch{Accounts: first}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "new", Events: event}}}); err != nil {
+	if err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "new", Events: event}}}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -55,7 +56,7 @@ func writeJobs(txn *badger.Txn, aw *persistence.AccountWrite) (entries, size int
 // Jobs returns account's stored jobs, ascending by ID; expired ones are
 // not seen. A job that cannot be decoded yields an error wrapping
 // ErrCorrupt that names the account and the job.
-func (s *Store) Jobs(account string) ([]persistence.Job, error) {
+func (s *Store) Jobs(_ context.Context, account string) ([]persistence.Job, error) {
 	if err := persistence.CheckAccount(account); err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (s *Store) Jobs(account string) ([]persistence.Job, error) {
 // JobAccounts calls fn with each account that has stored jobs, once, in
 // byte order, reading keys only. It does not see writes made after it
 // started. Malformed keys are logged and skipped.
-func (s *Store) JobAccounts(fn func(account string) error) error {
+func (s *Store) JobAccounts(_ context.Context, fn func(account string) error) error {
 	if !s.life.Enter() {
 		return persistence.ErrClosed
 	}

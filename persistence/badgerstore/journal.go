@@ -131,7 +131,7 @@ func (s *Store) appendLog(want uint64, rec []byte) error {
 	seq, err := s.journal.Append(p)
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Errorf("persistence: journal: %w: %w", persistence.ErrNoSpace, err)
+		return fmt.Errorf("persistence: journal: %w: %w", ErrNoSpace, err)
 	case err != nil:
 		return fmt.Errorf("persistence: journal: %w", err)
 	case seq != want:

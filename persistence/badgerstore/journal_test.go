@@ -50,7 +50,7 @@ func TestJournalReplaysAfterCrashBeforeApply(t *testing.T) {
 	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
 	snap := &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}
 	s.testApply = func() error { return errors.New("badger: boom") }
-	err := s.Write(&persistence.Batch{HighWater: t3, Accounts: []persistence.AccountWrite{
+	err := s.Write(t.Context(), &persistence.Batch{HighWater: t3, Accounts: []persistence.AccountWrite{
 		{Account: "a", Snapshot: snap, Events: []persistence.Event{reserve(2, 2, t1)}},
 		{Account: "b", Jobs: []persistence.Job{{ID: 1, State: persistence.JobWaiting, Enqueued: t1, Payload: []byte("p")}}},
 	}})
@@ -58,10 +58,10 @@ func TestJournalReplaysAfterCrashBeforeApply(t *testing.T) {
 		t.Fatalf("Write with Badger failing = %v, want errBroken", err)
 	}
 	s.testApply = nil
-	if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "c", Events: []persistence.Event{reserve(1, 1, t2)}}}}); !errors.Is(err, errBroken) {
+	if err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "c", Events: []persistence.Event{reserve(1, 1, t2)}}}}); !errors.Is(err, errBroken) {
 		t.Errorf("Write after a failed apply = %v, want errBroken", err)
 	}
-	if err := s.SetAnchor(persistence.ClockAnchor{Engine: t2}); !errors.Is(err, errBroken) {
+	if err := s.SetAnchor(t.Context(), persistence.ClockAnchor{Engine: t2}); !errors.Is(err, errBroken) {
 		t.Errorf("SetAnchor after a failed apply = %v, want errBroken", err)
 	}
 	if err := s.Checkpoint(); !errors.Is(err, errBroken) {
@@ -72,10 +72,10 @@ func TestJournalReplaysAfterCrashBeforeApply(t *testing.T) {
 	s = openStore(t, dir, testOptions())
 	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{reserve(2, 2, t1)}})
 	checkLoaded(t, s, "c", persistence.Loaded{})
-	if jobs, err := s.Jobs("b"); err != nil || len(jobs) != 1 || string(jobs[0].Payload) != "p" {
+	if jobs, err := s.Jobs(t.Context(), "b"); err != nil || len(jobs) != 1 || string(jobs[0].Payload) != "p" {
 		t.Errorf("Jobs(b) = %+v, %v; want the job the batch stored", jobs, err)
 	}
-	if hw, _ := s.HighWater(); hw != t3 {
+	if hw, _ := s.HighWater(t.Context()); hw != t3 {
 		t.Errorf("HighWater = %d, want %d", hw, t3)
 	}
 	// The open checkpointed: the next one finds nothing to replay.
@@ -356,7 +356,7 @@ func TestAnchorSurvivesKills(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, testOptions())
 	a1 := persistence.ClockAnchor{BootID: "boot", Uptime: 1, Engine: t1}
-	if err := s.SetAnchor(a1); err != nil {
+	if err := s.SetAnchor(t.Context(), a1); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, s, &persistence.Batch{HighWater: t1, Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
@@ -369,7 +369,7 @@ func TestAnchorSurvivesKills(t *testing.T) {
 		beforeApply = copyDir(t, dir)
 		return nil
 	}
-	if err := s.SetAnchor(a2); err != nil {
+	if err := s.SetAnchor(t.Context(), a2); err != nil {
 		t.Fatal(err)
 	}
 	s.testApply = nil
@@ -384,7 +384,7 @@ func TestAnchorSurvivesKills(t *testing.T) {
 		{"killed after a checkpoint", afterCheckpoint},
 	} {
 		k := openStore(t, c.dir, testOptions())
-		if got, err := k.Anchor(); err != nil || got != a2 {
+		if got, err := k.Anchor(t.Context()); err != nil || got != a2 {
 			t.Errorf("%s: Anchor = %+v, %v; want %+v", c.name, got, err, a2)
 		}
 		checkLoaded(t, k, "a", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,7 +15,7 @@ import (
 // journal events with Seq above the snapshot's, in Seq order. Expired state
 // is not seen. A snapshot that cannot be decoded yields an error wrapping
 // ErrCorrupt that names the account; other accounts are not affected.
-func (s *Store) Load(account string) (persistence.Loaded, error) {
+func (s *Store) Load(_ context.Context, account string) (persistence.Loaded, error) {
 	if err := persistence.CheckAccount(account); err != nil {
 		return persistence.Loaded{}, err
 	}

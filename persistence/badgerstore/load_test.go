@@ -34,7 +34,7 @@ func TestBadgerCorruptAccount(t *testing.T) {
 			mustWrite(t, s, good)
 			rawSet(t, s, tt.key, tt.value)
 
-			_, err := s.Load("123")
+			_, err := s.Load(t.Context(), "123")
 			if !errors.Is(err, persistence.ErrCorrupt) || !strings.HasPrefix(err.Error(), tt.message) {
 				t.Errorf("Load(123) = %v, want ErrCorrupt starting %q", err, tt.message)
 			}
@@ -64,7 +64,7 @@ func TestBadgerLoadConsistentWithWrites(t *testing.T) {
 				}
 				aw.Snapshot = &persistence.Snapshot{Seq: seq, NextID: seq + 1, Committed: committed}
 			}
-			if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{aw}}); err != nil {
+			if err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{aw}}); err != nil {
 				t.Errorf("Write seq %d: %v", seq, err)
 				return
 			}

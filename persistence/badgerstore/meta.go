@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -36,7 +37,7 @@ func (s *Store) loadHighWater() (int64, error) {
 }
 
 // HighWater returns the largest high-water mark written (0 if none).
-func (s *Store) HighWater() (int64, error) {
+func (s *Store) HighWater(context.Context) (int64, error) {
 	if !s.life.Enter() {
 		return 0, persistence.ErrClosed
 	}
@@ -45,7 +46,7 @@ func (s *Store) HighWater() (int64, error) {
 }
 
 // Anchor returns the stored clock anchor (zero if none).
-func (s *Store) Anchor() (persistence.ClockAnchor, error) {
+func (s *Store) Anchor(context.Context) (persistence.ClockAnchor, error) {
 	var a persistence.ClockAnchor
 	err := s.getMeta(anchorKey, "clock anchor", func(v []byte) (err error) {
 		a, err = codec.DecodeAnchor(v)
@@ -56,7 +57,7 @@ func (s *Store) Anchor() (persistence.ClockAnchor, error) {
 
 // SetAnchor stores a in a transaction of its own, durable when the store
 // is.
-func (s *Store) SetAnchor(a persistence.ClockAnchor) error {
+func (s *Store) SetAnchor(_ context.Context, a persistence.ClockAnchor) error {
 	return s.putMeta(anchorKey, codec.AppendAnchor(nil, a), "clock anchor")
 }
 

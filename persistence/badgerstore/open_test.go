@@ -27,10 +27,10 @@ func TestBadgerDurableReopen(t *testing.T) {
 	snap := &persistence.Snapshot{Seq: 2, NextID: 3, Committed: []int64{t0, t1}, Pending: []persistence.Pending{{ID: 2, ReservedAt: t1, Deadline: t2}},
 		Lapsed: []persistence.Lapsed{{ID: 1, Deadline: t1}}}
 	anchor := persistence.ClockAnchor{BootID: "boot-1", Uptime: 5_000, Engine: t2}
-	if a, err := s.Anchor(); err != nil || a != (persistence.ClockAnchor{}) {
+	if a, err := s.Anchor(t.Context()); err != nil || a != (persistence.ClockAnchor{}) {
 		t.Fatalf("Anchor of a new store = %+v, %v; want none", a, err)
 	}
-	if err := s.SetAnchor(anchor); err != nil {
+	if err := s.SetAnchor(t.Context(), anchor); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, s, &persistence.Batch{HighWater: t2, Accounts: []persistence.AccountWrite{
@@ -51,10 +51,10 @@ func TestBadgerDurableReopen(t *testing.T) {
 	for a, w := range want {
 		checkLoaded(t, s, a, w)
 	}
-	if hw, err := s.HighWater(); hw != t2 || err != nil {
+	if hw, err := s.HighWater(t.Context()); hw != t2 || err != nil {
 		t.Errorf("HighWater after reopen = %d, %v want %d", hw, err, t2)
 	}
-	if a, err := s.Anchor(); a != anchor || err != nil {
+	if a, err := s.Anchor(t.Context()); a != anchor || err != nil {
 		t.Errorf("Anchor after reopen = %+v, %v want %+v", a, err, anchor)
 	}
 	if got := accounts(t, s); !slices.Equal(got, []string{"a", "b"}) {
@@ -149,7 +149,7 @@ func TestOpenAfterKillDuringMemtableDelete(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, testOptions())
 	anchor := persistence.ClockAnchor{BootID: "boot", Uptime: 5, Engine: t1}
-	if err := s.SetAnchor(anchor); err != nil {
+	if err := s.SetAnchor(t.Context(), anchor); err != nil {
 		t.Fatal(err)
 	}
 	snap := &persistence.Snapshot{Seq: 1, NextID: 2, Committed: []int64{t0}}
@@ -181,7 +181,7 @@ func TestOpenAfterKillDuringMemtableDelete(t *testing.T) {
 
 	s = openStore(t, dir, testOptions())
 	checkLoaded(t, s, "a", persistence.Loaded{Snapshot: *snap})
-	if got, err := s.Anchor(); err != nil || got != anchor {
+	if got, err := s.Anchor(t.Context()); err != nil || got != anchor {
 		t.Errorf("Anchor = %+v, %v; want %+v", got, err, anchor)
 	}
 	if _, err := os.Stat(empty); !os.IsNotExist(err) {

@@ -20,11 +20,11 @@ func TestBadgerRulesReopen(t *testing.T) {
 		Lease:   300_000,
 		Earlier: []persistence.Rule{{Limit: 100, Window: 43_200_000, Until: t3}},
 	}
-	if err := s.SetRules(rules); err != nil {
+	if err := s.SetRules(t.Context(), rules); err != nil {
 		t.Fatal(err)
 	}
 	anchor := persistence.ClockAnchor{BootID: "boot", Uptime: 1, Engine: t1}
-	if err := s.SetAnchor(anchor); err != nil {
+	if err := s.SetAnchor(t.Context(), anchor); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, s, &persistence.Batch{HighWater: t2, Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
@@ -33,10 +33,10 @@ func TestBadgerRulesReopen(t *testing.T) {
 	}
 
 	s = openStore(t, dir, opts)
-	if got, err := s.Rules(); err != nil || !reflect.DeepEqual(got, rules) {
+	if got, err := s.Rules(t.Context()); err != nil || !reflect.DeepEqual(got, rules) {
 		t.Errorf("Rules after reopen = %+v, %v; want %+v", got, err, rules)
 	}
-	if a, err := s.Anchor(); err != nil || a != anchor {
+	if a, err := s.Anchor(t.Context()); err != nil || a != anchor {
 		t.Errorf("Anchor after reopen = %+v, %v; want %+v", a, err, anchor)
 	}
 
@@ -44,7 +44,7 @@ func TestBadgerRulesReopen(t *testing.T) {
 	if err := s.putMeta(rulesKey, []byte("garbage"), "rules"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Rules(); !errors.Is(err, persistence.ErrCorrupt) {
+	if _, err := s.Rules(t.Context()); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("Rules of a corrupt value = %v, want ErrCorrupt", err)
 	}
 	// The key is a meta key: no scan of accounts sees it.

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"context"
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/pinbot/pinbot/persistence"
@@ -12,7 +13,7 @@ import (
 // events. It does not see writes made after it started. fn may call Load
 // and Write, but must not call Close (Close waits for the scan to end).
 // Malformed keys are logged and skipped.
-func (s *Store) Accounts(fn func(account string) error) error {
+func (s *Store) Accounts(_ context.Context, fn func(account string) error) error {
 	if !s.life.Enter() {
 		return persistence.ErrClosed
 	}
@@ -68,7 +69,7 @@ func (s *Store) Records() int {
 // Journaled calls fn with each account that has journal events not folded
 // into a snapshot, in byte order, from a list taken when it starts. It
 // reads nothing from disk.
-func (s *Store) Journaled(fn func(account string) error) error {
+func (s *Store) Journaled(_ context.Context, fn func(account string) error) error {
 	if !s.life.Enter() {
 		return persistence.ErrClosed
 	}

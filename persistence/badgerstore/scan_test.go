@@ -86,7 +86,7 @@ func TestBadgerAccountsDoesNotSeeLaterWrites(t *testing.T) {
 		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
 	}
 	var got []string
-	err := s.Accounts(func(a string) error {
+	err := s.Accounts(t.Context(), func(a string) error {
 		got = append(got, a)
 		if a == "a" {
 			// Written after the scan started.

@@ -7,7 +7,7 @@ package badgerstore
 // that a call started after a Write returned sees that write.
 
 // Settle applies the index update the last Write left pending, if any.
-// The journal calls it (see persistence.Settler) after it has answered the
+// The journal calls it (see persistence.Journal) after it has answered the
 // batch's writers; any later call that needs the update applies it
 // itself, so calling Settle is never required. It does nothing once the
 // store is closed.

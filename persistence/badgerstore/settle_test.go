@@ -49,7 +49,7 @@ func TestWriteReturnsAtCommit(t *testing.T) {
 	if err != nil || !found || got.Seq != snap.Seq {
 		t.Errorf("snapshot at the write's version: found %v, seq %d, %v", found, got.Seq, err)
 	}
-	if hw, _ := s.HighWater(); hw != t0 {
+	if hw, _ := s.HighWater(t.Context()); hw != t0 {
 		t.Errorf("HighWater = %d, want %d", hw, t0)
 	}
 	s.Settle()
@@ -64,7 +64,7 @@ func TestWriteReturnsAtCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Settle() // does nothing once closed
-	if err := s.Write(&persistence.Batch{HighWater: t1}); !errors.Is(err, persistence.ErrClosed) {
+	if err := s.Write(t.Context(), &persistence.Batch{HighWater: t1}); !errors.Is(err, persistence.ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
 	s = openStore(t, dir, opts)
@@ -108,7 +108,7 @@ func TestCallsSettleFirst(t *testing.T) {
 			}
 		}},
 		{"SetAnchor", func(t *testing.T, s *Store) {
-			if err := s.SetAnchor(persistence.ClockAnchor{BootID: "b", Uptime: 1, Engine: t1}); err != nil {
+			if err := s.SetAnchor(t.Context(), persistence.ClockAnchor{BootID: "b", Uptime: 1, Engine: t1}); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -2,9 +2,15 @@ package badgerstore
 
 import (
 	"fmt"
-
-	"github.com/pinbot/pinbot/persistence"
+	"syscall"
 )
+
+// ErrNoSpace is wrapped by the error of a Write refused because the disk
+// is (nearly) full: below the free space kept in reserve (WithMinFree),
+// or when the journal cannot create a segment; errors.Is(err,
+// syscall.ENOSPC) holds too. The engine fails such a write closed, as any
+// other, and keeps the cause in its error.
+var ErrNoSpace = fmt.Errorf("badgerstore: no space left: %w", syscall.ENOSPC)
 
 // checkSpace fails with ErrNoSpace when the store's file system has less
 // than minFree bytes available.
@@ -20,7 +26,7 @@ func (s *Store) checkSpace() error {
 	}
 	if free < uint64(s.minFree) {
 		return fmt.Errorf("persistence: %q has %d bytes free, less than the %d kept in reserve: %w",
-			s.dir, free, s.minFree, persistence.ErrNoSpace)
+			s.dir, free, s.minFree, ErrNoSpace)
 	}
 	return nil
 }

@@ -18,8 +18,8 @@ func TestBadgerKeepsSpaceInReserve(t *testing.T) {
 	opts := testOptions()
 	opts.MinFreeBytes = math.MaxInt64
 	s := openStore(t, t.TempDir(), opts)
-	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
-	if !errors.Is(err, persistence.ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
+	err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	if !errors.Is(err, ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Write on a full disk = %v, want ErrNoSpace", err)
 	}
 	checkLoaded(t, s, "a", persistence.Loaded{})
@@ -49,7 +49,7 @@ func TestOpenKeepsTheSpaceReserve(t *testing.T) {
 	opts := testOptions()
 	opts.MinFreeBytes = math.MaxInt64 // the disk is below the reserve
 	s = openStore(t, dir, opts)
-	if err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Events: []persistence.Event{reserve(1, 1, t0)}}}}); !errors.Is(err, persistence.ErrNoSpace) {
+	if err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "x", Events: []persistence.Event{reserve(1, 1, t0)}}}}); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("Write below reserve = %v, want ErrNoSpace", err)
 	}
 }

@@ -116,6 +116,11 @@ type Store struct {
 }
 
 var (
-	_ persistence.Store   = (*Store)(nil)
-	_ persistence.Settler = (*Store)(nil)
+	_ persistence.Store = (*Store)(nil)
+	// The optional methods its users find by a type assertion: the
+	// journal's (see Settle) and the engine's checkpoints' (see Stale).
+	_ interface{ Settle() } = (*Store)(nil)
+	_ interface {
+		Stale(int, func(account string) error) error
+	} = (*Store)(nil)
 )

@@ -107,7 +107,7 @@ func rawSet(t *testing.T, s *Store, key, value []byte) {
 func journaled(t *testing.T, s persistence.Store) []string {
 	t.Helper()
 	var got []string
-	if err := s.Journaled(func(a string) error {
+	if err := s.Journaled(t.Context(), func(a string) error {
 		got = append(got, a)
 		return nil
 	}); err != nil {

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -34,7 +35,7 @@ import (
 // is. The update of the write-ahead-log index that the batch makes is left
 // pending until Settle, or until the first call that reads the index or
 // writes again: the journal answers the batch's writers in the meantime.
-func (s *Store) Write(b *persistence.Batch) error {
+func (s *Store) Write(_ context.Context, b *persistence.Batch) error {
 	if err := b.Validate(); err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func benchBadgerWrite(b *testing.B, perBatch int) {
 			events[i] = reserve(seq, seq, t0+int64(seq))
 		}
 		batch.HighWater = t0 + int64(seq)
-		if err := s.Write(&batch); err != nil {
+		if err := s.Write(b.Context(), &batch); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -21,8 +21,9 @@ type storeFactory func(t *testing.T) persistence.Store
 // as subtests of t: writes and loads round-trip, snapshots supersede
 // events, the high-water mark only grows, scans are ordered and may call
 // the store, invalid input is refused, expiry follows the wall clock,
-// Close waits for the calls in progress, concurrent use is safe, and a
-// store that is a persistence.RuleKeeper keeps the rules it is given.
+// Close waits for the calls in progress, concurrent use is safe, a store
+// that is a persistence.RuleKeeper keeps the rules it is given, and a
+// store ignores Batch.Fence or refuses stale fences consistently.
 //
 // open returns an empty store for one subtest and arranges for it to be
 // closed when the subtest ends (a subtest may close it first). stored
@@ -51,6 +52,7 @@ func TestStore(t *testing.T, open func(t *testing.T) persistence.Store, stored f
 		{"Concurrent", testConcurrent},
 		{"CloseWaitsForCalls", testCloseWaitsForCalls},
 		{"Rules", testRules},
+		{"Fence", testFence},
 	}
 	tests = append(tests, jobTests...)
 	for _, tt := range tests {
@@ -161,7 +163,7 @@ func testHighWaterOnlyGrows(t *testing.T, open storeFactory) {
 	}
 	for i, st := range steps {
 		MustWrite(t, s, &persistence.Batch{HighWater: st.write})
-		got, err := s.HighWater()
+		got, err := s.HighWater(t.Context())
 		if err != nil || got != st.want {
 			t.Errorf("step %d: write %d: HighWater() = %d, %v want %d", i, st.write, got, err, st.want)
 		}
@@ -197,7 +199,7 @@ func testAccountsStops(t *testing.T, open storeFactory) {
 	}
 	stop := errors.New("stop")
 	var seen []string
-	err := s.Accounts(func(a string) error {
+	err := s.Accounts(t.Context(), func(a string) error {
 		seen = append(seen, a)
 		if a == "b" {
 			return stop
@@ -217,8 +219,8 @@ func testAccountsCallbackLoads(t *testing.T, open storeFactory) {
 		}}})
 	}
 	n := 0
-	err := s.Accounts(func(a string) error {
-		l, err := s.Load(a)
+	err := s.Accounts(t.Context(), func(a string) error {
+		l, err := s.Load(t.Context(), a)
 		if err != nil {
 			return err
 		}
@@ -227,7 +229,7 @@ func testAccountsCallbackLoads(t *testing.T, open storeFactory) {
 		}
 		n++
 		// Writing during a scan is allowed too.
-		return s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{Commit(2, 0, T1)}}}})
+		return s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: a, Events: []persistence.Event{Commit(2, 0, T1)}}}})
 	})
 	if err != nil || n != 20 {
 		t.Errorf("Accounts with Load in callback: %v after %d accounts, want nil after 20", err, n)
@@ -241,20 +243,20 @@ func testInvalidAccount(t *testing.T, open storeFactory) {
 	CheckLoaded(t, s, longest, persistence.Loaded{Events: []persistence.Event{Reserve(1, 1, T0)}})
 
 	for _, bad := range []string{"", longest + "x", "a\x00b", "\x00"} {
-		if _, err := s.Load(bad); !errors.Is(err, persistence.ErrInvalidAccount) {
+		if _, err := s.Load(t.Context(), bad); !errors.Is(err, persistence.ErrInvalidAccount) {
 			t.Errorf("Load(%q) = %v, want ErrInvalidAccount", bad, err)
 		}
 		b := &persistence.Batch{HighWater: T3, Accounts: []persistence.AccountWrite{
 			{Account: "good", Events: []persistence.Event{Reserve(1, 1, T0)}},
 			{Account: bad, Events: []persistence.Event{Reserve(1, 1, T0)}},
 		}}
-		if err := s.Write(b); !errors.Is(err, persistence.ErrInvalidAccount) {
+		if err := s.Write(t.Context(), b); !errors.Is(err, persistence.ErrInvalidAccount) {
 			t.Errorf("Write(%q) = %v, want ErrInvalidAccount", bad, err)
 		}
 	}
 	// The failed batches wrote nothing, not even their valid parts.
 	CheckLoaded(t, s, "good", persistence.Loaded{})
-	if hw, _ := s.HighWater(); hw != 0 {
+	if hw, _ := s.HighWater(t.Context()); hw != 0 {
 		t.Errorf("HighWater after rejected batches = %d, want 0", hw)
 	}
 	if got := Accounts(t, s); !slices.Equal(got, []string{longest}) {
@@ -264,11 +266,11 @@ func testInvalidAccount(t *testing.T, open storeFactory) {
 
 func testZeroSeqRejected(t *testing.T, open storeFactory) {
 	s := open(t)
-	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(0, 1, T0)}}}})
+	err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(0, 1, T0)}}}})
 	if err == nil || !strings.HasPrefix(err.Error(), "persistence: ") {
 		t.Errorf("Write with seq 0 = %v, want a persistence error", err)
 	}
-	if err := s.Write(nil); err == nil {
+	if err := s.Write(t.Context(), nil); err == nil {
 		t.Error("Write(nil) = nil, want error")
 	}
 	CheckLoaded(t, s, "a", persistence.Loaded{})
@@ -284,10 +286,10 @@ func testClosed(t *testing.T, open storeFactory) {
 		name string
 		call func() error
 	}{
-		{"Write", func() error { return s.Write(&persistence.Batch{HighWater: T1}) }},
-		{"Load", func() error { _, err := s.Load("a"); return err }},
-		{"Accounts", func() error { return s.Accounts(func(string) error { return nil }) }},
-		{"HighWater", func() error { _, err := s.HighWater(); return err }},
+		{"Write", func() error { return s.Write(t.Context(), &persistence.Batch{HighWater: T1}) }},
+		{"Load", func() error { _, err := s.Load(t.Context(), "a"); return err }},
+		{"Accounts", func() error { return s.Accounts(t.Context(), func(string) error { return nil }) }},
+		{"HighWater", func() error { _, err := s.HighWater(t.Context()); return err }},
 		{"Close", s.Close},
 	}
 	for _, c := range calls {
@@ -368,11 +370,11 @@ func testConcurrent(t *testing.T, open storeFactory) {
 			for i := range perWriter {
 				seq := uint64(i + 1)
 				b := &persistence.Batch{HighWater: T0 + int64(i), Accounts: []persistence.AccountWrite{{Account: acct, Events: []persistence.Event{Reserve(seq, seq, T0)}}}}
-				if err := s.Write(b); err != nil {
+				if err := s.Write(t.Context(), b); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := s.Load(acct); err != nil {
+				if _, err := s.Load(t.Context(), acct); err != nil {
 					errs <- err
 					return
 				}
@@ -380,7 +382,7 @@ func testConcurrent(t *testing.T, open storeFactory) {
 		})
 		wg.Go(func() {
 			for range perWriter {
-				if err := s.Accounts(func(a string) error { _, err := s.Load(a); return err }); err != nil {
+				if err := s.Accounts(t.Context(), func(a string) error { _, err := s.Load(t.Context(), a); return err }); err != nil {
 					errs <- err
 					return
 				}
@@ -397,7 +399,7 @@ func testConcurrent(t *testing.T, open storeFactory) {
 			t.Errorf("w%d: %d events, want %d", w, len(l.Events), perWriter)
 		}
 	}
-	if hw, _ := s.HighWater(); hw != T0+perWriter-1 {
+	if hw, _ := s.HighWater(t.Context()); hw != T0+perWriter-1 {
 		t.Errorf("HighWater = %d, want %d", hw, T0+perWriter-1)
 	}
 }
@@ -413,19 +415,19 @@ func testCloseWaitsForCalls(t *testing.T, open storeFactory) {
 	}})
 	closed := make(chan error, 1)
 	var seen []string
-	err := s.Accounts(func(a string) error {
+	err := s.Accounts(t.Context(), func(a string) error {
 		seen = append(seen, a)
 		if a == "a" {
 			go func() { closed <- s.Close() }()
 			// Wait until Close has marked the store closed.
 			for {
-				if _, err := s.HighWater(); errors.Is(err, persistence.ErrClosed) {
+				if _, err := s.HighWater(t.Context()); errors.Is(err, persistence.ErrClosed) {
 					break
 				}
 				runtime.Gosched()
 			}
 		}
-		_, err := s.Load(a)
+		_, err := s.Load(t.Context(), a)
 		if a == "a" && !errors.Is(err, persistence.ErrClosed) {
 			return fmt.Errorf("Load during Close = %v, want ErrClosed", err)
 		}

@@ -25,7 +25,7 @@ var jobTests = []struct {
 // MustJobs returns account's jobs in s, failing the test on an error.
 func MustJobs(t *testing.T, s persistence.Store, account string) []persistence.Job {
 	t.Helper()
-	jobs, err := s.Jobs(account)
+	jobs, err := s.Jobs(t.Context(), account)
 	if err != nil {
 		t.Fatalf("Jobs(%q): %v", account, err)
 	}
@@ -113,7 +113,7 @@ func testJobsExpiry(t *testing.T, open storeFactory) {
 func JobAccounts(t *testing.T, s persistence.Store) []string {
 	t.Helper()
 	var got []string
-	if err := s.JobAccounts(func(a string) error {
+	if err := s.JobAccounts(t.Context(), func(a string) error {
 		got = append(got, a)
 		return nil
 	}); err != nil {
@@ -143,14 +143,14 @@ func testJobAccounts(t *testing.T, open storeFactory) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	if err := s.JobAccounts(func(string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+	if err := s.JobAccounts(t.Context(), func(string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("JobAccounts stopped: err %v after %d calls, want stop after 1", err, n)
 	}
 }
 
 func testJobZeroIDRejected(t *testing.T, open storeFactory) {
 	s := open(t)
-	err := s.Write(&persistence.Batch{Accounts: []persistence.AccountWrite{
+	err := s.Write(t.Context(), &persistence.Batch{Accounts: []persistence.AccountWrite{
 		{Account: "z", Events: []persistence.Event{Reserve(1, 1, T0)}, Jobs: []persistence.Job{{State: persistence.JobWaiting}}},
 	}})
 	if err == nil {

@@ -19,14 +19,14 @@ func testRules(t *testing.T, open storeFactory) {
 	}
 	check := func(when string, want persistence.Rules) {
 		t.Helper()
-		if got, err := rk.Rules(); err != nil || !reflect.DeepEqual(got, want) {
+		if got, err := rk.Rules(t.Context()); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("Rules %s = %+v, %v; want %+v", when, got, err, want)
 		}
 	}
 	check("of a new store", persistence.Rules{})
 
 	first := persistence.Rules{Current: persistence.Rule{Limit: 100, Window: 12 * 3600_000}, Lease: 300_000}
-	if err := rk.SetRules(first); err != nil {
+	if err := rk.SetRules(t.Context(), first); err != nil {
 		t.Fatalf("SetRules: %v", err)
 	}
 	check("after SetRules", first)
@@ -36,7 +36,7 @@ func testRules(t *testing.T, open storeFactory) {
 		Lease:   60_000,
 		Earlier: []persistence.Rule{{Limit: 100, Window: 12 * 3600_000, Until: T3}},
 	}
-	if err := rk.SetRules(second); err != nil {
+	if err := rk.SetRules(t.Context(), second); err != nil {
 		t.Fatalf("SetRules: %v", err)
 	}
 	// The store keeps a copy: changing the caller's slice changes nothing.
@@ -49,10 +49,10 @@ func testRules(t *testing.T, open storeFactory) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := rk.Rules(); !errors.Is(err, persistence.ErrClosed) {
+	if _, err := rk.Rules(t.Context()); !errors.Is(err, persistence.ErrClosed) {
 		t.Errorf("Rules after Close = %v, want ErrClosed", err)
 	}
-	if err := rk.SetRules(first); !errors.Is(err, persistence.ErrClosed) {
+	if err := rk.SetRules(t.Context(), first); !errors.Is(err, persistence.ErrClosed) {
 		t.Errorf("SetRules after Close = %v, want ErrClosed", err)
 	}
 }

@@ -1,7 +1,10 @@
 package persistencetest
 
 import (
+	"context"
+	"fmt"
 	"sync"
+	"syscall"
 
 	"github.com/pinbot/pinbot/persistence"
 )
@@ -24,9 +27,13 @@ type FaultStore struct {
 }
 
 var (
-	_ persistence.Store   = (*FaultStore)(nil)
-	_ persistence.Settler = (*FaultStore)(nil)
+	_ persistence.Store     = (*FaultStore)(nil)
+	_ interface{ Settle() } = (*FaultStore)(nil)
 )
+
+// ErrDiskFull is a ready-made fault for FailWrites: a write refused as
+// by a full disk; errors.Is(err, syscall.ENOSPC) holds.
+var ErrDiskFull = fmt.Errorf("persistencetest: disk full: %w", syscall.ENOSPC)
 
 // FaultCounts counts the calls a FaultStore saw.
 type FaultCounts struct {
@@ -43,7 +50,7 @@ func NewFaultStore(inner persistence.Store) *FaultStore {
 }
 
 // FailWrites makes every later Write return err without writing anything,
-// as a full disk would (see ErrNoSpace). A nil err stops the fault.
+// as a full disk would (see ErrDiskFull). A nil err stops the fault.
 func (f *FaultStore) FailWrites(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -88,7 +95,7 @@ func (f *FaultStore) Counts() FaultCounts {
 }
 
 // Write passes b to the inner store unless a write fault is set.
-func (f *FaultStore) Write(b *persistence.Batch) error {
+func (f *FaultStore) Write(ctx context.Context, b *persistence.Batch) error {
 	f.mu.Lock()
 	f.counts.Writes++
 	before, after := f.writeErr, f.appliedErr
@@ -100,7 +107,7 @@ func (f *FaultStore) Write(b *persistence.Batch) error {
 	if before != nil {
 		return before
 	}
-	if err := f.inner.Write(b); err != nil {
+	if err := f.inner.Write(ctx, b); err != nil {
 		return err
 	}
 	if after != nil {
@@ -112,18 +119,18 @@ func (f *FaultStore) Write(b *persistence.Batch) error {
 	return nil
 }
 
-// Settle passes the call to the inner store if it is a
-// persistence.Settler, so that a FaultStore around a store that settles
-// keeps the timing the journal gives it.
+// Settle passes the call to the inner store if it has a Settle method
+// (as the Badger store has: see persistence.Journal), so that a FaultStore
+// around a store that settles keeps the timing the journal gives it.
 func (f *FaultStore) Settle() {
-	if s, ok := f.inner.(persistence.Settler); ok {
+	if s, ok := f.inner.(interface{ Settle() }); ok {
 		s.Settle()
 	}
 }
 
 // Load passes the call to the inner store unless a fault is set for
 // account.
-func (f *FaultStore) Load(account string) (persistence.Loaded, error) {
+func (f *FaultStore) Load(ctx context.Context, account string) (persistence.Loaded, error) {
 	f.mu.Lock()
 	f.counts.Loads++
 	err := f.loadErrs[account]
@@ -135,56 +142,56 @@ func (f *FaultStore) Load(account string) (persistence.Loaded, error) {
 	if err != nil {
 		return persistence.Loaded{}, err
 	}
-	return f.inner.Load(account)
+	return f.inner.Load(ctx, account)
 }
 
 // Jobs passes the call to the inner store unless a load fault is set for
 // account (FailLoad covers an account's jobs too).
-func (f *FaultStore) Jobs(account string) ([]persistence.Job, error) {
+func (f *FaultStore) Jobs(ctx context.Context, account string) ([]persistence.Job, error) {
 	f.mu.Lock()
 	err := f.loadErrs[account]
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return f.inner.Jobs(account)
+	return f.inner.Jobs(ctx, account)
 }
 
 // JobAccounts passes the call to the inner store.
-func (f *FaultStore) JobAccounts(fn func(account string) error) error {
-	return f.inner.JobAccounts(fn)
+func (f *FaultStore) JobAccounts(ctx context.Context, fn func(account string) error) error {
+	return f.inner.JobAccounts(ctx, fn)
 }
 
 // Accounts passes the call to the inner store.
-func (f *FaultStore) Accounts(fn func(account string) error) error {
-	return f.inner.Accounts(fn)
+func (f *FaultStore) Accounts(ctx context.Context, fn func(account string) error) error {
+	return f.inner.Accounts(ctx, fn)
 }
 
 // Journaled passes the call to the inner store.
-func (f *FaultStore) Journaled(fn func(account string) error) error {
-	return f.inner.Journaled(fn)
+func (f *FaultStore) Journaled(ctx context.Context, fn func(account string) error) error {
+	return f.inner.Journaled(ctx, fn)
 }
 
 // HighWater passes the call to the inner store.
-func (f *FaultStore) HighWater() (int64, error) {
-	return f.inner.HighWater()
+func (f *FaultStore) HighWater(ctx context.Context) (int64, error) {
+	return f.inner.HighWater(ctx)
 }
 
 // Anchor passes the call to the inner store.
-func (f *FaultStore) Anchor() (persistence.ClockAnchor, error) {
-	return f.inner.Anchor()
+func (f *FaultStore) Anchor(ctx context.Context) (persistence.ClockAnchor, error) {
+	return f.inner.Anchor(ctx)
 }
 
 // SetAnchor passes a to the inner store unless a write fault is set; a
 // fault after apply stores it and reports the failure.
-func (f *FaultStore) SetAnchor(a persistence.ClockAnchor) error {
+func (f *FaultStore) SetAnchor(ctx context.Context, a persistence.ClockAnchor) error {
 	f.mu.Lock()
 	before, after := f.writeErr, f.appliedErr
 	f.mu.Unlock()
 	if before != nil {
 		return before
 	}
-	if err := f.inner.SetAnchor(a); err != nil {
+	if err := f.inner.SetAnchor(ctx, a); err != nil {
 		return err
 	}
 	return after

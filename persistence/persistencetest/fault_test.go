@@ -23,28 +23,28 @@ func TestFaultStore(t *testing.T) {
 		loadBFine bool
 	}{
 		{"no fault", func() {}, nil, 1, nil, true},
-		{"disk full", func() { f.FailWrites(persistence.ErrNoSpace) }, syscall.ENOSPC, 1, nil, true},
-		{"ack lost", func() { f.FailWrites(nil); f.FailWritesAfterApply(persistence.ErrNoSpace) }, syscall.ENOSPC, 2, nil, true},
+		{"disk full", func() { f.FailWrites(ErrDiskFull) }, syscall.ENOSPC, 1, nil, true},
+		{"ack lost", func() { f.FailWrites(nil); f.FailWritesAfterApply(ErrDiskFull) }, syscall.ENOSPC, 2, nil, true},
 		{"load fails", func() { f.ClearFaults(); f.FailLoad("a", loadErr) }, nil, -1, loadErr, true},
 		{"load fixed", func() { f.FailLoad("a", nil) }, nil, 4, nil, true},
 	}
 	for i, st := range steps {
 		st.fault()
 		seq := uint64(i + 1)
-		err := f.Write(&persistence.Batch{
+		err := f.Write(t.Context(), &persistence.Batch{
 			Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(seq, seq, T0)}}},
 		})
 		if !errors.Is(err, st.writeErr) || (err == nil) != (st.writeErr == nil) {
 			t.Errorf("step %d (%s): Write = %v, want %v", i, st.name, err, st.writeErr)
 		}
-		l, err := f.Load("a")
+		l, err := f.Load(t.Context(), "a")
 		if !errors.Is(err, st.loadAErr) || (err == nil) != (st.loadAErr == nil) {
 			t.Errorf("step %d (%s): Load(a) = %v, want %v", i, st.name, err, st.loadAErr)
 		}
 		if st.stored >= 0 && len(l.Events) != st.stored {
 			t.Errorf("step %d (%s): %d events stored, want %d", i, st.name, len(l.Events), st.stored)
 		}
-		if _, err := f.Load("b"); (err == nil) != st.loadBFine {
+		if _, err := f.Load(t.Context(), "b"); (err == nil) != st.loadBFine {
 			t.Errorf("step %d (%s): Load(b) = %v", i, st.name, err)
 		}
 	}
@@ -63,14 +63,14 @@ func TestFaultStoreConcurrent(t *testing.T) {
 			for i := range 50 {
 				switch i % 5 {
 				case 0:
-					f.FailWrites(persistence.ErrNoSpace)
+					f.FailWrites(ErrDiskFull)
 				case 1:
 					f.ClearFaults()
 				case 2:
-					f.FailLoad("a", persistence.ErrNoSpace)
+					f.FailLoad("a", ErrDiskFull)
 				}
-				_ = f.Write(&persistence.Batch{HighWater: int64(g*100 + i)})
-				_, _ = f.Load("a")
+				_ = f.Write(t.Context(), &persistence.Batch{HighWater: int64(g*100 + i)})
+				_, _ = f.Load(t.Context(), "a")
 				_ = f.Counts()
 			}
 		})
@@ -96,7 +96,7 @@ func TestFaultStoreSettle(t *testing.T) {
 	f := NewFaultStore(inner)
 	defer f.Close()
 	f.Settle()
-	f.FailWrites(persistence.ErrNoSpace)
+	f.FailWrites(ErrDiskFull)
 	f.Settle()
 	if inner.settles != 2 {
 		t.Errorf("inner store settled %d times, want 2", inner.settles)

@@ -33,7 +33,7 @@ func Release(seq, id uint64) persistence.Event {
 // MustWrite writes b to s, failing the test on an error.
 func MustWrite(t *testing.T, s persistence.Store, b *persistence.Batch) {
 	t.Helper()
-	if err := s.Write(b); err != nil {
+	if err := s.Write(t.Context(), b); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 }
@@ -41,7 +41,7 @@ func MustWrite(t *testing.T, s persistence.Store, b *persistence.Batch) {
 // MustLoad loads account from s, failing the test on an error.
 func MustLoad(t *testing.T, s persistence.Store, account string) persistence.Loaded {
 	t.Helper()
-	l, err := s.Load(account)
+	l, err := s.Load(t.Context(), account)
 	if err != nil {
 		t.Fatalf("Load(%q): %v", account, err)
 	}
@@ -72,7 +72,7 @@ func EqualLoaded(a, b persistence.Loaded) bool {
 func Accounts(t *testing.T, s persistence.Store) []string {
 	t.Helper()
 	var got []string
-	if err := s.Accounts(func(a string) error {
+	if err := s.Accounts(t.Context(), func(a string) error {
 		got = append(got, a)
 		return nil
 	}); err != nil {

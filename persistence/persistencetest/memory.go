@@ -1,6 +1,7 @@
 package persistencetest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,7 +65,7 @@ func (v *memValue) expired(now int64) bool {
 
 // Write applies b atomically, with badgerstore.Store's semantics (a MemStore
 // batch is never split).
-func (m *MemStore) Write(b *persistence.Batch) error {
+func (m *MemStore) Write(_ context.Context, b *persistence.Batch) error {
 	if err := b.Validate(); err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (m *MemStore) apply(aw *persistence.AccountWrite, now int64) {
 }
 
 // Load returns the stored state of account, as badgerstore.Store.Load does.
-func (m *MemStore) Load(account string) (persistence.Loaded, error) {
+func (m *MemStore) Load(_ context.Context, account string) (persistence.Loaded, error) {
 	if err := persistence.CheckAccount(account); err != nil {
 		return persistence.Loaded{}, err
 	}
@@ -165,13 +166,13 @@ func (m *MemStore) Load(account string) (persistence.Loaded, error) {
 // Accounts calls fn with each account that has unexpired state, once, in
 // byte order. Like badgerstore.Store's, the scan sees the accounts stored when it
 // started; fn may call Load and Write but not Close.
-func (m *MemStore) Accounts(fn func(account string) error) error {
+func (m *MemStore) Accounts(_ context.Context, fn func(account string) error) error {
 	return m.each(fn, (*memAccount).live)
 }
 
 // Journaled calls fn with each account that has unexpired journal events
 // not superseded by a snapshot, in byte order, as badgerstore.Store.Journaled.
-func (m *MemStore) Journaled(fn func(account string) error) error {
+func (m *MemStore) Journaled(_ context.Context, fn func(account string) error) error {
 	return m.each(fn, (*memAccount).journaled)
 }
 
@@ -217,7 +218,7 @@ func (a *memAccount) live(now int64) bool {
 
 // Jobs returns account's unexpired jobs, ascending by ID, as
 // badgerstore.Store.Jobs.
-func (m *MemStore) Jobs(account string) ([]persistence.Job, error) {
+func (m *MemStore) Jobs(_ context.Context, account string) ([]persistence.Job, error) {
 	if err := persistence.CheckAccount(account); err != nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ func (m *MemStore) Jobs(account string) ([]persistence.Job, error) {
 
 // JobAccounts calls fn with each account that has unexpired jobs, once, in
 // byte order, as badgerstore.Store.JobAccounts.
-func (m *MemStore) JobAccounts(fn func(account string) error) error {
+func (m *MemStore) JobAccounts(_ context.Context, fn func(account string) error) error {
 	return m.each(fn, (*memAccount).hasJobs)
 }
 
@@ -269,7 +270,7 @@ func (a *memAccount) hasJobs(now int64) bool {
 }
 
 // HighWater returns the largest high-water mark written (0 if none).
-func (m *MemStore) HighWater() (int64, error) {
+func (m *MemStore) HighWater(context.Context) (int64, error) {
 	if !m.life.Enter() {
 		return 0, persistence.ErrClosed
 	}
@@ -280,7 +281,7 @@ func (m *MemStore) HighWater() (int64, error) {
 }
 
 // Anchor returns the stored clock anchor.
-func (m *MemStore) Anchor() (persistence.ClockAnchor, error) {
+func (m *MemStore) Anchor(context.Context) (persistence.ClockAnchor, error) {
 	if !m.life.Enter() {
 		return persistence.ClockAnchor{}, persistence.ErrClosed
 	}
@@ -291,7 +292,7 @@ func (m *MemStore) Anchor() (persistence.ClockAnchor, error) {
 }
 
 // SetAnchor stores a.
-func (m *MemStore) SetAnchor(a persistence.ClockAnchor) error {
+func (m *MemStore) SetAnchor(_ context.Context, a persistence.ClockAnchor) error {
 	if !m.life.Enter() {
 		return persistence.ErrClosed
 	}

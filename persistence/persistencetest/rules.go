@@ -1,6 +1,7 @@
 package persistencetest
 
 import (
+	"context"
 	"errors"
 
 	"github.com/pinbot/pinbot/persistence"
@@ -13,7 +14,7 @@ var (
 )
 
 // Rules returns the stored rules, as badgerstore.Store.Rules does.
-func (m *MemStore) Rules() (persistence.Rules, error) {
+func (m *MemStore) Rules(context.Context) (persistence.Rules, error) {
 	if !m.life.Enter() {
 		return persistence.Rules{}, persistence.ErrClosed
 	}
@@ -27,7 +28,7 @@ func (m *MemStore) Rules() (persistence.Rules, error) {
 }
 
 // SetRules stores r.
-func (m *MemStore) SetRules(r persistence.Rules) error {
+func (m *MemStore) SetRules(_ context.Context, r persistence.Rules) error {
 	if !m.life.Enter() {
 		return persistence.ErrClosed
 	}
@@ -43,17 +44,17 @@ func (m *MemStore) SetRules(r persistence.Rules) error {
 var errNoRuleKeeper = errors.New("persistencetest: the inner store is not a persistence.RuleKeeper")
 
 // Rules passes the call to the inner store.
-func (f *FaultStore) Rules() (persistence.Rules, error) {
+func (f *FaultStore) Rules(ctx context.Context) (persistence.Rules, error) {
 	rk, ok := f.inner.(persistence.RuleKeeper)
 	if !ok {
 		return persistence.Rules{}, errNoRuleKeeper
 	}
-	return rk.Rules()
+	return rk.Rules(ctx)
 }
 
 // SetRules passes r to the inner store unless a write fault is set; a
 // fault after apply stores r and reports the failure.
-func (f *FaultStore) SetRules(r persistence.Rules) error {
+func (f *FaultStore) SetRules(ctx context.Context, r persistence.Rules) error {
 	rk, ok := f.inner.(persistence.RuleKeeper)
 	if !ok {
 		return errNoRuleKeeper
@@ -64,7 +65,7 @@ func (f *FaultStore) SetRules(r persistence.Rules) error {
 	if before != nil {
 		return before
 	}
-	if err := rk.SetRules(r); err != nil {
+	if err := rk.SetRules(ctx, r); err != nil {
 		return err
 	}
 	return after

@@ -25,16 +25,16 @@ func TestFaultStoreRules(t *testing.T) {
 		want   persistence.Rules
 	}{
 		{"no fault", func() {}, r1, nil, r1},
-		{"disk full", func() { f.FailWrites(persistence.ErrNoSpace) }, r2, syscall.ENOSPC, r1},
-		{"ack lost", func() { f.FailWrites(nil); f.FailWritesAfterApply(persistence.ErrNoSpace) }, r2, syscall.ENOSPC, r2},
+		{"disk full", func() { f.FailWrites(ErrDiskFull) }, r2, syscall.ENOSPC, r1},
+		{"ack lost", func() { f.FailWrites(nil); f.FailWritesAfterApply(ErrDiskFull) }, r2, syscall.ENOSPC, r2},
 		{"cleared", f.ClearFaults, r1, nil, r1},
 	}
 	for i, st := range steps {
 		st.fault()
-		if err := f.SetRules(st.set); !errors.Is(err, st.setErr) || (err == nil) != (st.setErr == nil) {
+		if err := f.SetRules(t.Context(), st.set); !errors.Is(err, st.setErr) || (err == nil) != (st.setErr == nil) {
 			t.Errorf("step %d (%s): SetRules = %v, want %v", i, st.name, err, st.setErr)
 		}
-		if got, err := f.Rules(); err != nil || !reflect.DeepEqual(got, st.want) {
+		if got, err := f.Rules(t.Context()); err != nil || !reflect.DeepEqual(got, st.want) {
 			t.Errorf("step %d (%s): Rules = %+v, %v; want %+v", i, st.name, got, err, st.want)
 		}
 	}
