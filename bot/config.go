@@ -60,7 +60,7 @@ type Config struct {
 	// Engine counts every Pinterest account's pins.
 	Engine *actors.Engine
 	// Links holds who linked which Pinterest account, and the tokens.
-	Links *links.Store
+	Links links.Store
 	// Pinterest is the client for every account.
 	Pinterest *pinterest.Client
 

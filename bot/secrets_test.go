@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 )
@@ -72,7 +73,7 @@ func TestLogsHoldNoSecretsOnFailures(t *testing.T) {
 func TestPinterestMessagesHideTheToken(t *testing.T) {
 	w := newWorld(t, worldOptions{debugLog: true})
 	cred := w.ps.AddAccount("acct", "alice")
-	sess, err := pinterest.NewSession(cred.Token(), w.links.Saver("acct"))
+	sess, err := pinterest.NewSession(cred.Token(), links.Saver(w.links, "acct"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func TestRelinkOutranksTheOldGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.links.GrantSaver("1001", newGen-1)(w.ctx, &oauth2.Token{AccessToken: "old-grant", RefreshToken: "old-grant-r"}); !errors.Is(err, links.ErrRelinked) {
+	if err := links.GrantSaver(w.links, "1001", newGen-1)(w.ctx, &oauth2.Token{AccessToken: "old-grant", RefreshToken: "old-grant-r"}); !errors.Is(err, links.ErrRelinked) {
 		t.Fatalf("saving a token of the earlier grant = %v, want ErrRelinked", err)
 	}
 	if got, _ := w.links.Token(w.ctx, "1001"); got.RefreshToken != want.RefreshToken {

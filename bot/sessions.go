@@ -58,7 +58,7 @@ func (b *Bot) session(ctx context.Context, accountID string) (*pinterest.Session
 		}
 		return c.s, nil
 	}
-	s, err := pinterest.NewSession(tok, b.cfg.Links.GrantSaver(accountID, gen))
+	s, err := pinterest.NewSession(tok, links.GrantSaver(b.cfg.Links, accountID, gen))
 	if err != nil {
 		return nil, fmt.Errorf("bot: account %s: %w", accountID, err)
 	}

@@ -90,3 +90,34 @@ const (
 	// most options a Discord select menu can offer.
 	MaxAccountsPerUser = 25
 )
+
+// StateBytes is the number of random bytes in an OAuth state: 256 bits
+// from crypto/rand.
+const StateBytes = 32
+
+// StateLen is the length of the states NewState returns, in characters
+// of unpadded base64url (URL-safe without escaping).
+const StateLen = (StateBytes*8 + 5) / 6
+
+// MaxStatesPerUser is how many links in progress (OAuth states) a user
+// may have: each NewState beyond it retires the user's oldest state, so
+// repeated /link commands neither pile up records nor keep old links
+// usable.
+const MaxStatesPerUser = 3
+
+// Request is a link in progress as /link started it: who asked, and what
+// the bot needs to tell them, once Pinterest sends the browser back, what
+// became of it.
+type Request struct {
+	// User is the Discord user who ran /link.
+	User string
+	// Interaction is the token of the /link interaction, with which the
+	// bot can edit its reply while Discord keeps the token valid; "" for
+	// a link not started by /link, which the bot tells no one about.
+	Interaction string
+	// At is when /link ran; the zero time when unknown.
+	At time.Time
+}
+
+// MaxOutboxLineLen is the longest digest line the outbox stores, in bytes.
+const MaxOutboxLineLen = 8 << 10

@@ -1,18 +1,25 @@
 // Package links keeps who linked which Pinterest account: Discord users,
 // the Pinterest accounts each linked (one of them active), each account's
-// OAuth token and default board, and the single-use OAuth states of links
-// in progress. Everything lives in a Badger database encrypted at rest
-// with Badger's own encryption.
+// OAuth token and default board, the single-use OAuth states of links in
+// progress, the users' settings (what /pin does when an account is full)
+// and the digests' outbox.
+//
+// The package holds the contract and no storage: the types (User,
+// Account, Request), the Store interface and the smaller ones it is made
+// of (Directory, Tokens, States), the errors every implementation
+// returns, the limits on what a store accepts and the checks that apply
+// them. Package badgerlinks is the implementation the program runs, in a
+// Badger database encrypted at rest; package linkstest is the suite every
+// implementation passes.
 //
 // The rate limit belongs to the Pinterest account (its user_account id),
 // not to the Discord user: several users may link one account and share its
-// limit, and one user may link several accounts. This package stores no
+// limit, and one user may link several accounts. A Store keeps no
 // rate-limit state: linking, unlinking and relinking never touch a limit.
 //
 // # Usage
 //
-//	st, err := links.Open(dir, links.Options{EncryptionKey: key}, log)
-//	defer st.Close()
+//	var st links.Store = ... // badgerlinks.Open(dir, badgerlinks.Options{EncryptionKey: key}, log)
 //
 //	// /link: bind a state to the Discord user (and the interaction, to
 //	// tell them the outcome), send them to Pinterest.
@@ -29,36 +36,21 @@
 //	// are saved at once.
 //	usr, err := st.User(ctx, userID)
 //	tok, gen, err := st.Grant(ctx, usr.Active)
-//	s, err := pinterest.NewSession(tok, st.GrantSaver(usr.Active, gen))
+//	s, err := pinterest.NewSession(tok, links.GrantSaver(st, usr.Active, gen))
 //
 // Call PurgeStates every few minutes to delete states nobody came back
 // with.
 //
 // # Durability and concurrency
 //
-// Every write is one Badger transaction, fsynced before the method returns
-// (Pinterest rotates refresh tokens and the previous one dies at once, so a
-// token must never live only in memory). Transactions that conflict with a
-// concurrent one are retried, so concurrent Link, Unlink, SetActive and
+// Every write is durable before the method returns (Pinterest rotates
+// refresh tokens and the previous one dies at once, so a token must never
+// live only in memory). Concurrent Link, Unlink, SetActive and
 // SetDefaultBoard calls never lose an update. A Store is safe for
 // simultaneous use by multiple goroutines.
 //
 // # Time
 //
 // No method reads the wall clock: NewState, ConsumeState and PurgeStates
-// take the current time as an argument. States are not given a Badger TTL
-// (Badger's TTL follows the wall clock); PurgeStates removes expired ones.
-//
-// # Records
-//
-// Records are JSON objects carrying a version field "v" (currently 1),
-// under these keys:
-//
-//	u/<user id>     the user's linked accounts and active account
-//	a/<account id>  username, default board, re-link flag, linking users
-//	t/<account id>  the OAuth token
-//	s/<sha256 hex>  an OAuth state: its user, expiry, /link interaction token and time
-//
-// A record that cannot be decoded yields an error wrapping ErrCorrupt that
-// names its key.
+// take the current time as an argument.
 package links

@@ -1,242 +1,156 @@
 package links
 
 import (
-	"github.com/pinbot/pinbot/internal/logctx"
-
 	"context"
-	"errors"
-	"fmt"
-	"runtime"
-	"strings"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
-	"github.com/rs/zerolog"
+	"golang.org/x/oauth2"
 
-	"github.com/pinbot/pinbot/internal/badgerutil"
+	"github.com/pinbot/pinbot/bot/digest"
 )
 
-// Badger settings. The database is tiny (a few hundred bytes per user and
-// account), so the memory Badger may hold is kept to roughly
-// numMemtables*memTableSize + blockCacheSize + indexCacheSize = 24 MiB.
-const (
-	memTableSize   = 8 << 20
-	numMemtables   = 2
-	blockCacheSize = 4 << 20
-	// indexCacheSize is required by Badger when encryption is on.
-	indexCacheSize   = 4 << 20
-	valueLogFileSize = 16 << 20
-	numCompactors    = 2
+// Store is the token store: Directory, Tokens and States in one
+// database, beside the digests' outbox. Every implementation is safe for
+// simultaneous use by multiple goroutines, makes each write durable
+// before the method returns, and passes linkstest.TestStore.
+type Store interface {
+	Directory
+	Tokens
+	States
 
-	// maxAttempts bounds the retries of a transaction that keeps
-	// conflicting. Each conflict means another transaction committed, so
-	// running out takes extreme contention on one user or account.
-	maxAttempts = 1000
-)
-
-// Options configures Open.
-type Options struct {
-	// EncryptionKey encrypts every file of the database with AES-128,
-	// AES-192 or AES-256 (16, 24 or 32 bytes). Required unless InMemory;
-	// a database must always be opened with the key it was created with.
-	EncryptionKey []byte
-	// InMemory keeps everything in memory and nothing on disk, for tests;
-	// the dir argument of Open is then ignored and EncryptionKey is
-	// optional.
-	InMemory bool
-	// StateTTL is how long an OAuth state stays usable; 0 means
-	// DefaultStateTTL.
-	StateTTL time.Duration
+	// Outbox returns the store's digest outbox: the lines of digests
+	// (package digest) that Discord has not yet accepted. Put keeps the
+	// first line stored under a key and returns it; a line without a
+	// user or a text, with an invalid key, or with a text over
+	// MaxOutboxLineLen fails with ErrInvalid. It is valid while the
+	// store is open.
+	Outbox() digest.Outbox
+	// Ping reports whether the store is open and readable: nil,
+	// ErrClosed, or the error of a read.
+	Ping(ctx context.Context) error
+	// Close waits for the calls in progress to return, then closes the
+	// store. Later calls, including Close, return ErrClosed.
+	Close() error
 }
 
-func (o Options) validate(dir string, plain bool) error {
-	switch len(o.EncryptionKey) {
-	case 16, 24, 32:
-	case 0:
-		if !o.InMemory && !plain {
-			return fmt.Errorf("%w: Options.EncryptionKey is empty: an on-disk store must be encrypted (16, 24 or 32 bytes)",
-				ErrEncryptionKey)
-		}
-	default:
-		return fmt.Errorf("%w: Options.EncryptionKey is %d bytes, want 16, 24 or 32",
-			ErrEncryptionKey, len(o.EncryptionKey))
-	}
-	if o.StateTTL < 0 {
-		return fmt.Errorf("%w: Options.StateTTL %v is negative", ErrInvalid, o.StateTTL)
-	}
-	if dir == "" && !o.InMemory {
-		return fmt.Errorf("%w: empty data directory", ErrInvalid)
-	}
-	return nil
+// Directory is who linked which Pinterest account. Every method fails
+// with an error wrapping ErrInvalid, before reading or writing anything,
+// when an id is malformed (see CheckID).
+type Directory interface {
+	// User returns the links of the Discord user userID: the zero User
+	// with ID set when the user has linked nothing.
+	User(ctx context.Context, userID string) (User, error)
+	// Accounts returns the accounts the user userID has linked, in the
+	// order they were linked; nil when the user has linked nothing.
+	Accounts(ctx context.Context, userID string) ([]Account, error)
+	// Account returns the linked account accountID. An account that no
+	// user links (never linked, or unlinked by all) fails with an error
+	// wrapping ErrNoToken.
+	Account(ctx context.Context, accountID string) (Account, error)
+	// AccountUsers returns the linked account accountID and the ids of
+	// the Discord users who link it, in the order they linked it; an
+	// account no user links fails with an error wrapping ErrNoToken.
+	AccountUsers(ctx context.Context, accountID string) (Account, []string, error)
+
+	// Users calls fn with every user who has linked at least one
+	// account, in byte order of their ids, until fn returns an error,
+	// which Users then returns as is. It reads one consistent snapshot;
+	// fn may call the store's other methods but not Close.
+	Users(ctx context.Context, fn func(User) error) error
+	// AllAccounts calls fn with every linked account, in byte order of
+	// their ids, as Users does.
+	AllAccounts(ctx context.Context, fn func(Account) error) error
+	// AllAccountUsers calls fn with every linked account and the ids of
+	// the users who link it, in byte order of the accounts' ids, as
+	// Users does.
+	AllAccountUsers(ctx context.Context, fn func(Account, []string) error) error
+
+	// Link records, in one durable write, that the user userID linked
+	// acct with the token tok: the account's token and username are
+	// stored (replacing earlier ones), a new grant generation starts,
+	// RelinkNeeded is cleared, the account is added to the user's
+	// accounts if absent, and it becomes the user's active account. An
+	// existing default board is kept; acct's is used only when the
+	// account has none. Linking a new account when the user already has
+	// MaxAccountsPerUser fails with an error wrapping ErrTooManyAccounts.
+	Link(ctx context.Context, userID string, acct Account, tok *oauth2.Token) error
+	// Unlink removes accountID from the user's accounts; it fails with
+	// an error wrapping ErrNotLinked when the user has not linked it. If
+	// it was the active account, the account linked after it becomes
+	// active (or, if it was the last one, the one before it; none when
+	// no account is left). When no user links the account any more, its
+	// record and token are deleted.
+	Unlink(ctx context.Context, userID, accountID string) error
+	// SetActive makes accountID the account the user pins with. It fails
+	// with an error wrapping ErrNotLinked unless the user has linked it.
+	SetActive(ctx context.Context, userID, accountID string) error
+	// SetQueueWhenFull sets what /pin does by default when the limit
+	// refuses pictures: queue them (on) or skip them. It fails with an
+	// error wrapping ErrNotLinked when the user has linked no account.
+	SetQueueWhenFull(ctx context.Context, userID string, on bool) error
+	// SetDefaultBoard sets the board pins of accountID go to when a
+	// command names none, for every user of that account; boardID ""
+	// (with boardName "") clears it. It fails with an error wrapping
+	// ErrNotLinked unless the user has linked the account.
+	SetDefaultBoard(ctx context.Context, userID, accountID, boardID, boardName string) error
+	// MarkRelinkNeeded flags accountID as needing a new link, after
+	// Pinterest declared its grant invalid; Link clears the flag. An
+	// account no user links fails with an error wrapping ErrNoToken.
+	MarkRelinkNeeded(ctx context.Context, accountID string) error
+	// MarkGrantRelinkNeeded is MarkRelinkNeeded for generation gen of
+	// the account's grant (see Tokens.Grant): when the account has been
+	// linked again since, nothing changes.
+	MarkGrantRelinkNeeded(ctx context.Context, accountID string, gen uint64) error
 }
 
-// Store keeps users, accounts, tokens and OAuth states in Badger. Create
-// it with Open. A Store is safe for simultaneous use by multiple
-// goroutines; see the package documentation for durability.
-type Store struct {
-	db       *badger.DB
-	log      zerolog.Logger
-	stateTTL time.Duration
-	life     life
+// Tokens are the linked accounts' OAuth tokens. Pinterest rotates
+// refresh tokens and the previous one dies at once, so a token is stored
+// durably before the method that saves it returns.
+type Tokens interface {
+	// Token returns the stored token of accountID, or an error wrapping
+	// ErrNoToken when none is stored (the account was never linked, or
+	// every user unlinked it).
+	Token(ctx context.Context, accountID string) (*oauth2.Token, error)
+	// Grant returns the stored token of accountID, as Token does, and
+	// the generation of its grant: a number that Link raises each time
+	// the account is authorized again, never repeated in the store, and
+	// that saving a refreshed token keeps.
+	Grant(ctx context.Context, accountID string) (*oauth2.Token, uint64, error)
+	// SaveToken replaces the token of the linked account accountID with
+	// tok, keeping its grant generation. It fails with an error wrapping
+	// ErrNoToken when no user links the account, so that an unlinked
+	// account's token is never written back. It does not clear
+	// RelinkNeeded.
+	SaveToken(ctx context.Context, accountID string, tok *oauth2.Token) error
+	// SaveGrantToken is SaveToken for a token refreshed from generation
+	// gen of the account's grant: when the account has been linked again
+	// since, it saves nothing and fails with an error wrapping
+	// ErrRelinked.
+	SaveGrantToken(ctx context.Context, accountID string, gen uint64, tok *oauth2.Token) error
 }
 
-// Open opens (creating if needed) the store in directory dir. Badger's
-// messages go to log at warning level and above (its informational chatter
-// at debug level), tagged component=links and source=badger.
-//
-// A missing key for an on-disk store, a key of the wrong length, or a key
-// that is not the one the database was written with fails with an error
-// wrapping ErrEncryptionKey; a directory another process (or another open
-// Store) holds fails with an error wrapping ErrLocked.
-func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
-	return open(dir, opts, log, false)
-}
-
-// open is Open; plain allows an on-disk store without encryption, which
-// only the package's own tests use, to show that the encryption test can
-// find tokens in files that are not encrypted.
-func open(dir string, opts Options, log zerolog.Logger, plain bool) (*Store, error) {
-	if err := opts.validate(dir, plain); err != nil {
-		return nil, err
-	}
-	log = log.With().Str("component", "links").Logger()
-	bopts := badger.DefaultOptions(dir).
-		WithInMemory(opts.InMemory).
-		WithSyncWrites(true).
-		WithLogger(badgerutil.NewLogger(log.With().Str("source", "badger").Logger())).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(memTableSize).
-		WithNumMemtables(numMemtables).
-		WithBlockCacheSize(blockCacheSize).
-		WithIndexCacheSize(indexCacheSize).
-		WithValueLogFileSize(valueLogFileSize).
-		WithNumCompactors(numCompactors).
-		WithCompression(options.None).
-		WithEncryptionKey(opts.EncryptionKey)
-	if opts.InMemory {
-		bopts = bopts.WithDir("").WithValueDir("")
-	} else if err := badgerutil.RemoveEmptyLogs(dir, log); err != nil {
-		return nil, fmt.Errorf("links: open %q: %w", dir, err)
-	}
-	db, err := badger.Open(bopts)
-	if err != nil {
-		return nil, openError(dir, err)
-	}
-	ttl := opts.StateTTL
-	if ttl == 0 {
-		ttl = DefaultStateTTL
-	}
-	s := &Store{db: db, log: log, stateTTL: ttl}
-	s.log.Debug().Str("dir", dir).Bool("in_memory", opts.InMemory).
-		Bool("encrypted", len(opts.EncryptionKey) > 0).Msg("links store open")
-	return s, nil
-}
-
-// openError classifies an error of badger.Open. Badger formats most of its
-// errors with %+v rather than %w, so its sentinels are matched by message
-// too.
-func openError(dir string, err error) error {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, badger.ErrEncryptionKeyMismatch),
-		errors.Is(err, badger.ErrInvalidEncryptionKey),
-		strings.Contains(msg, badger.ErrEncryptionKeyMismatch.Error()),
-		strings.Contains(msg, "Encryption key's length"):
-		return fmt.Errorf("%w: the data in %q was written with another encryption key, or without one: %w",
-			ErrEncryptionKey, dir, err)
-	case strings.Contains(msg, "Cannot acquire directory lock"):
-		return fmt.Errorf("%w: %q is open in another process (or another store): %w", ErrLocked, dir, err)
-	}
-	return fmt.Errorf("links: open %q: %w", dir, err)
-}
-
-// Close waits for the calls in progress to return, then closes the
-// database. Later calls, including Close, return ErrClosed.
-func (s *Store) Close() error {
-	if err := s.life.close(); err != nil {
-		return err
-	}
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("links: close: %w", err)
-	}
-	s.log.Debug().Msg("links store closed")
-	return nil
-}
-
-// Ping reports whether the store is open and readable: nil, ErrClosed, or
-// the error of a read.
-func (s *Store) Ping(ctx context.Context) error {
-	return s.view(ctx, "ping", func(txn *badger.Txn) error {
-		_, err := txn.Get([]byte(metaPingKey))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		return err
-	})
-}
-
-// metaPingKey is a key Ping reads; it is never written.
-const metaPingKey = "m/ping"
-
-// view runs fn in a read-only transaction, between the store's lifecycle
-// checks. op names the method in errors.
-func (s *Store) view(ctx context.Context, op string, fn func(txn *badger.Txn) error) error {
-	if err := s.life.enter(); err != nil {
-		return err
-	}
-	defer s.life.exit()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("links: %s: %w", op, err)
-	}
-	return s.db.View(fn)
-}
-
-// update runs fn in a read-write transaction and commits it durably,
-// retrying the whole transaction, fn included, when it conflicts with a
-// concurrent one. fn must therefore have no effect outside txn except
-// setting results that a retry overwrites.
-func (s *Store) update(ctx context.Context, op string, fn func(txn *badger.Txn) error) error {
-	if err := s.life.enter(); err != nil {
-		return err
-	}
-	defer s.life.exit()
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("links: %s: %w", op, err)
-		}
-		err := s.db.Update(fn)
-		if !errors.Is(err, badger.ErrConflict) {
-			return err
-		}
-		if attempt == maxAttempts {
-			return fmt.Errorf("links: %s: still conflicting after %d attempts: %w", op, attempt, err)
-		}
-		runtime.Gosched()
-	}
-}
-
-// life is the store's badgerutil.Lifecycle with this package's ErrClosed.
-type life struct{ badgerutil.Lifecycle }
-
-func (l *life) enter() error {
-	if !l.Enter() {
-		return ErrClosed
-	}
-	return nil
-}
-
-func (l *life) exit() { l.Exit() }
-
-func (l *life) close() error {
-	if !l.Close() {
-		return ErrClosed
-	}
-	return nil
-}
-
-// logger is the store's logger tagged with the IDs ctx carries (the
-// command or request the call works for).
-func (s *Store) logger(ctx context.Context) *zerolog.Logger {
-	return logctx.Logger(ctx, s.log)
+// States are the single-use OAuth states of links in progress. No method
+// reads the wall clock: each takes the current time.
+type States interface {
+	// NewState is NewLinkState for a Request with no interaction, made
+	// at now.
+	NewState(ctx context.Context, userID string, now time.Time) (string, error)
+	// NewLinkState returns a new OAuth state for req: StateBytes random
+	// bits, StateLen characters of unpadded base64url, usable once until
+	// now plus the store's time to live (DefaultStateTTL unless
+	// configured). The user's oldest states beyond MaxStatesPerUser are
+	// retired.
+	NewLinkState(ctx context.Context, req Request, now time.Time) (string, error)
+	// ConsumeState is ConsumeLinkState returning the Request's user.
+	ConsumeState(ctx context.Context, state string, now time.Time) (string, error)
+	// ConsumeLinkState checks state and returns the Request it was
+	// issued for. A state works once: of concurrent calls with one state
+	// at most one succeeds. A state never issued, already consumed or
+	// purged, or malformed fails with ErrStateInvalid; one consumed when
+	// now is past its expiry fails with ErrStateExpired (and is gone
+	// too).
+	ConsumeLinkState(ctx context.Context, state string, now time.Time) (Request, error)
+	// PurgeStates deletes the states that expired before now and returns
+	// how many it deleted.
+	PurgeStates(ctx context.Context, now time.Time) (int, error)
 }

@@ -88,7 +88,7 @@ type Sandbox struct {
 	pinterest *pinteresttest.Server
 	images    *imageServer
 	engine    *actors.Engine
-	links     *links.Store
+	links     links.Store
 	client    *pinterest.Client
 	webURL    string
 	http      *http.Client

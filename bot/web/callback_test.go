@@ -86,7 +86,7 @@ func TestCallbackLinksAccount(t *testing.T) {
 	if n := e.tokenRequests(); n != 1 {
 		t.Errorf("%d token requests, want the one exchange", n)
 	}
-	sess, err := pinterest.NewSession(tok, e.store.Saver("1001"))
+	sess, err := pinterest.NewSession(tok, links.Saver(e.store, "1001"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestCallbackSecondUserSameAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := pinterest.NewSession(tok, e.store.Saver("1001"))
+	sess, err := pinterest.NewSession(tok, links.Saver(e.store, "1001"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 
 	// A refresh through the store's saver logs too.
 	e.srv.ExpireAccessTokens("1001")
-	sess, err := pinterest.NewSession(tok, e.store.Saver("1001"))
+	sess, err := pinterest.NewSession(tok, links.Saver(e.store, "1001"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ const maxFormBytes = 4 << 10
 // Config configures a Handler.
 type Config struct {
 	// Links stores states, accounts and tokens. Required.
-	Links *links.Store
+	Links links.Store
 	// Pinterest exchanges codes and reads the user account. Its
 	// RedirectURL must point at CallbackPath on this listener. Required.
 	Pinterest *pinterest.Client
@@ -151,7 +151,7 @@ func (c Config) Validate() error {
 // documentation. A Handler is safe for simultaneous use by multiple
 // goroutines.
 type Handler struct {
-	links     *links.Store
+	links     links.Store
 	pin       *pinterest.Client
 	discord   *discorduser.Client
 	now       func() time.Time

@@ -19,6 +19,7 @@ import (
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
@@ -66,7 +67,7 @@ type env struct {
 	// discord reads Discord users (and signs in, with envOptions.signIn).
 	discord *discorduser.Client
 	img     *httptest.Server
-	store   *links.Store
+	store   links.Store
 	h       *web.Handler
 	// serving is the handler the server sends requests to: h, or a new
 	// one after restart.
@@ -165,7 +166,7 @@ func newEnvWith(t *testing.T, o envOptions) *env {
 	if e.discord, err = discorduser.New(dcfg); err != nil {
 		t.Fatal(err)
 	}
-	if e.store, err = links.Open("", links.Options{InMemory: true}, log); err != nil {
+	if e.store, err = badgerlinks.Open("", badgerlinks.Options{InMemory: true}, log); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -15,7 +15,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
-	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/metrics"
@@ -60,7 +60,7 @@ func TestReadinessChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close(context.Background())
-	tokens, err := links.Open("", links.Options{InMemory: true}, zerolog.Nop())
+	tokens, err := badgerlinks.Open("", badgerlinks.Options{InMemory: true}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

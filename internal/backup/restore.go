@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
@@ -71,7 +72,7 @@ func Restore(r io.Reader, t Target) (Result, error) {
 			err = badgerstore.Restore(t.EngineDir, sec, badgerstore.Options{Durable: true}, t.Log)
 		case Links:
 			if err = sec.Unlock(t.Key); err == nil {
-				err = links.Restore(t.LinksDir, sec, links.Options{EncryptionKey: t.Key}, t.Log)
+				err = badgerlinks.Restore(t.LinksDir, sec, badgerlinks.Options{EncryptionKey: t.Key}, t.Log)
 			}
 		}
 		if err == nil {
@@ -95,7 +96,7 @@ func Restore(r io.Reader, t Target) (Result, error) {
 	}
 	if err == nil {
 		res.Window = cfg.Window
-		res.Restored, err = actors.AfterRestore(cfg, store, t.Log)
+		res.Restored, err = actors.AfterRestore(context.Background(), cfg, store, t.Log)
 	}
 	if cerr := store.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("backup: closing the restored engine store: %w", cerr))
@@ -113,7 +114,7 @@ func backupRule(cfg actors.Config, store persistence.Store) (actors.Config, erro
 	if !ok {
 		return cfg, nil
 	}
-	rules, err := rk.Rules()
+	rules, err := rk.Rules(context.Background())
 	if err != nil {
 		return cfg, fmt.Errorf("backup: reading the rules of the restored engine store: %w", err)
 	}

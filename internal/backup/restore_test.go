@@ -13,6 +13,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -21,7 +22,7 @@ type dataDir struct {
 	t      *testing.T
 	dir    string
 	store  *badgerstore.Store
-	links  *links.Store
+	links  *badgerlinks.Store
 	eng    *actors.Engine
 	jobs   chan actors.Job
 	closed bool
@@ -47,7 +48,7 @@ func openDataDir(t *testing.T, dir string, cfg actors.Config) *dataDir {
 	if d.store, err = badgerstore.Open(filepath.Join(dir, "engine"), badgerstore.Options{MemTableSize: 1 << 20}, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
-	if d.links, err = links.Open(filepath.Join(dir, "links"), links.Options{EncryptionKey: testKey}, zerolog.Nop()); err != nil {
+	if d.links, err = badgerlinks.Open(filepath.Join(dir, "links"), badgerlinks.Options{EncryptionKey: testKey}, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
 	cfg.OnJob = func(j actors.Job) { d.jobs <- j }
@@ -174,7 +175,7 @@ func TestRoundTrip(t *testing.T) {
 	var want, got []string
 	for _, s := range []*badgerstore.Store{src.store, dst.store} {
 		var names []string
-		if err := s.Accounts(func(a string) error { names = append(names, a); return nil }); err != nil {
+		if err := s.Accounts(t.Context(), func(a string) error { names = append(names, a); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		want, got = got, names

@@ -1,13 +1,14 @@
 package backup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"time"
 
-	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -16,7 +17,9 @@ type Stores struct {
 	// Engine is the engine's store.
 	Engine *badgerstore.Store
 	// Links is the token store; nil when the data directory has none.
-	Links *links.Store
+	// Its section is in the format of Badger's backups, which Restore
+	// loads with badgerlinks.Restore.
+	Links *badgerlinks.Store
 	// Key is the token store's key (16, 24 or 32 bytes), from which the
 	// key encrypting its copy is derived; required with Links.
 	Key []byte
@@ -36,7 +39,7 @@ func Take(w io.Writer, st Stores, online bool) (Info, error) {
 			return Info{}, fmt.Errorf("backup: the token store's key is %d bytes, want 16, 24 or 32", len(st.Key))
 		}
 	}
-	hw, err := st.Engine.HighWater()
+	hw, err := st.Engine.HighWater(context.Background())
 	if err != nil {
 		return Info{}, fmt.Errorf("backup: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 )
@@ -78,7 +79,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 
-	ls, err := links.Open("", links.Options{InMemory: true}, zerolog.Nop())
+	ls, err := badgerlinks.Open("", badgerlinks.Options{InMemory: true}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

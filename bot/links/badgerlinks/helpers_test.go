@@ -1,4 +1,4 @@
-package links_test
+package badgerlinks_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 )
 
 // t0 is the start of every test's clock.
@@ -21,10 +22,10 @@ var testKey = bytes.Repeat([]byte{0x5a}, 32)
 
 // newStore opens an in-memory store with opts (InMemory forced) and
 // closes it when the test ends.
-func newStore(t *testing.T, opts links.Options) *links.Store {
+func newStore(t *testing.T, opts badgerlinks.Options) *badgerlinks.Store {
 	t.Helper()
 	opts.InMemory = true
-	s, err := links.Open("", opts, zerolog.Nop())
+	s, err := badgerlinks.Open("", opts, zerolog.Nop())
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -33,9 +34,9 @@ func newStore(t *testing.T, opts links.Options) *links.Store {
 }
 
 // openDisk opens an encrypted store in dir.
-func openDisk(t *testing.T, dir string, log zerolog.Logger) *links.Store {
+func openDisk(t *testing.T, dir string, log zerolog.Logger) *badgerlinks.Store {
 	t.Helper()
-	s, err := links.Open(dir, links.Options{EncryptionKey: testKey}, log)
+	s, err := badgerlinks.Open(dir, badgerlinks.Options{EncryptionKey: testKey}, log)
 	if err != nil {
 		t.Fatalf("Open(%q): %v", dir, err)
 	}
@@ -43,7 +44,7 @@ func openDisk(t *testing.T, dir string, log zerolog.Logger) *links.Store {
 }
 
 // closeStore closes s, accepting a store the test closed already.
-func closeStore(t *testing.T, s *links.Store) {
+func closeStore(t *testing.T, s *badgerlinks.Store) {
 	t.Helper()
 	if err := s.Close(); err != nil && !errors.Is(err, links.ErrClosed) {
 		t.Errorf("Close: %v", err)
@@ -62,7 +63,7 @@ func tokenFor(id string, gen int) *oauth2.Token {
 }
 
 // link links account id (username "user"+id) for user with tokenFor(id, 0).
-func link(t *testing.T, s *links.Store, user, id string) {
+func link(t *testing.T, s *badgerlinks.Store, user, id string) {
 	t.Helper()
 	if err := s.Link(context.Background(), user, links.Account{ID: id, Username: "user" + id}, tokenFor(id, 0)); err != nil {
 		t.Fatalf("Link(%s, %s): %v", user, id, err)
@@ -70,7 +71,7 @@ func link(t *testing.T, s *links.Store, user, id string) {
 }
 
 // mustUser returns the stored User.
-func mustUser(t *testing.T, s *links.Store, id string) links.User {
+func mustUser(t *testing.T, s *badgerlinks.Store, id string) links.User {
 	t.Helper()
 	u, err := s.User(context.Background(), id)
 	if err != nil {

@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -6,16 +6,18 @@ import (
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // AccountUsers returns the linked account accountID and the ids of the
 // Discord users who link it, in the order they linked it. An account that
-// no user links fails with an error wrapping ErrNoToken, as Account does.
-func (s *Store) AccountUsers(ctx context.Context, accountID string) (Account, []string, error) {
-	if err := checkID("account id", accountID); err != nil {
-		return Account{}, nil, err
+// no user links fails with an error wrapping links.ErrNoToken, as links.Account does.
+func (s *Store) AccountUsers(ctx context.Context, accountID string) (links.Account, []string, error) {
+	if err := links.CheckID("account id", accountID); err != nil {
+		return links.Account{}, nil, err
 	}
-	var out Account
+	var out links.Account
 	var users []string
 	err := s.view(ctx, "account users", func(txn *badger.Txn) error {
 		var a accountRecord
@@ -24,13 +26,13 @@ func (s *Store) AccountUsers(ctx context.Context, accountID string) (Account, []
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q is not linked", ErrNoToken, accountID)
+			return fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
 		}
 		out, users = a.account(accountID), slices.Clone(a.Users)
 		return nil
 	})
 	if err != nil {
-		return Account{}, nil, err
+		return links.Account{}, nil, err
 	}
 	return out, users, nil
 }
@@ -39,7 +41,7 @@ func (s *Store) AccountUsers(ctx context.Context, accountID string) (Account, []
 // Discord users who link it, in byte order of the accounts' ids, until
 // fn returns an error, which AllAccountUsers then returns. Like
 // AllAccounts, it reads one snapshot, and fn must not call Close.
-func (s *Store) AllAccountUsers(ctx context.Context, fn func(Account, []string) error) error {
+func (s *Store) AllAccountUsers(ctx context.Context, fn func(links.Account, []string) error) error {
 	return s.scan(ctx, "all account users", accountPrefix, func(id, key string, v []byte) error {
 		var rec accountRecord
 		if err := decodeRecord(v, &rec); err != nil {

@@ -1,4 +1,4 @@
-package links_test
+package linkstest
 
 import (
 	"context"
@@ -14,9 +14,11 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 )
 
-func TestSaveToken(t *testing.T) {
+// testSaveToken: SaveToken replaces the token of a linked account only,
+// and keeps RelinkNeeded.
+func testSaveToken(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("Token(unknown) = %v, want ErrNoToken", err)
 	}
@@ -43,7 +45,7 @@ func TestSaveToken(t *testing.T) {
 	}
 
 	// The Saver is SaveToken.
-	if err := s.Saver("a1")(ctx, tokenFor("a1", 3)); err != nil {
+	if err := links.Saver(s, "a1")(ctx, tokenFor("a1", 3)); err != nil {
 		t.Fatal(err)
 	}
 	if tok, err := s.Token(ctx, "a1"); err != nil || !sameToken(tok, tokenFor("a1", 3)) {
@@ -55,7 +57,7 @@ func TestSaveToken(t *testing.T) {
 	if err := s.Unlink(ctx, "u1", "a1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Saver("a1")(ctx, tokenFor("a1", 4)); !errors.Is(err, links.ErrNoToken) {
+	if err := links.Saver(s, "a1")(ctx, tokenFor("a1", 4)); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("Saver after unlink = %v, want ErrNoToken", err)
 	}
 	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
@@ -63,10 +65,10 @@ func TestSaveToken(t *testing.T) {
 	}
 }
 
-// TestSaverKeepsRotatedToken runs a refresh against the Pinterest stand-in,
+// testSaverKeepsRotatedToken runs a refresh against the Pinterest stand-in,
 // whose refresh tokens work once: the rotated token must be the stored
 // one, and the original must be dead.
-func TestSaverKeepsRotatedToken(t *testing.T) {
+func testSaverKeepsRotatedToken(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	clk := pinteresttest.NewClock(t0)
 	srv := pinteresttest.NewServer(pinteresttest.WithClock(clk.Now))
@@ -84,8 +86,7 @@ func TestSaverKeepsRotatedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := openDisk(t, t.TempDir(), zerolog.Nop())
-	t.Cleanup(func() { closeStore(t, s) })
+	s := open(t)
 
 	cred := srv.AddAccount("1001", "alice")
 	if err := s.Link(ctx, "u1", links.Account{ID: "1001", Username: "alice"}, cred.Token()); err != nil {
@@ -97,7 +98,7 @@ func TestSaverKeepsRotatedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := pinterest.NewSession(stored, s.Saver("1001"))
+	sess, err := pinterest.NewSession(stored, links.Saver(s, "1001"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestSaverKeepsRotatedToken(t *testing.T) {
 
 	// A session from the stored token works; one from the original
 	// (rotated away) token needs a new authorization.
-	again, err := pinterest.NewSession(rotated, s.Saver("1001"))
+	again, err := pinterest.NewSession(rotated, links.Saver(s, "1001"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +134,12 @@ func TestSaverKeepsRotatedToken(t *testing.T) {
 	}
 }
 
-// TestGrantGenerations: Link starts a new grant generation, saving a
+// testGrantGenerations: Link starts a new grant generation, saving a
 // refreshed token keeps it, and a token or a refusal of an earlier grant
 // changes nothing once the account has been linked again.
-func TestGrantGenerations(t *testing.T) {
+func testGrantGenerations(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u1", "a1")
 	_, g1, err := s.Grant(ctx, "a1")
 	if err != nil {
@@ -161,7 +162,7 @@ func TestGrantGenerations(t *testing.T) {
 	if err != nil || g2 != g1+1 {
 		t.Fatalf("after a new link: generation %d, %v; want %d", g2, err, g1+1)
 	}
-	err = s.GrantSaver("a1", g1)(ctx, tokenFor("a1", 9))
+	err = links.GrantSaver(s, "a1", g1)(ctx, tokenFor("a1", 9))
 	if !errors.Is(err, links.ErrRelinked) {
 		t.Fatalf("saving a token of the earlier grant = %v, want ErrRelinked", err)
 	}

@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // rawSet writes value under key, bypassing the Store's encoding.
@@ -42,7 +44,7 @@ func TestCorruptRecords(t *testing.T) {
 		{"user not JSON", "u/u1", "{", func(s *Store) error { _, err := s.User(ctx, "u1"); return err }, "unexpected end"},
 		{"user future version", "u/u1", `{"v":2,"accounts":[]}`, func(s *Store) error { _, err := s.User(ctx, "u1"); return err }, "version 2"},
 		{"user active not linked", "u/u1", `{"v":1,"active":"a9","accounts":["a1"]}`, func(s *Store) error {
-			return s.Link(ctx, "u1", Account{ID: "a1"}, tok)
+			return s.Link(ctx, "u1", links.Account{ID: "a1"}, tok)
 		}, `active account "a9"`},
 		{"user lists missing account", "u/u1", `{"v":1,"active":"a1","accounts":["a1"]}`, func(s *Store) error {
 			_, err := s.Accounts(ctx, "u1")
@@ -54,7 +56,7 @@ func TestCorruptRecords(t *testing.T) {
 		}, "no linking user"},
 		{"token empty", "t/a1", `{"v":1}`, func(s *Store) error { _, err := s.Token(ctx, "a1"); return err }, "neither"},
 		{"listing", "a/a1", `[]`, func(s *Store) error {
-			return s.AllAccounts(ctx, func(Account) error { return nil })
+			return s.AllAccounts(ctx, func(links.Account) error { return nil })
 		}, "cannot unmarshal"},
 	}
 	for _, tt := range tests {
@@ -65,9 +67,9 @@ func TestCorruptRecords(t *testing.T) {
 		if tt.name == "user lists missing account" {
 			wantKey = "a/a1"
 		}
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `"`+wantKey+`"`) ||
+		if !errors.Is(err, links.ErrCorrupt) || !strings.Contains(err.Error(), `"`+wantKey+`"`) ||
 			!strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("%s: err = %v, want ErrCorrupt naming %q and mentioning %q", tt.name, err, wantKey, tt.msg)
+			t.Errorf("%s: err = %v, want links.ErrCorrupt naming %q and mentioning %q", tt.name, err, wantKey, tt.msg)
 		}
 	}
 }
@@ -88,10 +90,10 @@ func TestCorruptStateIsDropped(t *testing.T) {
 	rawSet(t, s, stateKey(b), `{"v":1,"user":""}`)
 
 	_, err = s.ConsumeState(ctx, a, t0)
-	if !errors.Is(err, ErrStateInvalid) || !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("ConsumeState(corrupt) = %v, want ErrStateInvalid and ErrCorrupt", err)
+	if !errors.Is(err, links.ErrStateInvalid) || !errors.Is(err, links.ErrCorrupt) {
+		t.Fatalf("ConsumeState(corrupt) = %v, want links.ErrStateInvalid and links.ErrCorrupt", err)
 	}
-	if _, err := s.ConsumeState(ctx, a, t0); !errors.Is(err, ErrStateInvalid) || errors.Is(err, ErrCorrupt) {
+	if _, err := s.ConsumeState(ctx, a, t0); !errors.Is(err, links.ErrStateInvalid) || errors.Is(err, links.ErrCorrupt) {
 		t.Fatalf("second ConsumeState(corrupt) = %v, want plain ErrStateInvalid (deleted)", err)
 	}
 	// PurgeStates drops unreadable states whatever the time.

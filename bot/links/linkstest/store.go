@@ -1,81 +1,21 @@
-package links_test
+package linkstest
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 )
 
-func TestOpenOptions(t *testing.T) {
-	tests := []struct {
-		name string
-		dir  bool // use a temporary directory
-		opts links.Options
-		err  error  // nil wants success
-		msg  string // the error must mention it
-	}{
-		{"no key on disk", true, links.Options{}, links.ErrEncryptionKey, "EncryptionKey is empty"},
-		{"short key", true, links.Options{EncryptionKey: make([]byte, 15)}, links.ErrEncryptionKey, "15 bytes"},
-		{"long key", true, links.Options{EncryptionKey: make([]byte, 33)}, links.ErrEncryptionKey, "33 bytes"},
-		{"AES-128", true, links.Options{EncryptionKey: make([]byte, 16)}, nil, ""},
-		{"AES-192", true, links.Options{EncryptionKey: make([]byte, 24)}, nil, ""},
-		{"AES-256", true, links.Options{EncryptionKey: make([]byte, 32)}, nil, ""},
-		{"no directory", false, links.Options{EncryptionKey: make([]byte, 32)}, links.ErrInvalid, "empty data directory"},
-		{"negative TTL", true, links.Options{EncryptionKey: make([]byte, 32), StateTTL: -1}, links.ErrInvalid, "StateTTL"},
-		{"in memory, no key", false, links.Options{InMemory: true}, nil, ""},
-		{"in memory, key", false, links.Options{InMemory: true, EncryptionKey: make([]byte, 16)}, nil, ""},
-		{"in memory, bad key", false, links.Options{InMemory: true, EncryptionKey: make([]byte, 3)}, links.ErrEncryptionKey, "3 bytes"},
-	}
-	for _, tt := range tests {
-		dir := ""
-		if tt.dir {
-			dir = t.TempDir()
-		}
-		s, err := links.Open(dir, tt.opts, zerolog.Nop())
-		if tt.err == nil {
-			if err != nil {
-				t.Errorf("%s: Open: %v", tt.name, err)
-				continue
-			}
-			if err := s.Ping(context.Background()); err != nil {
-				t.Errorf("%s: Ping: %v", tt.name, err)
-			}
-			closeStore(t, s)
-			continue
-		}
-		if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("%s: Open = %v, want %v mentioning %q", tt.name, err, tt.err, tt.msg)
-		}
-		if s != nil {
-			closeStore(t, s)
-		}
-	}
-}
-
-func TestOpenLocked(t *testing.T) {
-	dir := t.TempDir()
-	s := openDisk(t, dir, zerolog.Nop())
-	defer closeStore(t, s)
-	s2, err := links.Open(dir, links.Options{EncryptionKey: testKey}, zerolog.Nop())
-	if !errors.Is(err, links.ErrLocked) || !strings.Contains(err.Error(), dir) {
-		t.Fatalf("second Open = %v, want ErrLocked naming %q", err, dir)
-	}
-	if s2 != nil {
-		closeStore(t, s2)
-	}
-}
-
-func TestClosedStore(t *testing.T) {
+// testClosedStore: after Close, every method fails with ErrClosed.
+func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u1", "a1")
 	state, err := s.NewState(ctx, "u1", t0)
 	if err != nil {
@@ -100,7 +40,7 @@ func TestClosedStore(t *testing.T) {
 		{"SetDefaultBoard", func() error { return s.SetDefaultBoard(ctx, "u1", "a1", "b1", "B") }},
 		{"Token", func() error { _, err := s.Token(ctx, "a1"); return err }},
 		{"SaveToken", func() error { return s.SaveToken(ctx, "a1", tokenFor("a1", 1)) }},
-		{"Saver", func() error { return s.Saver("a1")(ctx, tokenFor("a1", 1)) }},
+		{"Saver", func() error { return links.Saver(s, "a1")(ctx, tokenFor("a1", 1)) }},
 		{"MarkRelinkNeeded", func() error { return s.MarkRelinkNeeded(ctx, "a1") }},
 		{"NewState", func() error { _, err := s.NewState(ctx, "u1", t0); return err }},
 		{"ConsumeState", func() error { _, err := s.ConsumeState(ctx, state, t0); return err }},
@@ -108,6 +48,20 @@ func TestClosedStore(t *testing.T) {
 		{"PurgeStates", func() error { _, err := s.PurgeStates(ctx, t0); return err }},
 		{"Users", func() error { return s.Users(ctx, func(u links.User) error { return nop(u) }) }},
 		{"AllAccounts", func() error { return s.AllAccounts(ctx, func(a links.Account) error { return nop(a) }) }},
+		{"AccountUsers", func() error { _, _, err := s.AccountUsers(ctx, "a1"); return err }},
+		{"AllAccountUsers", func() error { return s.AllAccountUsers(ctx, func(links.Account, []string) error { return nil }) }},
+		{"SetQueueWhenFull", func() error { return s.SetQueueWhenFull(ctx, "u1", true) }},
+		{"MarkGrantRelinkNeeded", func() error { return s.MarkGrantRelinkNeeded(ctx, "a1", 1) }},
+		{"Grant", func() error { _, _, err := s.Grant(ctx, "a1"); return err }},
+		{"SaveGrantToken", func() error { return s.SaveGrantToken(ctx, "a1", 1, tokenFor("a1", 1)) }},
+		{"NewLinkState", func() error { _, err := s.NewLinkState(ctx, links.Request{User: "u1"}, t0); return err }},
+		{"ConsumeLinkState", func() error { _, err := s.ConsumeLinkState(ctx, state, t0); return err }},
+		{"Outbox Put", func() error {
+			_, err := s.Outbox().Put(ctx, digest.Line{Key: digest.Key{Account: "a1", Job: 1}, User: 1, Text: "x"})
+			return err
+		}},
+		{"Outbox Delete", func() error { return s.Outbox().Delete(ctx, []digest.Key{{Account: "a1", Job: 1}}) }},
+		{"Outbox Lines", func() error { return s.Outbox().Lines(ctx, func(digest.Line) error { return nil }) }},
 	}
 	for _, c := range calls {
 		if err := c.call(); !errors.Is(err, links.ErrClosed) {
@@ -116,8 +70,10 @@ func TestClosedStore(t *testing.T) {
 	}
 }
 
-func TestCanceledContext(t *testing.T) {
-	s := newStore(t, links.Options{})
+// testCanceledContext: a call with a canceled context fails with its
+// error and changes nothing.
+func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
+	s := open(t)
 	link(t, s, "u1", "a1")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -137,11 +93,11 @@ func TestCanceledContext(t *testing.T) {
 	}
 }
 
-// TestConcurrentLinksOneUser races Link, SetActive and Unlink for one
+// testConcurrentLinksOneUser races Link, SetActive and Unlink for one
 // user: no update may be lost.
-func TestConcurrentLinksOneUser(t *testing.T) {
+func testConcurrentLinksOneUser(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	const n = links.MaxAccountsPerUser
 	ids := make([]string, n)
 	for i := range ids {
@@ -220,11 +176,11 @@ func TestConcurrentLinksOneUser(t *testing.T) {
 	}
 }
 
-// TestConcurrentUsersOneAccount has many users link and then unlink one
+// testConcurrentUsersOneAccount has many users link and then unlink one
 // account at once: its token lives exactly as long as one user links it.
-func TestConcurrentUsersOneAccount(t *testing.T) {
+func testConcurrentUsersOneAccount(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	const n = 50
 	run := func(f func(user string) error) {
 		t.Helper()
@@ -268,42 +224,5 @@ func TestConcurrentUsersOneAccount(t *testing.T) {
 	}
 	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("Token after every user unlinked: %v, want ErrNoToken", err)
-	}
-}
-
-// BenchmarkSaveToken measures one durable token write on disk: the cost
-// of a refresh-token rotation, dominated by the fsync.
-func BenchmarkSaveToken(b *testing.B) {
-	ctx := context.Background()
-	s, err := links.Open(b.TempDir(), links.Options{EncryptionKey: testKey}, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, tokenFor("a1", 0)); err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; b.Loop(); i++ {
-		if err := s.SaveToken(ctx, "a1", tokenFor("a1", i)); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkUser measures the read /pin does for every command.
-func BenchmarkUser(b *testing.B) {
-	ctx := context.Background()
-	s, err := links.Open(b.TempDir(), links.Options{EncryptionKey: testKey}, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, tokenFor("a1", 0)); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := s.User(ctx, "u1"); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package links_test
+package linkstest
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 )
 
-// TestAccountUsers: the users who link an account are listed in the
+// testAccountUsers: the users who link an account are listed in the
 // order they linked it, one account or all of them; an unlink removes
 // its user, and an account no one links is not found.
-func TestAccountUsers(t *testing.T) {
+func testAccountUsers(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u2", "a1")
 	link(t, s, "u1", "a1")
 	link(t, s, "u1", "a2")

@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"crypto/sha256"
@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // recordVersion is the version of every record this package writes.
@@ -64,12 +64,12 @@ func (r *userRecord) version() int { return r.V }
 
 func (r *userRecord) check() error {
 	for _, a := range r.Accounts {
-		if err := checkID("account id", a); err != nil {
+		if err := links.CheckID("account id", a); err != nil {
 			return err
 		}
 	}
-	if len(r.Accounts) > MaxAccountsPerUser {
-		return fmt.Errorf("%d accounts, more than %d", len(r.Accounts), MaxAccountsPerUser)
+	if len(r.Accounts) > links.MaxAccountsPerUser {
+		return fmt.Errorf("%d accounts, more than %d", len(r.Accounts), links.MaxAccountsPerUser)
 	}
 	if r.Active == "" && len(r.Accounts) > 0 {
 		return errors.New("no active account")
@@ -80,8 +80,8 @@ func (r *userRecord) check() error {
 	return nil
 }
 
-func (r *userRecord) user(id string) User {
-	return User{ID: id, Active: r.Active, Accounts: slices.Clone(r.Accounts), QueueWhenFull: r.QueueWhenFull}
+func (r *userRecord) user(id string) links.User {
+	return links.User{ID: id, Active: r.Active, Accounts: slices.Clone(r.Accounts), QueueWhenFull: r.QueueWhenFull}
 }
 
 // accountRecord is stored under a/<account id>.
@@ -103,15 +103,15 @@ func (r *accountRecord) check() error {
 		return errors.New("no linking user")
 	}
 	for _, u := range r.Users {
-		if err := checkID("user id", u); err != nil {
+		if err := links.CheckID("user id", u); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *accountRecord) account(id string) Account {
-	return Account{
+func (r *accountRecord) account(id string) links.Account {
+	return links.Account{
 		ID:               id,
 		Username:         r.Username,
 		DefaultBoard:     r.DefaultBoard,
@@ -165,7 +165,7 @@ type stateRecord struct {
 	V       int       `json:"v"`
 	User    string    `json:"user"`
 	Expires time.Time `json:"expires"`
-	// Interaction and At are Request's: the /link interaction's token,
+	// Interaction and At are links.Request's: the /link interaction's token,
 	// and when /link ran.
 	Interaction string    `json:"interaction,omitempty"`
 	At          time.Time `json:"at,omitzero"`
@@ -174,10 +174,10 @@ type stateRecord struct {
 func (r *stateRecord) version() int { return r.V }
 
 func (r *stateRecord) check() error {
-	if err := checkID("user id", r.User); err != nil {
+	if err := links.CheckID("user id", r.User); err != nil {
 		return err
 	}
-	return checkInteraction(r.Interaction)
+	return links.CheckInteraction(r.Interaction)
 }
 
 // getRecord reads key into rec. It reports false, with no error, when key
@@ -215,7 +215,7 @@ func decodeRecord(v []byte, rec record) error {
 }
 
 func corrupt(key string, err error) error {
-	return fmt.Errorf("%w %q: %w", ErrCorrupt, key, err)
+	return fmt.Errorf("%w %q: %w", links.ErrCorrupt, key, err)
 }
 
 // setRecord stores rec under key in txn.
@@ -234,77 +234,6 @@ func setRecord(txn *badger.Txn, key string, rec record) error {
 func deleteKey(txn *badger.Txn, key string) error {
 	if err := txn.Delete([]byte(key)); err != nil {
 		return fmt.Errorf("links: delete %q: %w", key, err)
-	}
-	return nil
-}
-
-// checkID reports an id that is empty, longer than MaxIDLen, or not made
-// of ASCII letters, digits and "-_.:". kind names it in the error.
-func checkID(kind, id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: %s is empty", ErrInvalid, kind)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalid, kind, len(id), MaxIDLen)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '_' || c == '.' || c == ':'
-		if !ok {
-			return fmt.Errorf("%w: %s %q has a character other than ASCII letters, digits and \"-_.:\"",
-				ErrInvalid, kind, id)
-		}
-	}
-	return nil
-}
-
-// checkInteraction reports an interaction token longer than MaxTokenLen
-// or holding anything but printable ASCII without spaces. An empty token
-// is allowed.
-func checkInteraction(tok string) error {
-	if len(tok) > MaxTokenLen {
-		return fmt.Errorf("%w: interaction token is %d bytes, more than %d", ErrInvalid, len(tok), MaxTokenLen)
-	}
-	for i := 0; i < len(tok); i++ {
-		if c := tok[i]; c <= ' ' || c > '~' {
-			return fmt.Errorf("%w: interaction token has a character other than printable ASCII", ErrInvalid)
-		}
-	}
-	return nil
-}
-
-// checkName reports a name longer than MaxNameLen, not valid UTF-8, or
-// holding control characters. Empty names are allowed.
-func checkName(kind, name string) error {
-	if len(name) > MaxNameLen {
-		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalid, kind, len(name), MaxNameLen)
-	}
-	if !utf8.ValidString(name) {
-		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, kind)
-	}
-	for _, r := range name {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s %q has a control character", ErrInvalid, kind, name)
-		}
-	}
-	return nil
-}
-
-// checkToken reports a token that cannot be stored. Its error never
-// quotes the token.
-func checkToken(tok *oauth2.Token) error {
-	switch {
-	case tok == nil:
-		return fmt.Errorf("%w: token is nil", ErrInvalid)
-	case tok.AccessToken == "" && tok.RefreshToken == "":
-		return fmt.Errorf("%w: token has neither access nor refresh token", ErrInvalid)
-	case len(tok.AccessToken) > MaxTokenLen:
-		return fmt.Errorf("%w: access token is %d bytes, more than %d", ErrInvalid, len(tok.AccessToken), MaxTokenLen)
-	case len(tok.RefreshToken) > MaxTokenLen:
-		return fmt.Errorf("%w: refresh token is %d bytes, more than %d", ErrInvalid, len(tok.RefreshToken), MaxTokenLen)
-	case len(tok.TokenType) > MaxIDLen:
-		return fmt.Errorf("%w: token type is %d bytes, more than %d", ErrInvalid, len(tok.TokenType), MaxIDLen)
 	}
 	return nil
 }

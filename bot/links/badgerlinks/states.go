@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -11,59 +11,33 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
-
-// stateBytes is the number of random bytes in a state: 256 bits, written
-// as 43 characters of unpadded base64url.
-const stateBytes = 32
-
-// StateLen is the length of the states NewState returns, in characters
-// of unpadded base64url (URL-safe without escaping).
-const StateLen = (stateBytes*8 + 5) / 6
 
 // purgeChunk is how many expired states PurgeStates deletes per
 // transaction.
 const purgeChunk = 512
 
-// MaxStatesPerUser is how many links in progress (OAuth states) a user
-// may have: each NewState beyond it retires the user's oldest state, so
-// repeated /link commands neither pile up records nor keep old links
-// usable.
-const MaxStatesPerUser = 3
-
-// Request is a link in progress as /link started it: who asked, and what
-// the bot needs to tell them, once Pinterest sends the browser back, what
-// became of it.
-type Request struct {
-	// User is the Discord user who ran /link.
-	User string
-	// Interaction is the token of the /link interaction, with which the
-	// bot can edit its reply while Discord keeps the token valid; "" for
-	// a link not started by /link, which the bot tells no one about.
-	Interaction string
-	// At is when /link ran; the zero time when unknown.
-	At time.Time
-}
-
 // NewState returns a new OAuth state for the Discord user userID: the
-// state of NewLinkState for a Request with no interaction, made at now.
+// state of NewLinkState for a links.Request with no interaction, made at now.
 func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (string, error) {
-	return s.NewLinkState(ctx, Request{User: userID, At: now}, now)
+	return s.NewLinkState(ctx, links.Request{User: userID, At: now}, now)
 }
 
 // NewLinkState returns a new OAuth state for req, to put in the
 // authorization URL. It is 256 random bits from crypto/rand, URL safe,
 // stored (only as its SHA-256 digest) with req and its expiry now +
 // StateTTL, and can be consumed once by ConsumeLinkState. The user's
-// oldest states beyond MaxStatesPerUser are deleted.
-func (s *Store) NewLinkState(ctx context.Context, req Request, now time.Time) (string, error) {
-	if err := checkID("user id", req.User); err != nil {
+// oldest states beyond links.MaxStatesPerUser are deleted.
+func (s *Store) NewLinkState(ctx context.Context, req links.Request, now time.Time) (string, error) {
+	if err := links.CheckID("user id", req.User); err != nil {
 		return "", err
 	}
-	if err := checkInteraction(req.Interaction); err != nil {
+	if err := links.CheckInteraction(req.Interaction); err != nil {
 		return "", err
 	}
-	var b [stateBytes]byte
+	var b [links.StateBytes]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("links: new state: reading random bytes: %w", err)
 	}
@@ -74,7 +48,7 @@ func (s *Store) NewLinkState(ctx context.Context, req Request, now time.Time) (s
 		rec.At = req.At.Round(0).UTC()
 	}
 	err := s.update(ctx, "new state", func(txn *badger.Txn) error {
-		if err := retireStates(txn, req.User, MaxStatesPerUser-1); err != nil {
+		if err := retireStates(txn, req.User, links.MaxStatesPerUser-1); err != nil {
 			return err
 		}
 		return setRecord(txn, stateKey(state), rec)
@@ -93,61 +67,61 @@ func (s *Store) ConsumeState(ctx context.Context, state string, now time.Time) (
 }
 
 // ConsumeLinkState checks state, the state Pinterest sent back, and
-// returns the Request it was issued for. A state works once: the
+// returns the links.Request it was issued for. A state works once: the
 // transaction that reads it deletes it, so of two concurrent calls with
 // one state at most one succeeds. A state that was never issued, was
-// already consumed or purged, or is malformed fails with ErrStateInvalid;
+// already consumed or purged, or is malformed fails with links.ErrStateInvalid;
 // one consumed when now is more than StateTTL after it was issued fails
 // with ErrStateExpired (and is deleted too).
-func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Time) (Request, error) {
+func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Time) (links.Request, error) {
 	if !wellFormedState(state) {
 		if err := s.life.enter(); err != nil {
-			return Request{}, err
+			return links.Request{}, err
 		}
 		s.life.exit()
-		return Request{}, fmt.Errorf("%w: malformed", ErrStateInvalid)
+		return links.Request{}, fmt.Errorf("%w: malformed", links.ErrStateInvalid)
 	}
 	key := stateKey(state)
 	var (
-		req     Request
+		req     links.Request
 		outcome error
 	)
 	err := s.update(ctx, "consume state", func(txn *badger.Txn) error {
-		req, outcome = Request{}, nil
+		req, outcome = links.Request{}, nil
 		var rec stateRecord
 		found, err := getRecord(txn, key, &rec)
 		switch {
-		case errors.Is(err, ErrCorrupt):
+		case errors.Is(err, links.ErrCorrupt):
 			// A record that cannot be decoded can never be used: drop it.
-			outcome = fmt.Errorf("%w: %w", ErrStateInvalid, err)
+			outcome = fmt.Errorf("%w: %w", links.ErrStateInvalid, err)
 		case err != nil:
 			return err
 		case !found:
-			outcome = fmt.Errorf("%w: never issued, already used, or purged", ErrStateInvalid)
+			outcome = fmt.Errorf("%w: never issued, already used, or purged", links.ErrStateInvalid)
 			return nil
 		case now.After(rec.Expires):
-			outcome = fmt.Errorf("%w: expired at %s", ErrStateExpired, rec.Expires.Format(time.RFC3339))
+			outcome = fmt.Errorf("%w: expired at %s", links.ErrStateExpired, rec.Expires.Format(time.RFC3339))
 		default:
-			req = Request{User: rec.User, Interaction: rec.Interaction, At: rec.At}
+			req = links.Request{User: rec.User, Interaction: rec.Interaction, At: rec.At}
 		}
 		return deleteKey(txn, key)
 	})
 	if err != nil {
-		return Request{}, err
+		return links.Request{}, err
 	}
 	if outcome != nil {
-		return Request{}, outcome
+		return links.Request{}, outcome
 	}
 	return req, nil
 }
 
 // wellFormedState reports whether state looks like one NewState returns.
 func wellFormedState(state string) bool {
-	if len(state) != StateLen {
+	if len(state) != links.StateLen {
 		return false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(state)
-	return err == nil && len(b) == stateBytes
+	return err == nil && len(b) == links.StateBytes
 }
 
 // PurgeStates deletes the states that expired before now (and any that
@@ -229,7 +203,7 @@ func (s *Store) deleteStates(ctx context.Context, keys []string, now time.Time) 
 		for _, key := range keys {
 			var rec stateRecord
 			found, err := getRecord(txn, key, &rec)
-			if err != nil && !errors.Is(err, ErrCorrupt) {
+			if err != nil && !errors.Is(err, links.ErrCorrupt) {
 				return err
 			}
 			if err == nil && (!found || !now.After(rec.Expires)) {

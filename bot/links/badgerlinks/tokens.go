@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/oauth2"
 
-	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // Token returns the stored OAuth token of account accountID, or an error
-// wrapping ErrNoToken when none is stored (the account was never linked,
+// wrapping links.ErrNoToken when none is stored (the account was never linked,
 // or every user unlinked it).
 func (s *Store) Token(ctx context.Context, accountID string) (*oauth2.Token, error) {
 	tok, _, err := s.Grant(ctx, accountID)
@@ -24,9 +24,9 @@ func (s *Store) Token(ctx context.Context, accountID string) (*oauth2.Token, err
 // time the account is authorized again and that saving a refreshed token
 // keeps. Two reads with the same generation are the same grant, possibly
 // refreshed in between; a session built from a grant saves its refreshed
-// tokens with GrantSaver.
+// tokens with links.GrantSaver.
 func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uint64, error) {
-	if err := checkID("account id", accountID); err != nil {
+	if err := links.CheckID("account id", accountID); err != nil {
 		return nil, 0, err
 	}
 	var rec tokenRecord
@@ -36,7 +36,7 @@ func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uin
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q", ErrNoToken, accountID)
+			return fmt.Errorf("%w: account %q", links.ErrNoToken, accountID)
 		}
 		return nil
 	})
@@ -48,7 +48,7 @@ func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uin
 
 // SaveToken replaces the token of the linked account accountID with tok,
 // keeping its grant generation; the token is on disk when SaveToken
-// returns nil. It fails with an error wrapping ErrNoToken when no user
+// returns nil. It fails with an error wrapping links.ErrNoToken when no user
 // links the account (it was unlinked while the token was being refreshed),
 // so that an unlinked account's token is never written back. It does not
 // clear RelinkNeeded: only Link does.
@@ -58,24 +58,24 @@ func (s *Store) SaveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 
 // SaveGrantToken is SaveToken for a token refreshed from generation gen of
 // the account's grant: when the account has been linked again since, it
-// saves nothing and fails with an error wrapping ErrRelinked, so that a
+// saves nothing and fails with an error wrapping links.ErrRelinked, so that a
 // refresh of the old grant never replaces the new one.
 func (s *Store) SaveGrantToken(ctx context.Context, accountID string, gen uint64, tok *oauth2.Token) error {
 	return s.saveToken(ctx, accountID, tok, gen, true)
 }
 
 func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Token, gen uint64, checkGen bool) error {
-	if err := checkID("account id", accountID); err != nil {
+	if err := links.CheckID("account id", accountID); err != nil {
 		return err
 	}
-	if err := checkToken(tok); err != nil {
+	if err := links.CheckToken(tok); err != nil {
 		return err
 	}
 	tr := newTokenRecord(tok)
 	err := s.update(ctx, "save token", func(txn *badger.Txn) error {
 		_, err := txn.Get([]byte(accountKey(accountID)))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("%w: account %q is not linked; token not saved", ErrNoToken, accountID)
+			return fmt.Errorf("%w: account %q is not linked; token not saved", links.ErrNoToken, accountID)
 		}
 		if err != nil {
 			return fmt.Errorf("links: read %q: %w", accountKey(accountID), err)
@@ -86,7 +86,7 @@ func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 		}
 		if checkGen && old.Gen != gen {
 			return fmt.Errorf("%w: account %q is at grant %d, the token is of grant %d; token not saved",
-				ErrRelinked, accountID, old.Gen, gen)
+				links.ErrRelinked, accountID, old.Gen, gen)
 		}
 		tr.Gen = old.Gen
 		return setRecord(txn, tokenKey(accountID), tr)
@@ -96,20 +96,4 @@ func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 	}
 	s.logger(ctx).Debug().Str("account", accountID).Msg("token saved")
 	return nil
-}
-
-// Saver returns the pinterest.TokenSaver of account accountID: it saves
-// each rotated token with SaveToken.
-func (s *Store) Saver(accountID string) pinterest.TokenSaver {
-	return func(ctx context.Context, tok *oauth2.Token) error {
-		return s.SaveToken(ctx, accountID, tok)
-	}
-}
-
-// GrantSaver returns the pinterest.TokenSaver of generation gen of account
-// accountID's grant: it saves each rotated token with SaveGrantToken.
-func (s *Store) GrantSaver(accountID string, gen uint64) pinterest.TokenSaver {
-	return func(ctx context.Context, tok *oauth2.Token) error {
-		return s.SaveGrantToken(ctx, accountID, gen, tok)
-	}
 }

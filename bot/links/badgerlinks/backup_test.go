@@ -1,4 +1,4 @@
-package links_test
+package badgerlinks_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 )
 
 // TestBackupRestore: a restored store holds the users, accounts and
@@ -37,14 +38,14 @@ func TestBackupRestore(t *testing.T) {
 	backup := buf.Bytes()
 
 	dir := filepath.Join(t.TempDir(), "links")
-	if err := links.Restore(dir, bytes.NewReader(backup), links.Options{EncryptionKey: testKey}, zerolog.Nop()); err != nil {
+	if err := badgerlinks.Restore(dir, bytes.NewReader(backup), badgerlinks.Options{EncryptionKey: testKey}, zerolog.Nop()); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
 	if grepDir(t, dir, "refresh-acct1-0") {
 		t.Error("the restored store holds a token in the clear")
 	}
 	other := bytes.Repeat([]byte{0x33}, 32)
-	if _, err := links.Open(dir, links.Options{EncryptionKey: other}, zerolog.Nop()); !errors.Is(err, links.ErrEncryptionKey) {
+	if _, err := badgerlinks.Open(dir, badgerlinks.Options{EncryptionKey: other}, zerolog.Nop()); !errors.Is(err, links.ErrEncryptionKey) {
 		t.Errorf("Open with another key: %v, want ErrEncryptionKey", err)
 	}
 	r := openDisk(t, dir, zerolog.Nop())
@@ -71,7 +72,7 @@ func TestBackupRestore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := links.Restore(full, bytes.NewReader(backup), links.Options{EncryptionKey: testKey}, zerolog.Nop()); !errors.Is(err, links.ErrInvalid) {
+	if err := badgerlinks.Restore(full, bytes.NewReader(backup), badgerlinks.Options{EncryptionKey: testKey}, zerolog.Nop()); !errors.Is(err, links.ErrInvalid) {
 		t.Errorf("Restore into a non-empty directory: %v, want ErrInvalid", err)
 	}
 }

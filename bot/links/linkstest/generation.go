@@ -1,4 +1,4 @@
-package links_test
+package linkstest
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 )
 
-// TestGenerationSurvivesUnlink: Unlink deletes the token record of an
+// testGenerationSurvivesUnlink: Unlink deletes the token record of an
 // account no user links any more; a link after that must still get a new
 // grant generation, never the earlier grant's again, or a refresh of the
 // earlier grant (a Session still cached, or a refresh in flight) would
 // pass SaveGrantToken's check and replace the new grant's token.
-func TestGenerationSurvivesUnlink(t *testing.T) {
+func testGenerationSurvivesUnlink(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u1", "a1")
 	_, oldGen, err := s.Grant(ctx, "a1")
 	if err != nil {
@@ -35,7 +35,7 @@ func TestGenerationSurvivesUnlink(t *testing.T) {
 		t.Errorf("a new link after a full unlink has the earlier grant's generation %d", newGen)
 	}
 	// The earlier grant's Session saves its rotated token.
-	err = s.GrantSaver("a1", oldGen)(ctx, tokenFor("a1", 7))
+	err = links.GrantSaver(s, "a1", oldGen)(ctx, tokenFor("a1", 7))
 	if !errors.Is(err, links.ErrRelinked) {
 		t.Errorf("saving a token of the unlinked grant = %v, want ErrRelinked", err)
 	}

@@ -1,4 +1,4 @@
-package links_test
+package linkstest
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/pinbot/pinbot/bot/links"
 )
 
-func TestConsumeState(t *testing.T) {
+// testConsumeState: a state works once, until its expiry; a forged or
+// malformed one never.
+func testConsumeState(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	ttl := links.DefaultStateTTL
-	s := newStore(t, links.Options{})
+	s := open(t)
 	mk := func(user string, at time.Time) string {
 		t.Helper()
 		st, err := s.NewState(ctx, user, at)
@@ -61,28 +61,11 @@ func TestConsumeState(t *testing.T) {
 	}
 }
 
-func TestStateTTLOption(t *testing.T) {
+// testStateFormat: states are StateLen URL-safe characters, never issued
+// twice.
+func testStateFormat(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{StateTTL: time.Minute})
-	a, err := s.NewState(ctx, "u1", t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.NewState(ctx, "u1", t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.ConsumeState(ctx, a, t0.Add(time.Minute+time.Millisecond)); !errors.Is(err, links.ErrStateExpired) {
-		t.Errorf("after 1m1ms: %v, want ErrStateExpired", err)
-	}
-	if u, err := s.ConsumeState(ctx, b, t0.Add(time.Minute)); err != nil || u != "u1" {
-		t.Errorf("after 1m: %q, %v; want u1", u, err)
-	}
-}
-
-func TestStateFormat(t *testing.T) {
-	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	urlSafe := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	seen := make(map[string]bool)
 	for range 200 {
@@ -100,11 +83,11 @@ func TestStateFormat(t *testing.T) {
 	}
 }
 
-// TestConcurrentConsume lets several goroutines consume each state at
+// testConcurrentConsume lets several goroutines consume each state at
 // once: exactly one of them gets the user.
-func TestConcurrentConsume(t *testing.T) {
+func testConcurrentConsume(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	const states, racers = 20, 8
 	for i := range states {
 		st, err := s.NewState(ctx, "u1", t0)
@@ -141,9 +124,10 @@ func TestConcurrentConsume(t *testing.T) {
 	}
 }
 
-func TestPurgeStates(t *testing.T) {
+// testPurgeStates: PurgeStates deletes the expired states and only them.
+func testPurgeStates(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{}) // TTL 10 minutes
+	s := open(t) // TTL 10 minutes
 	users := 0
 	issue := func(at time.Time) string {
 		t.Helper()
@@ -188,11 +172,11 @@ func TestPurgeStates(t *testing.T) {
 	}
 }
 
-// TestNewStateRetiresOldest: a user holds at most MaxStatesPerUser links
+// testNewStateRetiresOldest: a user holds at most MaxStatesPerUser links
 // in progress; a newer /link retires the oldest, other users' stay.
-func TestNewStateRetiresOldest(t *testing.T) {
+func testNewStateRetiresOldest(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	other, err := s.NewState(ctx, "u2", t0)
 	if err != nil {
 		t.Fatal(err)
@@ -216,16 +200,12 @@ func TestNewStateRetiresOldest(t *testing.T) {
 	}
 }
 
-// TestLinkStateKeepsRequest: the state gives back the /link request it
-// was made for, interaction token and time included, across a reopening
-// of the store; a bad interaction token is refused before anything is
-// stored.
-func TestLinkStateKeepsRequest(t *testing.T) {
+// testLinkStateKeepsRequest: the state gives back the /link request it
+// was made for, interaction token and time included; a bad interaction
+// token is refused before anything is stored.
+func testLinkStateKeepsRequest(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s := openDisk(t, dir, zerolog.Nop())
-	first := s
-	t.Cleanup(func() { closeStore(t, first) })
+	s := open(t)
 	at := t0.Add(-30 * time.Second)
 	want := links.Request{User: "u1", Interaction: "aW50ZXJhY3Rpb246MTIzNDU2Nzg5", At: at}
 	state, err := s.NewLinkState(ctx, want, t0)
@@ -241,9 +221,6 @@ func TestLinkStateKeepsRequest(t *testing.T) {
 			t.Errorf("NewLinkState with interaction %.20q: %v, want ErrInvalid", bad, err)
 		}
 	}
-	closeStore(t, s)
-	s = openDisk(t, dir, zerolog.Nop())
-	t.Cleanup(func() { closeStore(t, s) })
 
 	got, err := s.ConsumeLinkState(ctx, state, t0.Add(time.Minute))
 	if err != nil || got.User != want.User || got.Interaction != want.Interaction || !got.At.Equal(at) {

@@ -1,4 +1,4 @@
-package links_test
+package linkstest
 
 import (
 	"context"
@@ -7,14 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 )
 
 // outboxLines returns every line the outbox holds.
-func outboxLines(t *testing.T, o *links.Outbox) []digest.Line {
+func outboxLines(t *testing.T, o digest.Outbox) []digest.Line {
 	t.Helper()
 	var out []digest.Line
 	if err := o.Lines(context.Background(), func(l digest.Line) error {
@@ -30,11 +28,11 @@ func line(account string, job uint64, text string) digest.Line {
 	return digest.Line{Key: digest.Key{Account: account, Job: job}, User: 1001, Guild: 2002, Channel: 3003, Text: text}
 }
 
-// TestOutboxKeepsFirst: a Put for a key already stored keeps and returns
+// testOutboxKeepsFirst: a Put for a key already stored keeps and returns
 // the first line.
-func TestOutboxKeepsFirst(t *testing.T) {
+func testOutboxKeepsFirst(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	o := newStore(t, links.Options{}).Outbox()
+	o := open(t).Outbox()
 	first, second := line("acct", 7, "✅ pinned"), line("acct", 7, "❔ may exist")
 	if got, err := o.Put(ctx, first); err != nil || got != first {
 		t.Fatalf("Put(first) = %+v, %v", got, err)
@@ -47,42 +45,11 @@ func TestOutboxKeepsFirst(t *testing.T) {
 	}
 }
 
-// TestOutboxSurvivesReopen: lines put are there after the store is closed
-// and opened again, in order of account and job; deleted ones are gone
-// for good.
-func TestOutboxSurvivesReopen(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s := openDisk(t, dir, zerolog.Nop())
-	want := []digest.Line{line("a1", 9, "one"), line("a1", 10, "two"), line("a2", 3, "three")}
-	for _, l := range []digest.Line{want[2], want[1], want[0]} {
-		if _, err := s.Outbox().Put(ctx, l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	closeStore(t, s)
-
-	s = openDisk(t, dir, zerolog.Nop())
-	if got := outboxLines(t, s.Outbox()); !slices.Equal(got, want) {
-		t.Fatalf("after reopening: %+v, want %+v", got, want)
-	}
-	if err := s.Outbox().Delete(ctx, []digest.Key{want[0].Key, want[2].Key, {Account: "a9", Job: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	closeStore(t, s)
-
-	s = openDisk(t, dir, zerolog.Nop())
-	defer closeStore(t, s)
-	if got := outboxLines(t, s.Outbox()); !slices.Equal(got, want[1:2]) {
-		t.Fatalf("after deleting and reopening: %+v, want %+v", got, want[1:2])
-	}
-}
-
-// TestOutboxDeleteMany: Delete removes more keys than one transaction
+// testOutboxDeleteMany: Delete removes more keys than one transaction
 // takes.
-func TestOutboxDeleteMany(t *testing.T) {
+func testOutboxDeleteMany(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	o := newStore(t, links.Options{}).Outbox()
+	o := open(t).Outbox()
 	var keys []digest.Key
 	for i := range 2500 {
 		l := line("acct", uint64(i+1), "pinned")
@@ -99,11 +66,11 @@ func TestOutboxDeleteMany(t *testing.T) {
 	}
 }
 
-// TestOutboxRefusesBadLines: what cannot be stored fails with ErrInvalid,
+// testOutboxRefusesBadLines: what cannot be stored fails with ErrInvalid,
 // naming the fault, and nothing is stored.
-func TestOutboxRefusesBadLines(t *testing.T) {
+func testOutboxRefusesBadLines(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	o := newStore(t, links.Options{}).Outbox()
+	o := open(t).Outbox()
 	steps := []struct {
 		l    digest.Line
 		want string

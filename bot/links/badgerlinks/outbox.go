@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/digest"
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // The digests' outbox lives in the store beside the links, under its own
@@ -22,22 +23,19 @@ import (
 // Like every write of the store, a Put is fsynced before it returns.
 const outboxPrefix = "o/"
 
-// MaxOutboxLineLen is the longest digest line the outbox stores, in bytes.
-const MaxOutboxLineLen = 8 << 10
-
 // outboxDeleteBatch bounds the keys one transaction of Delete removes,
 // well below Badger's limit on a transaction's size.
 const outboxDeleteBatch = 1000
 
-// Outbox keeps the lines of digests (package digest) that Discord has not
+// outbox keeps the lines of digests (package digest) that Discord has not
 // yet accepted, in the Store. It is safe for simultaneous use, and valid
 // while the Store is open.
-type Outbox struct{ s *Store }
+type outbox struct{ s *Store }
 
-var _ digest.Outbox = (*Outbox)(nil)
+var _ digest.Outbox = (*outbox)(nil)
 
 // Outbox returns the store's digest outbox.
-func (s *Store) Outbox() *Outbox { return &Outbox{s: s} }
+func (s *Store) Outbox() digest.Outbox { return &outbox{s: s} }
 
 // outboxRecord is stored under o/<account id>/<job id>.
 type outboxRecord struct {
@@ -56,8 +54,8 @@ func (r *outboxRecord) check() error {
 		return errors.New("no user")
 	case r.Text == "":
 		return errors.New("no text")
-	case len(r.Text) > MaxOutboxLineLen:
-		return fmt.Errorf("text of %d bytes, more than %d", len(r.Text), MaxOutboxLineLen)
+	case len(r.Text) > links.MaxOutboxLineLen:
+		return fmt.Errorf("text of %d bytes, more than %d", len(r.Text), links.MaxOutboxLineLen)
 	case !utf8.ValidString(r.Text):
 		return errors.New("text is not valid UTF-8")
 	}
@@ -79,7 +77,7 @@ func parseOutboxKey(id string) (digest.Key, error) {
 	if err != nil || n == 0 {
 		return digest.Key{}, fmt.Errorf("job ID %q is not a positive number", job)
 	}
-	if err := checkID("account id", account); err != nil {
+	if err := links.CheckID("account id", account); err != nil {
 		return digest.Key{}, err
 	}
 	return digest.Key{Account: account, Job: n}, nil
@@ -87,11 +85,11 @@ func parseOutboxKey(id string) (digest.Key, error) {
 
 // checkOutboxKey reports a key that cannot be stored.
 func checkOutboxKey(k digest.Key) error {
-	if err := checkID("account id", k.Account); err != nil {
+	if err := links.CheckID("account id", k.Account); err != nil {
 		return err
 	}
 	if k.Job == 0 {
-		return fmt.Errorf("%w: job ID is 0", ErrInvalid)
+		return fmt.Errorf("%w: job ID is 0", links.ErrInvalid)
 	}
 	return nil
 }
@@ -99,14 +97,14 @@ func checkOutboxKey(k digest.Key) error {
 // Put stores l, unless a line with its key is stored already, and
 // returns the line stored under the key: l, or the one stored first. A
 // line without a user or a text, with an invalid key or a text over
-// MaxOutboxLineLen fails with ErrInvalid.
-func (o *Outbox) Put(ctx context.Context, l digest.Line) (digest.Line, error) {
+// links.MaxOutboxLineLen fails with links.ErrInvalid.
+func (o *outbox) Put(ctx context.Context, l digest.Line) (digest.Line, error) {
 	if err := checkOutboxKey(l.Key); err != nil {
 		return digest.Line{}, err
 	}
 	rec := outboxRecord{V: recordVersion, User: l.User, Guild: l.Guild, Channel: l.Channel, Text: l.Text}
 	if err := rec.check(); err != nil {
-		return digest.Line{}, fmt.Errorf("%w: digest line %v: %w", ErrInvalid, l.Key, err)
+		return digest.Line{}, fmt.Errorf("%w: digest line %v: %w", links.ErrInvalid, l.Key, err)
 	}
 	key := outboxKey(l.Key)
 	var stored outboxRecord
@@ -130,7 +128,7 @@ func (r *outboxRecord) line(k digest.Key) digest.Line {
 
 // Delete removes the lines with these keys; a key not stored is no
 // error.
-func (o *Outbox) Delete(ctx context.Context, keys []digest.Key) error {
+func (o *outbox) Delete(ctx context.Context, keys []digest.Key) error {
 	for _, k := range keys {
 		if err := checkOutboxKey(k); err != nil {
 			return err
@@ -156,9 +154,9 @@ func (o *Outbox) Delete(ctx context.Context, keys []digest.Key) error {
 // Lines calls fn with every stored line, in order of account and job ID,
 // until fn returns an error, which Lines then returns. It reads one
 // snapshot. A record that cannot be read is skipped; Lines then returns
-// an error wrapping ErrCorrupt that names each, once every other line
+// an error wrapping links.ErrCorrupt that names each, once every other line
 // was seen.
-func (o *Outbox) Lines(ctx context.Context, fn func(digest.Line) error) error {
+func (o *outbox) Lines(ctx context.Context, fn func(digest.Line) error) error {
 	var bad []error
 	err := o.s.scan(ctx, "outbox lines", outboxPrefix, func(id, key string, v []byte) error {
 		k, err := parseOutboxKey(id)

@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
 
+	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/internal/logtest"
 )
 
@@ -64,7 +65,7 @@ func linkSecret(t *testing.T, dir string, key []byte, plain bool, log zerolog.Lo
 		t.Fatalf("open: %v", err)
 	}
 	ctx := context.Background()
-	if err := s.Link(ctx, "u1", Account{ID: "1001", Username: "alice"}, secretToken()); err != nil {
+	if err := s.Link(ctx, "u1", links.Account{ID: "1001", Username: "alice"}, secretToken()); err != nil {
 		t.Fatalf("Link: %v", err)
 	}
 	if err := s.SetDefaultBoard(ctx, "u1", "1001", "b1", "Cats"); err != nil {
@@ -94,8 +95,8 @@ func TestGrepFindsPlainTokens(t *testing.T) {
 	}
 	// An encrypted open of the plain store is refused, not silently
 	// mixed.
-	if _, err := Open(dir, Options{EncryptionKey: key32}, zerolog.Nop()); !errors.Is(err, ErrEncryptionKey) {
-		t.Errorf("Open plain store with a key = %v, want ErrEncryptionKey", err)
+	if _, err := Open(dir, Options{EncryptionKey: key32}, zerolog.Nop()); !errors.Is(err, links.ErrEncryptionKey) {
+		t.Errorf("Open plain store with a key = %v, want links.ErrEncryptionKey", err)
 	}
 }
 
@@ -133,8 +134,8 @@ func TestTokensEncrypted(t *testing.T) {
 	}
 	for _, r := range refused {
 		s, err := open(dir, Options{EncryptionKey: r.key}, zerolog.Nop(), r.plain)
-		if !errors.Is(err, ErrEncryptionKey) {
-			t.Errorf("%s: open = %v, want ErrEncryptionKey", r.name, err)
+		if !errors.Is(err, links.ErrEncryptionKey) {
+			t.Errorf("%s: open = %v, want links.ErrEncryptionKey", r.name, err)
 		}
 		if s != nil {
 			_ = s.Close()
@@ -162,7 +163,7 @@ func TestTokensEncrypted(t *testing.T) {
 		t.Errorf("reopened user = %+v, %v", u, err)
 	}
 	a, err := s.Account(ctx, "1001")
-	if want := (Account{ID: "1001", Username: "alice", DefaultBoard: "b1", DefaultBoardName: "Cats"}); err != nil || a != want {
+	if want := (links.Account{ID: "1001", Username: "alice", DefaultBoard: "b1", DefaultBoardName: "Cats"}); err != nil || a != want {
 		t.Errorf("reopened account = %+v, %v; want %+v", a, err, want)
 	}
 }

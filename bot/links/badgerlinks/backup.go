@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // maxPendingLoads bounds the batches DB.Load has in flight while Restore
@@ -37,14 +39,14 @@ func (s *Store) Backup(w io.Writer) error {
 // opts.EncryptionKey, and closes it.
 func Restore(dir string, r io.Reader, opts Options, log zerolog.Logger) error {
 	if opts.InMemory {
-		return fmt.Errorf("%w: restore: want a directory", ErrInvalid)
+		return fmt.Errorf("%w: restore: want a directory", links.ErrInvalid)
 	}
 	switch entries, err := os.ReadDir(dir); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("links: restore: %w", err)
 	case len(entries) > 0:
-		return fmt.Errorf("%w: restore: %s is not empty", ErrInvalid, dir)
+		return fmt.Errorf("%w: restore: %s is not empty", links.ErrInvalid, dir)
 	}
 	s, err := Open(dir, opts, log)
 	if err != nil {

@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/pinbot/pinbot/bot/digest"
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // TestOutboxCorruptRecords: Lines skips the records it cannot read,
 // hands out the others, and names each bad key in an error wrapping
-// ErrCorrupt.
+// links.ErrCorrupt.
 func TestOutboxCorruptRecords(t *testing.T) {
 	ctx := context.Background()
 	s := memStore(t)
@@ -30,8 +31,8 @@ func TestOutboxCorruptRecords(t *testing.T) {
 	if len(got) != 1 || got[0] != good {
 		t.Errorf("lines %+v, want the good one", got)
 	}
-	if !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Lines = %v, want ErrCorrupt", err)
+	if !errors.Is(err, links.ErrCorrupt) {
+		t.Fatalf("Lines = %v, want links.ErrCorrupt", err)
 	}
 	for _, want := range []string{`"o/acct/00000000000000000001"`, `"o/acct/00000000000000000009": no text`, `"o/acct": no job ID`} {
 		if !strings.Contains(err.Error(), want) {

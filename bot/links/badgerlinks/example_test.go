@@ -1,4 +1,4 @@
-package links_test
+package badgerlinks_test
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 )
 
 func Example() {
 	ctx := context.Background()
-	st, err := links.Open("", links.Options{InMemory: true}, zerolog.Nop())
+	st, err := badgerlinks.Open("", badgerlinks.Options{InMemory: true}, zerolog.Nop())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package links_test
+package linkstest
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 // step is one operation on a store and the state of user u1 after it.
 type step struct {
 	name string
-	do   func(ctx context.Context, s *links.Store) error
+	do   func(ctx context.Context, s links.Store) error
 	err  error      // matched with errors.Is; nil wants success
 	want links.User // u1 after the step
 }
 
 // run applies steps in order to s and checks each outcome.
-func run(t *testing.T, s *links.Store, steps []step) {
+func run(t *testing.T, s links.Store, steps []step) {
 	t.Helper()
 	ctx := context.Background()
 	for i, st := range steps {
@@ -39,28 +39,30 @@ func run(t *testing.T, s *links.Store, steps []step) {
 	}
 }
 
-func doLink(user, id string, gen int) func(context.Context, *links.Store) error {
-	return func(ctx context.Context, s *links.Store) error {
+func doLink(user, id string, gen int) func(context.Context, links.Store) error {
+	return func(ctx context.Context, s links.Store) error {
 		return s.Link(ctx, user, links.Account{ID: id, Username: "user" + id}, tokenFor(id, gen))
 	}
 }
 
-func doUnlink(user, id string) func(context.Context, *links.Store) error {
-	return func(ctx context.Context, s *links.Store) error { return s.Unlink(ctx, user, id) }
+func doUnlink(user, id string) func(context.Context, links.Store) error {
+	return func(ctx context.Context, s links.Store) error { return s.Unlink(ctx, user, id) }
 }
 
-func doSetActive(user, id string) func(context.Context, *links.Store) error {
-	return func(ctx context.Context, s *links.Store) error { return s.SetActive(ctx, user, id) }
+func doSetActive(user, id string) func(context.Context, links.Store) error {
+	return func(ctx context.Context, s links.Store) error { return s.SetActive(ctx, user, id) }
 }
 
 func u1(active string, accounts ...string) links.User {
 	return links.User{ID: "u1", Active: active, Accounts: accounts}
 }
 
-func TestLinkSwitchUnlink(t *testing.T) {
-	s := newStore(t, links.Options{})
+// testLinkSwitchUnlink: links, switches and unlinks in turn, with the
+// active account after each.
+func testLinkSwitchUnlink(t *testing.T, open func(*testing.T) links.Store) {
+	s := open(t)
 	run(t, s, []step{
-		{"unknown user", func(context.Context, *links.Store) error { return nil }, nil, u1("")},
+		{"unknown user", func(context.Context, links.Store) error { return nil }, nil, u1("")},
 		{"link a1", doLink("u1", "a1", 0), nil, u1("a1", "a1")},
 		{"link a2 becomes active", doLink("u1", "a2", 0), nil, u1("a2", "a1", "a2")},
 		{"switch to a1", doSetActive("u1", "a1"), nil, u1("a1", "a1", "a2")},
@@ -82,9 +84,11 @@ func TestLinkSwitchUnlink(t *testing.T) {
 	})
 }
 
-func TestLinkStoresAccountAndToken(t *testing.T) {
+// testLinkStoresAccountAndToken: Link stores the account and its token;
+// linking again replaces them but keeps the default board.
+func testLinkStoresAccountAndToken(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	if err := s.Link(ctx, "u1", links.Account{ID: "a1", Username: "alice"}, tokenFor("a1", 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +140,11 @@ func TestLinkStoresAccountAndToken(t *testing.T) {
 	}
 }
 
-func TestSharedAccountKeepsTokenUntilLastUnlink(t *testing.T) {
+// testSharedAccountKeepsTokenUntilLastUnlink: an account two users link
+// keeps its token until the last one unlinks it.
+func testSharedAccountKeepsTokenUntilLastUnlink(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u1", "a1")
 	link(t, s, "u2", "a1")
 	if err := s.SetDefaultBoard(ctx, "u2", "a1", "b1", "Shared"); err != nil {
@@ -179,9 +185,11 @@ func TestSharedAccountKeepsTokenUntilLastUnlink(t *testing.T) {
 	}
 }
 
-func TestSetDefaultBoard(t *testing.T) {
+// testSetDefaultBoard: the default board is set, replaced and cleared by
+// a user who links the account, and per account.
+func testSetDefaultBoard(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u1", "a1")
 	link(t, s, "u1", "a2")
 	tests := []struct {
@@ -214,9 +222,11 @@ func TestSetDefaultBoard(t *testing.T) {
 	}
 }
 
-func TestMarkRelinkNeeded(t *testing.T) {
+// testMarkRelinkNeeded: MarkRelinkNeeded flags the account, keeps it
+// active, and Link clears the flag.
+func testMarkRelinkNeeded(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	if err := s.MarkRelinkNeeded(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("MarkRelinkNeeded(unknown) = %v, want ErrNoToken", err)
 	}
@@ -239,9 +249,10 @@ func TestMarkRelinkNeeded(t *testing.T) {
 	}
 }
 
-func TestTooManyAccounts(t *testing.T) {
+// testTooManyAccounts: a user links at most MaxAccountsPerUser accounts.
+func testTooManyAccounts(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	for i := range links.MaxAccountsPerUser {
 		link(t, s, "u1", "a"+strings.Repeat("x", i))
 	}
@@ -258,9 +269,11 @@ func TestTooManyAccounts(t *testing.T) {
 	}
 }
 
-func TestValidation(t *testing.T) {
+// testValidation: malformed arguments fail with ErrInvalid, naming the
+// argument, and change nothing.
+func testValidation(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u1", "a1")
 	long := strings.Repeat("1", links.MaxIDLen+1)
 	good := tokenFor("a1", 0)
@@ -310,9 +323,11 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-func TestListing(t *testing.T) {
+// testListing: Users and AllAccounts list in byte order, stop at the
+// callback's error, and let it use the store.
+func testListing(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
-	s := newStore(t, links.Options{})
+	s := open(t)
 	link(t, s, "u2", "a2")
 	link(t, s, "u1", "a1")
 	link(t, s, "u1", "a2")
@@ -358,8 +373,10 @@ func TestListing(t *testing.T) {
 	}
 }
 
-func TestSetQueueWhenFull(t *testing.T) {
-	s := newStore(t, links.Options{InMemory: true})
+// testSetQueueWhenFull: the when_full setting needs a linked account and
+// is kept.
+func testSetQueueWhenFull(t *testing.T, open func(*testing.T) links.Store) {
+	s := open(t)
 	ctx := context.Background()
 	if err := s.SetQueueWhenFull(ctx, "u1", true); !errors.Is(err, links.ErrNotLinked) {
 		t.Fatalf("without accounts: %v, want ErrNotLinked", err)

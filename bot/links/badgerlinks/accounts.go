@@ -1,4 +1,4 @@
-package links
+package badgerlinks
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
 
-// User returns the links of the Discord user userID: the zero User with ID
+// User returns the links of the Discord user userID: the zero links.User with ID
 // set when the user has linked nothing.
-func (s *Store) User(ctx context.Context, userID string) (User, error) {
-	if err := checkID("user id", userID); err != nil {
-		return User{}, err
+func (s *Store) User(ctx context.Context, userID string) (links.User, error) {
+	if err := links.CheckID("user id", userID); err != nil {
+		return links.User{}, err
 	}
-	u := User{ID: userID}
+	u := links.User{ID: userID}
 	err := s.view(ctx, "user", func(txn *badger.Txn) error {
 		var rec userRecord
 		found, err := getRecord(txn, userKey(userID), &rec)
@@ -27,18 +29,18 @@ func (s *Store) User(ctx context.Context, userID string) (User, error) {
 		return err
 	})
 	if err != nil {
-		return User{ID: userID}, err
+		return links.User{ID: userID}, err
 	}
 	return u, nil
 }
 
 // Accounts returns the accounts the user userID has linked, in the order
 // they were linked; none when the user has linked nothing.
-func (s *Store) Accounts(ctx context.Context, userID string) ([]Account, error) {
-	if err := checkID("user id", userID); err != nil {
+func (s *Store) Accounts(ctx context.Context, userID string) ([]links.Account, error) {
+	if err := links.CheckID("user id", userID); err != nil {
 		return nil, err
 	}
-	var out []Account
+	var out []links.Account
 	err := s.view(ctx, "accounts", func(txn *badger.Txn) error {
 		var u userRecord
 		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
@@ -61,12 +63,12 @@ func (s *Store) Accounts(ctx context.Context, userID string) ([]Account, error) 
 
 // Account returns the linked account accountID. An account that no user
 // links (never linked, or unlinked by all) fails with an error wrapping
-// ErrNoToken.
-func (s *Store) Account(ctx context.Context, accountID string) (Account, error) {
-	if err := checkID("account id", accountID); err != nil {
-		return Account{}, err
+// links.ErrNoToken.
+func (s *Store) Account(ctx context.Context, accountID string) (links.Account, error) {
+	if err := links.CheckID("account id", accountID); err != nil {
+		return links.Account{}, err
 	}
-	var out Account
+	var out links.Account
 	err := s.view(ctx, "account", func(txn *badger.Txn) error {
 		var a accountRecord
 		found, err := getRecord(txn, accountKey(accountID), &a)
@@ -74,13 +76,13 @@ func (s *Store) Account(ctx context.Context, accountID string) (Account, error) 
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q is not linked", ErrNoToken, accountID)
+			return fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
 		}
 		out = a.account(accountID)
 		return nil
 	})
 	if err != nil {
-		return Account{}, err
+		return links.Account{}, err
 	}
 	return out, nil
 }
@@ -93,10 +95,10 @@ func (s *Store) Account(ctx context.Context, accountID string) (Account, error) 
 // acct.DefaultBoard and DefaultBoardName are used only when the account
 // has none.
 //
-// Linking a new account when the user already has MaxAccountsPerUser
-// fails with an error wrapping ErrTooManyAccounts. Rate limits are not
+// Linking a new account when the user already has links.MaxAccountsPerUser
+// fails with an error wrapping links.ErrTooManyAccounts. Rate limits are not
 // touched.
-func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oauth2.Token) error {
+func (s *Store) Link(ctx context.Context, userID string, acct links.Account, tok *oauth2.Token) error {
 	if err := checkLink(userID, acct, tok); err != nil {
 		return err
 	}
@@ -107,9 +109,9 @@ func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oaut
 			return err
 		}
 		if !slices.Contains(u.Accounts, acct.ID) {
-			if len(u.Accounts) >= MaxAccountsPerUser {
+			if len(u.Accounts) >= links.MaxAccountsPerUser {
 				return fmt.Errorf("%w: user %q has linked %d accounts already; unlink one first",
-					ErrTooManyAccounts, userID, len(u.Accounts))
+					links.ErrTooManyAccounts, userID, len(u.Accounts))
 			}
 			u.Accounts = append(u.Accounts, acct.ID)
 		}
@@ -151,29 +153,29 @@ func (s *Store) Link(ctx context.Context, userID string, acct Account, tok *oaut
 	return nil
 }
 
-func checkLink(userID string, acct Account, tok *oauth2.Token) error {
-	if err := checkID("user id", userID); err != nil {
+func checkLink(userID string, acct links.Account, tok *oauth2.Token) error {
+	if err := links.CheckID("user id", userID); err != nil {
 		return err
 	}
-	if err := checkID("account id", acct.ID); err != nil {
+	if err := links.CheckID("account id", acct.ID); err != nil {
 		return err
 	}
-	if err := checkName("username", acct.Username); err != nil {
+	if err := links.CheckName("username", acct.Username); err != nil {
 		return err
 	}
 	if acct.DefaultBoard != "" {
-		if err := checkID("default board id", acct.DefaultBoard); err != nil {
+		if err := links.CheckID("default board id", acct.DefaultBoard); err != nil {
 			return err
 		}
 	}
-	if err := checkName("default board name", acct.DefaultBoardName); err != nil {
+	if err := links.CheckName("default board name", acct.DefaultBoardName); err != nil {
 		return err
 	}
-	return checkToken(tok)
+	return links.CheckToken(tok)
 }
 
 // Unlink removes the account accountID from the user userID's accounts;
-// it fails with an error wrapping ErrNotLinked when the user has not
+// it fails with an error wrapping links.ErrNotLinked when the user has not
 // linked it. If it was the active account, the account linked after it
 // becomes active (or, if it was the last one, the one before it; none when
 // no account is left). When no user links the account any more, its
@@ -238,7 +240,7 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 }
 
 // SetActive makes accountID the account the user userID pins with. It
-// fails with an error wrapping ErrNotLinked unless the user has linked
+// fails with an error wrapping links.ErrNotLinked unless the user has linked
 // that account: a user can never switch to an account they have not
 // linked.
 func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
@@ -260,9 +262,9 @@ func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
 
 // SetQueueWhenFull sets what /pin does by default when the limit refuses
 // pictures: queue them (on) or skip them. It fails with an error wrapping
-// ErrNotLinked when the user has linked no account.
+// links.ErrNotLinked when the user has linked no account.
 func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) error {
-	if err := checkID("user id", userID); err != nil {
+	if err := links.CheckID("user id", userID); err != nil {
 		return err
 	}
 	return s.update(ctx, "set when full", func(txn *badger.Txn) error {
@@ -272,7 +274,7 @@ func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) er
 			return err
 		}
 		if !found || len(u.Accounts) == 0 {
-			return fmt.Errorf("%w: user %q has linked no account", ErrNotLinked, userID)
+			return fmt.Errorf("%w: user %q has linked no account", links.ErrNotLinked, userID)
 		}
 		if u.QueueWhenFull == on {
 			return nil
@@ -284,20 +286,20 @@ func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) er
 
 // SetDefaultBoard sets the board pins of account accountID go to when a
 // command names none, for every user of that account; boardID "" (with
-// boardName "") clears it. It fails with an error wrapping ErrNotLinked
+// boardName "") clears it. It fails with an error wrapping links.ErrNotLinked
 // unless the user userID has linked the account.
 func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID, boardName string) error {
 	if err := checkIDs(userID, accountID); err != nil {
 		return err
 	}
 	if boardID != "" {
-		if err := checkID("board id", boardID); err != nil {
+		if err := links.CheckID("board id", boardID); err != nil {
 			return err
 		}
 	} else if boardName != "" {
-		return fmt.Errorf("%w: board name %q without a board id", ErrInvalid, boardName)
+		return fmt.Errorf("%w: board name %q without a board id", links.ErrInvalid, boardName)
 	}
-	if err := checkName("board name", boardName); err != nil {
+	if err := links.CheckName("board name", boardName); err != nil {
 		return err
 	}
 	return s.update(ctx, "set default board", func(txn *badger.Txn) error {
@@ -315,7 +317,7 @@ func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID,
 
 // MarkRelinkNeeded flags the account accountID as needing a new link,
 // after Pinterest declared its grant invalid; Link clears the flag. An
-// account no user links fails with an error wrapping ErrNoToken.
+// account no user links fails with an error wrapping links.ErrNoToken.
 func (s *Store) MarkRelinkNeeded(ctx context.Context, accountID string) error {
 	return s.markRelinkNeeded(ctx, accountID, 0, false)
 }
@@ -328,7 +330,7 @@ func (s *Store) MarkGrantRelinkNeeded(ctx context.Context, accountID string, gen
 }
 
 func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint64, checkGen bool) error {
-	if err := checkID("account id", accountID); err != nil {
+	if err := links.CheckID("account id", accountID); err != nil {
 		return err
 	}
 	var changed bool
@@ -340,7 +342,7 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q is not linked", ErrNoToken, accountID)
+			return fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
 		}
 		if a.RelinkNeeded {
 			return nil
@@ -368,7 +370,7 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 // byte order of their ids, until fn returns an error, which Users then
 // returns. It reads one consistent snapshot: writes made during the scan
 // are not seen. fn may call the Store's other methods but not Close.
-func (s *Store) Users(ctx context.Context, fn func(User) error) error {
+func (s *Store) Users(ctx context.Context, fn func(links.User) error) error {
 	return s.scan(ctx, "users", userPrefix, func(id, key string, v []byte) error {
 		var rec userRecord
 		if err := decodeRecord(v, &rec); err != nil {
@@ -381,7 +383,7 @@ func (s *Store) Users(ctx context.Context, fn func(User) error) error {
 // AllAccounts calls fn with every linked account, in byte order of their
 // ids, until fn returns an error, which AllAccounts then returns. Like
 // Users, it reads one snapshot, and fn must not call Close.
-func (s *Store) AllAccounts(ctx context.Context, fn func(Account) error) error {
+func (s *Store) AllAccounts(ctx context.Context, fn func(links.Account) error) error {
 	return s.scan(ctx, "all accounts", accountPrefix, func(id, key string, v []byte) error {
 		var rec accountRecord
 		if err := decodeRecord(v, &rec); err != nil {
@@ -417,14 +419,14 @@ func (s *Store) scan(ctx context.Context, op, prefix string, fn func(id, key str
 
 // checkIDs validates a user id and an account id, naming the one at fault.
 func checkIDs(userID, accountID string) error {
-	if err := checkID("user id", userID); err != nil {
+	if err := links.CheckID("user id", userID); err != nil {
 		return err
 	}
-	return checkID("account id", accountID)
+	return links.CheckID("account id", accountID)
 }
 
 // linkedUser reads userID's record and fails with an error wrapping
-// ErrNotLinked unless the user has linked accountID.
+// links.ErrNotLinked unless the user has linked accountID.
 func linkedUser(txn *badger.Txn, userID, accountID string) (userRecord, error) {
 	var u userRecord
 	if _, err := getRecord(txn, userKey(userID), &u); err != nil {
@@ -437,7 +439,7 @@ func linkedUser(txn *badger.Txn, userID, accountID string) (userRecord, error) {
 }
 
 func notLinked(userID, accountID string) error {
-	return fmt.Errorf("%w: user %q has not linked account %q", ErrNotLinked, userID, accountID)
+	return fmt.Errorf("%w: user %q has not linked account %q", links.ErrNotLinked, userID, accountID)
 }
 
 // linkedAccount reads the record of accountID, which userID links: a

@@ -1,0 +1,40 @@
+// Package badgerlinks is the links.Store of the program: users, accounts,
+// tokens, OAuth states, settings and the digests' outbox in a Badger
+// database encrypted at rest with Badger's own encryption.
+//
+// # Usage
+//
+//	st, err := badgerlinks.Open(dir, badgerlinks.Options{EncryptionKey: key}, log)
+//	defer st.Close()
+//	var _ links.Store = st
+//
+// Backup and Restore copy the whole database in Badger's backup format,
+// in the clear: the caller encrypts what it keeps.
+//
+// # Durability and concurrency
+//
+// Every write is one Badger transaction, fsynced before the method returns.
+// Transactions that conflict with a concurrent one are retried, so
+// concurrent Link, Unlink, SetActive and SetDefaultBoard calls never lose
+// an update.
+//
+// # Time
+//
+// States are not given a Badger TTL (Badger's TTL follows the wall
+// clock); PurgeStates removes expired ones.
+//
+// # Records
+//
+// Records are JSON objects carrying a version field "v" (currently 1),
+// under these keys:
+//
+//	u/<user id>     the user's linked accounts, active account and settings
+//	a/<account id>  username, default board, re-link flag, linking users
+//	t/<account id>  the OAuth token and its grant generation
+//	s/<sha256 hex>  an OAuth state: its user, expiry, /link interaction token and time
+//	o/<account id>/<job id, 20 digits>  a digest line not yet delivered
+//
+// and m/grant-gen holds the last grant generation handed out. A record
+// that cannot be decoded yields an error wrapping links.ErrCorrupt that
+// names its key.
+package badgerlinks
