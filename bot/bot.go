@@ -392,23 +392,12 @@ func (b *Bot) leave() {
 	}
 }
 
-// routes builds the command and component router.
+// routes builds the command and component router from the command
+// table (see commandTable).
 func (b *Bot) routes() *handler.Mux {
 	m := handler.New()
 	m.Use(b.admit)
-	m.SlashCommand("/"+cmdPin, b.handlePin)
-	m.Autocomplete("/"+cmdPin, b.autocompletePin)
-	m.MessageCommand("/"+cmdPinMessage, b.handlePinMessage)
-	m.SlashCommand("/"+cmdSettings, b.handleSettings)
-	m.SlashCommand("/"+cmdLink, b.handleLink)
-	m.SlashCommand("/"+cmdUnlink, b.handleUnlink)
-	m.Autocomplete("/"+cmdUnlink, b.autocompleteUnlink)
-	m.Component(idSwitch, b.handleSwitch)
-	m.Component(idBoard+"/{account}", b.handleDefaultBoard)
-	m.Component(idWhenFull, b.handleWhenFull)
-	m.SlashCommand("/"+cmdQueue, b.handleQueue)
-	m.Component(idQueueAll+"/{account}", b.handleQueueAll)
-	m.Component(idQueueMessage, b.handleQueueMessage)
+	b.route(m)
 	m.NotFound(b.notFound)
 	m.Error(func(e *handler.InteractionEvent, err error) {
 		b.log.Error().Str("error", errText(err)).Str("interaction_id", e.ID().String()).Msg("handler failed")

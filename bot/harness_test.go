@@ -23,6 +23,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/internal/gcra"
@@ -36,7 +37,7 @@ var debugLogs = flag.Bool("bot.debug", false, "write the bot's debug logs to the
 // Values the Config tests need to be non-nil; they are never used.
 var (
 	nonNilEngine    = new(actors.Engine)
-	nonNilLinks     = new(links.Store)
+	nonNilLinks     = links.Store(new(badgerlinks.Store))
 	nonNilPinterest = new(pinterest.Client)
 )
 
@@ -127,7 +128,7 @@ type world struct {
 	jobDone     chan actors.Job
 	faults      *persistencetest.FaultStore
 	engine      *actors.Engine
-	links       *links.Store
+	links       links.Store
 	pc          *pinterest.Client
 	bot         *Bot
 	// metrics has every report of the engine, the bot and both clients.
@@ -197,7 +198,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	t.Cleanup(func() { _ = w.engine.Close(context.Background()) })
 	w.metrics.WatchEngine(w.engine)
 
-	if w.links, err = links.Open("", links.Options{InMemory: true}, log); err != nil {
+	if w.links, err = badgerlinks.Open("", badgerlinks.Options{InMemory: true}, log); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.links.Close() })
@@ -237,7 +238,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Now:          w.pclock.Now,
 		UserRate:     o.userRate,
 		NoUserRate:   o.userRate.IsZero(),
-		Observer:     w.metrics.Bot(),
+		Observer:     w.metrics.Bot(InteractionLabels()),
 		DiscordTransport: func(rt http.RoundTripper) http.RoundTripper {
 			return w.metrics.Transport(metrics.Discord, rt, nil)
 		},

@@ -1,21 +1,17 @@
 package bot
 
 import (
-	"github.com/pinbot/pinbot/internal/logctx"
-	"strconv"
-
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"strconv"
 	"time"
-
-	"github.com/disgoorg/disgo/rest"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/internal/logctx"
 )
 
 // Waits before a queued pin is tried again after a passing failure.
@@ -79,7 +75,7 @@ func (b *Bot) RunJob(j actors.Job) {
 		return
 	}
 	// Every request for the pin ends SlotMargin before its slot's
-	// deadline (see pinner.slotContext). A pin that waited for a worker
+	// deadline (see Bot.slotContext). A pin that waited for a worker
 	// until too little of that time is left was never sent: back to the
 	// head of the queue, with a fresh slot when it starts again.
 	by := j.Slot.Deadline.Add(-b.cfg.SlotMargin)
@@ -141,15 +137,15 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	}
 
 	ref := q.ref()
-	msg, err := b.client.Rest.GetMessage(q.Channel, q.Message, rest.WithCtx(ctx))
-	if err != nil {
-		switch restKind(err) {
-		case restNotFound:
-			return failedJob(failMessageGone, "the message was deleted"), name
-		case restForbidden:
-			return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name
-		}
-		b.logger(ctx).Warn().Str("error", errText(err)).Msg("fetching a queued pin's message failed; retrying later")
+	msg, reason := b.fetchMessage(ctx, q.Channel, q.Message)
+	switch reason {
+	case "":
+	case failMessageGone:
+		return failedJob(failMessageGone, "the message was deleted"), name
+	case failNoAccess:
+		return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name
+	default:
+		// Discord did not answer: nothing was sent, try later.
 		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
 	}
 	if q.Guild != 0 {
@@ -167,69 +163,32 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	if q.Image > len(imgs) {
 		return failedJob(failNoImage, "the image is no longer in the message"), name
 	}
-	im := imgs[q.Image-1]
-	title := pinTitle(*msg)
-	req := pinterest.PinRequest{
-		BoardID:  q.Board,
-		ImageURL: im.URL,
-		Link:     ref.jumpURL(),
-		Title:    title,
-		AltText:  truncateRunes(firstNonEmpty(im.Alt, title), 500),
-	}
-	eng := b.cfg.Engine
-	pin, err := b.cfg.Pinterest.CreatePin(ctx, sess, req)
-	if err == nil {
-		return actors.Outcome{Done: true, At: eng.Now(), Result: jobResult{Outcome: jobPinned, PinURL: pin.URL}.encode()}, name
-	}
-	return b.queuedPinFailed(ctx, j, sess, err), name
+	// A queued pin's context ends at its slot's send deadline, or with the
+	// bot (canceled): only the latter ends the work itself.
+	r := b.sendPin(ctx, j.Slot, sess, pinRequest(ref, *msg, imgs[q.Image-1], q.Board), func(err error) bool { return errors.Is(err, context.Canceled) })
+	b.afterSend(ctx, j.Account, sess, r)
+	return queuedOutcome(r), name
 }
 
-// queuedPinFailed turns a failed CreatePin into the job's outcome: unknown
-// when Pinterest may have made the pin, a retry for passing failures that
-// happened before Pinterest acted, else failed with why.
-func (b *Bot) queuedPinFailed(ctx context.Context, j actors.Job, sess *pinterest.Session, err error) actors.Outcome {
-	log := b.logger(ctx).Warn().Str("error", errText(err)).Str("account", j.Account)
-	switch {
-	case errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err):
-		log.Msg("queued pin: outcome unknown; slot kept")
+// queuedOutcome is a queued pin's outcome for the engine and its digest:
+// pinned, unknown when Pinterest may have made the pin (its slot is kept),
+// a retry for passing failures that happened before Pinterest acted, else
+// failed with why.
+func queuedOutcome(r sendResult) actors.Outcome {
+	switch r.kind {
+	case sentPinned:
+		return actors.Outcome{Done: true, At: r.at, Result: jobResult{Outcome: jobPinned, PinURL: r.pin.URL}.encode()}
+	case sentUnknown:
 		return actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
 			Why: "Pinterest did not answer clearly; the pin may exist, so it counts toward the limit"}.encode()}
-	case errors.Is(err, pinterest.ErrNoTime), errors.Is(err, context.DeadlineExceeded),
-		isDialError(err), errors.Is(err, pinterest.ErrUnavailable):
-		log.Msg("queued pin not sent; retrying later")
-		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}
-	case errors.Is(err, context.Canceled):
-		return actors.Outcome{Retry: true, RetryAfter: jobRetryShutdown}
-	case errors.Is(err, pinterest.ErrRateLimited) && !errors.Is(err, pinterest.ErrSpamBlocked):
-		var rl *pinterest.RateLimitError
-		wait := time.Duration(0)
-		if errors.As(err, &rl) {
-			wait = rl.Wait
-		}
-		hctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, ctx), resolveTimeout)
-		defer cancel()
-		if _, herr := b.cfg.Engine.Hold(hctx, j.Account, b.cfg.Engine.Now().Add(wait)); herr != nil {
-			b.logger(ctx).Error().Err(herr).Str("account", j.Account).Msg("holding the rate-limited account failed")
-		}
-		log.Msg("queued pin: pinterest rate limit; retrying after it")
-		return actors.Outcome{Retry: true, RetryAfter: wait}
-	case errors.Is(err, pinterest.ErrSpamBlocked):
-		return failedJob(failSpamBlock, "blocked by Pinterest's spam protection")
-	case errors.Is(err, pinterest.ErrReauthRequired):
-		b.markRelink(ctx, j.Account, sess)
-		return failedJob(failReauth, "Pinterest refused Pinbot's access to the account; run /link")
-	case errors.Is(err, pinterest.ErrImageRejected):
-		return failedJob(failImageRejected, "Pinterest could not use this image")
+	case sentRetry:
+		return actors.Outcome{Retry: true, RetryAfter: r.wait}
 	}
-	var ae *pinterest.APIError
-	if errors.As(err, &ae) {
-		if ae.Status == http.StatusBadRequest {
-			return failedJob(failRefused, "Pinterest refused it: "+plain(truncateRunes(ae.Message, 200)))
-		}
-		return failedJob(failRefused, fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200))))
+	why := r.why
+	if r.cause == causeReauth {
+		why += "; run /link"
 	}
-	log.Msg("queued pin not sent")
-	return failedJob(failUnavailable, "it could not be sent to Pinterest")
+	return failedJob(r.reason, why)
 }
 
 // endJob records the job's outcome with the engine and, unless it goes

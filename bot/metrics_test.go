@@ -220,7 +220,7 @@ func TestMetricsLabels(t *testing.T) {
 	if !slices.Equal(refusalResults, metrics.InteractionRefusals) {
 		t.Errorf("refusals %q, metrics.InteractionRefusals %q", refusalResults, metrics.InteractionRefusals)
 	}
-	var _ Observer = metrics.New().Bot()
+	var _ Observer = metrics.New().Bot(InteractionLabels())
 }
 
 // TestMetricsQueuedPin: a picture queued at the limit counts as queued,

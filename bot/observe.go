@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"strings"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
@@ -149,40 +148,22 @@ func (b *Bot) reportJob(r jobResult) {
 	}
 }
 
-// interactionName names an interaction for the metrics, from a fixed list:
-// the command ("pin", "pin_message" for Pin to Pinterest, "settings",
-// "link", "unlink", "queue"), the component ("settings_switch",
-// "settings_board", "settings_when_full", "queue_all", "queue_message"),
-// or the autocomplete ("pin_autocomplete", "unlink_autocomplete");
-// anything else is "other".
+// interactionName names an interaction for the metrics with its label
+// in the command table (see InteractionLabels): its command, component or
+// autocomplete; anything else is "other".
 func interactionName(e *handler.InteractionEvent) string {
+	var label string
+	var ok bool
 	switch i := e.Interaction.(type) {
 	case discord.ApplicationCommandInteraction:
-		switch name := i.Data.CommandName(); name {
-		case cmdPin, cmdSettings, cmdLink, cmdUnlink, cmdQueue:
-			return name
-		case cmdPinMessage:
-			return "pin_message"
-		}
+		label, ok = labelOf(i.Data.CommandName(), false, "")
 	case discord.AutocompleteInteraction:
-		switch name := i.Data.CommandName; name {
-		case cmdPin, cmdUnlink:
-			return name + "_autocomplete"
-		}
+		label, ok = labelOf(i.Data.CommandName, true, "")
 	case discord.ComponentInteraction:
-		id := i.Data.CustomID()
-		switch {
-		case id == idSwitch:
-			return "settings_switch"
-		case id == idBoard || strings.HasPrefix(id, idBoard+"/"):
-			return "settings_board"
-		case id == idWhenFull:
-			return "settings_when_full"
-		case id == idQueueAll || strings.HasPrefix(id, idQueueAll+"/"):
-			return "queue_all"
-		case id == idQueueMessage:
-			return "queue_message"
-		}
+		label, ok = labelOf("", false, i.Data.CustomID())
 	}
-	return "other"
+	if !ok {
+		return "other"
+	}
+	return label
 }

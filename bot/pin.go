@@ -1,13 +1,9 @@
 package bot
 
 import (
-	"github.com/pinbot/pinbot/internal/logctx"
-
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/internal/logctx"
 )
 
 // MaxPinsPerBatch is the most pins one /pin or "Pin to Pinterest" makes.
@@ -314,18 +311,16 @@ func (p *pinner) fetch(ref messageRef, target *discord.Message) (_ *discord.Mess
 	if target != nil {
 		return target, "", ""
 	}
-	m, err := p.b.client.Rest.GetMessage(ref.ChannelID, ref.MessageID, rest.WithCtx(p.inv.ctx))
-	if err == nil {
+	m, reason := p.b.fetchMessage(p.inv.ctx, ref.ChannelID, ref.MessageID)
+	switch reason {
+	case "":
 		return m, "", ""
+	case failMessageGone:
+		return nil, "message not found (deleted, or not in that channel)", reason
+	case failNoAccess:
+		return nil, "Pinbot cannot read that channel", reason
 	}
-	switch restKind(err) {
-	case restNotFound:
-		return nil, "message not found (deleted, or not in that channel)", failMessageGone
-	case restForbidden:
-		return nil, "Pinbot cannot read that channel", failNoAccess
-	}
-	p.inv.log.Warn().Str("error", errText(err)).Str("message_id", ref.MessageID.String()).Msg("fetching the message failed")
-	return nil, "Discord did not return the message; try again later", failDiscord
+	return nil, "Discord did not return the message; try again later", reason
 }
 
 // pin makes one pin: reserve a slot, create the pin, then commit the slot
@@ -367,63 +362,34 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 		return
 	}
 	slot := g.Reservations()[0]
-	title := pinTitle(msg)
-	req := pinterest.PinRequest{
-		BoardID:  p.boardID,
-		ImageURL: im.URL,
-		Link:     e.ref.jumpURL(),
-		Title:    title,
-		AltText:  truncateRunes(firstNonEmpty(im.Alt, title), 500),
-	}
-	callStart := time.Now()
-	cctx, ccancel := p.slotContext(ctx, slot)
-	pin, err := p.b.cfg.Pinterest.CreatePin(cctx, p.sess, req)
-	ccancel()
-	call := time.Since(callStart)
-	at := eng.Now()
+	r := p.b.sendPin(ctx, slot, p.sess, pinRequest(e.ref, msg, im, p.boardID), func(error) bool { return p.inv.ctx.Err() != nil })
 
 	rctx, cancel := context.WithTimeout(logctx.Inherit(p.b.workCtx, ctx), resolveTimeout)
 	defer cancel()
-	if err == nil {
+	if r.kind == sentPinned {
 		// Not waiting for the engine's answer: the count shown is the
 		// grant's, which already held this slot.
-		if cerr := eng.CommitAsync(rctx, slot, at); cerr != nil {
+		if cerr := eng.CommitAsync(rctx, slot, r.at); cerr != nil {
 			// The slot stays counted until its lease ends: safe.
 			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
 		}
-		e.res, e.pinURL, e.count = resPinned, pin.URL, p.b.rule.pinCount(g.Status)
+		e.res, e.pinURL, e.count = resPinned, r.pin.URL, p.b.rule.pinCount(g.Status)
 		if p.b.onPin != nil {
-			p.b.onPin(time.Since(start), call)
+			p.b.onPin(time.Since(start), r.took)
 		}
 		return
 	}
-	p.failed(rctx, slot, err, e)
+	p.failed(rctx, slot, r, e)
 }
 
-// slotContext bounds every request for slot's pin, the refresh of the
-// account's token after a 401 and the wait for another's refresh
-// included, so that all of them end SlotMargin before the slot's
-// deadline: by then the slot counts as a pin made at its deadline, and
-// Pinterest must have nothing left to act on. The bound is on the engine
-// clock (the deadline's) for what is sent, and on Go's monotonic clock
-// for how long the call may wait.
-func (p *pinner) slotContext(ctx context.Context, slot actors.Reservation) (context.Context, context.CancelFunc) {
-	eng := p.b.cfg.Engine
-	by := slot.Deadline.Add(-p.b.cfg.SlotMargin)
-	cctx, cancel := context.WithTimeout(ctx, by.Sub(eng.Now()))
-	return pinterest.WithSendDeadline(cctx, by, eng.Now), cancel
-}
-
-// failed settles a slot whose pin failed and says why. Only
-// ErrOutcomeUnknown leaves open whether Pinterest created the pin (the
-// client's contract): unless the request provably never left (a failed
-// dial), such a slot is left unresolved, so the engine counts it as a pin
+// failed settles the slot of a pin that was not made and says why. An
+// unknown pin's slot is left unresolved, so the engine counts it as a pin
 // made at the end of its lease, the latest moment Pinterest can have made
-// it. Every other failure happened before Pinterest acted, and its slot is
-// released.
-func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error, e *entry) {
+// it; every other slot is released. A command makes nothing after a
+// failure of Pinterest's: what is left is skipped, and why said once.
+func (p *pinner) failed(ctx context.Context, slot actors.Reservation, r sendResult, e *entry) {
 	eng := p.b.cfg.Engine
-	unknown := errors.Is(err, pinterest.ErrOutcomeUnknown) && !isDialError(err)
+	unknown := r.kind == sentUnknown
 	var st actors.Status
 	var rerr error
 	if unknown {
@@ -434,82 +400,33 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, err error,
 	if rerr != nil {
 		p.inv.log.Error().Err(rerr).Str("account", p.acct.ID).Bool("unknown", unknown).Msg("settling a failed pin's slot failed")
 	}
-	log := p.inv.log.Warn().Str("error", errText(err)).Str("account", p.acct.ID)
-	e.res = resFailed
-	switch {
-	case unknown:
-		log.Msg("pin outcome unknown; slot kept")
-		e.why, e.reason = "Pinterest did not answer clearly (a server error or a timeout); the pin may exist, so it counts toward the limit", failOutcomeUnknown
+	p.b.afterSend(p.inv.ctx, p.acct.ID, p.sess, r)
+	e.res, e.why, e.reason = resFailed, r.why, r.reason
+	switch r.cause {
+	case causeUnknown:
 		if rerr == nil {
 			e.count = p.b.rule.pinCount(st)
 		}
 		p.stopWith(failUnavailable, "Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
-	case errors.Is(err, pinterest.ErrNoTime) || (errors.Is(err, context.DeadlineExceeded) && p.inv.ctx.Err() == nil):
-		// The slot's own deadline came too close (a slow token refresh):
-		// nothing was sent for this pin, and its slot is free again.
-		log.Msg("pin not sent: its slot's time ran out")
-		e.why, e.reason = "Pinterest was too slow to renew Pinbot's access in time, so it was not sent", failNoTime
+	case causeNoTime:
 		p.stopWith(failNoTime, "Pinterest was slow to answer, so Pinbot stopped here. Please try the rest again.", "not attempted after the delay")
-	case isDialError(err) || errors.Is(err, pinterest.ErrUnavailable):
-		log.Msg("pinterest unreachable")
-		e.why, e.reason = "Pinterest is not answering", failUnavailable
+	case causeUnreachable:
 		p.stopWith(failUnavailable, msgPinterestDown, "not attempted: Pinterest is not answering")
-	case errors.Is(err, pinterest.ErrRateLimited):
-		var rl *pinterest.RateLimitError
-		wait := time.Duration(0)
-		if errors.As(err, &rl) {
-			wait = rl.Wait
-		}
-		until := eng.Now().Add(wait)
-		if _, herr := eng.Hold(ctx, p.acct.ID, until); herr != nil {
-			p.inv.log.Error().Err(herr).Str("account", p.acct.ID).Msg("holding the rate-limited account failed")
-		}
-		if errors.Is(err, pinterest.ErrSpamBlocked) {
-			log.Msg("pinterest spam block")
-			e.why, e.reason = "blocked by Pinterest's spam protection", failSpamBlock
-			p.stopWith(failSpamBlock, fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), timeText(until)),
-				"not attempted: spam block")
-			return
-		}
-		log.Msg("pinterest rate limit")
-		e.why, e.reason = "Pinterest rate limited this account", failRateLimited
-		p.stopWith(failRateLimited, fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), timeText(until)),
+	case causeSpamBlock:
+		p.stopWith(failSpamBlock, fmt.Sprintf("Pinterest's spam protection blocked pins from %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), timeText(r.hold)),
+			"not attempted: spam block")
+	case causeRateLimited:
+		p.stopWith(failRateLimited, fmt.Sprintf("Pinterest rate limited %s%s Pinbot will not pin with this account again before %s.", p.name, p.skippedRest(), timeText(r.hold)),
 			"not attempted: rate limited by Pinterest")
-	case errors.Is(err, pinterest.ErrReauthRequired):
-		log.Msg("pinterest grant refused")
-		p.b.markRelink(p.inv.ctx, p.acct.ID, p.sess)
-		e.why, e.reason = "Pinterest refused Pinbot's access to the account", failReauth
+	case causeReauth:
 		p.stopWith(failReauth, msgRelink(p.name), "not attempted: the account must be linked again")
-	case errors.Is(err, pinterest.ErrImageRejected):
-		log.Msg("pinterest rejected the image")
-		e.why, e.reason = "Pinterest could not use this image", failImageRejected
-	default:
-		var ae *pinterest.APIError
-		switch {
-		case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
-			log.Msg("pinterest refused the pin")
-			e.why, e.reason = "Pinterest refused it: "+plain(truncateRunes(ae.Message, 200)), failRefused
-		case errors.As(err, &ae):
-			log.Msg("pinterest refused the pin")
-			e.why, e.reason = fmt.Sprintf("Pinterest refused it (HTTP %d): %s", ae.Status, plain(truncateRunes(ae.Message, 200))), failRefused
-			p.stopWith(failRefused, "Pinterest refused the pin, so Pinbot stopped here. Check the board in /settings.", "not attempted after Pinterest's refusal")
-		case p.inv.ctx.Err() != nil:
-			log.Msg("pin abandoned: out of time")
-			e.why, e.reason = "the command ran out of time", failTimeout
-			p.stopWith(failTimeout, "The command took too long, so Pinbot stopped here.", "not attempted: out of time")
-		default:
-			log.Msg("pin not sent")
-			e.why, e.reason = "it could not be sent to Pinterest", failUnavailable
-			p.stopWith(failUnavailable, msgPinterestDown, "not attempted after the error")
-		}
+	case causeRefusedStatus:
+		p.stopWith(failRefused, "Pinterest refused the pin, so Pinbot stopped here. Check the board in /settings.", "not attempted after Pinterest's refusal")
+	case causeEnded:
+		p.stopWith(failTimeout, "The command took too long, so Pinbot stopped here.", "not attempted: out of time")
+	case causeNotSent:
+		p.stopWith(failUnavailable, msgPinterestDown, "not attempted after the error")
 	}
-}
-
-// isDialError reports whether err comes from failing to connect: the
-// request was never sent.
-func isDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // pinTitle is a pin's title: the first line of the message's text, else a

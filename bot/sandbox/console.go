@@ -36,15 +36,31 @@ const MaxLineLen = 64 << 10
 // ReadLines discarded.
 var ErrLineTooLong = fmt.Errorf("the line is longer than %d KiB and was ignored", MaxLineLen>>10)
 
-// Names of the bot's commands, as the bot registers them with Discord.
-const (
-	cmdPin        = "pin"
-	cmdPinMessage = "Pin to Pinterest"
-	cmdSettings   = "settings"
-	cmdLink       = "link"
-	cmdUnlink     = "unlink"
-	cmdQueue      = "queue"
+// Names of the bot's commands, as the bot registers them with Discord,
+// read from its command table by the console's command for each.
+var (
+	cmdPin        = botCommand("pin").Name
+	cmdPinMessage = botCommand("pinmsg").Name
+	cmdSettings   = botCommand("settings").Name
+	cmdLink       = botCommand("link").Name
+	cmdUnlink     = botCommand("unlink").Name
+	cmdQueue      = botCommand("queue").Name
 )
+
+// consoleOnly are the console's commands that drive no command of the
+// bot's: the rest of Commands is the bot's table (bot.ConsoleCommands).
+var consoleOnly = []string{"dms", "as", "channel", "messages", "pinterest", "help", "quit"}
+
+// botCommand is the command or component of the bot's command table that
+// the console offers as verb.
+func botCommand(verb string) bot.ConsoleCommand {
+	for _, c := range bot.ConsoleCommands() {
+		if c.Verb == verb {
+			return c
+		}
+	}
+	panic("sandbox: the bot's command table offers the console no " + verb)
+}
 
 // Commands lists the console's commands, for help.
 const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (of the current channel) or links;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -30,6 +31,37 @@ func TestCommandsStateTheCaps(t *testing.T) {
 		if !strings.Contains(Commands, want) {
 			t.Errorf("Commands lacks %q:\n%s", want, Commands)
 		}
+	}
+}
+
+// TestCommandsMatchTheBot: the console's help lists exactly the commands
+// the bot's command table offers it, beside its own.
+func TestCommandsMatchTheBot(t *testing.T) {
+	t.Parallel()
+	var listed []string
+	for _, line := range strings.Split(Commands, "\n") {
+		if !strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "   ") {
+			continue
+		}
+		verb := strings.TrimPrefix(strings.Fields(line)[0], "/")
+		if slices.Contains(consoleOnly, verb) {
+			continue
+		}
+		if f := strings.Fields(line); verb == "cancel" && f[1] == "all" {
+			verb = "cancel all"
+		}
+		if !slices.Contains(listed, verb) {
+			listed = append(listed, verb)
+		}
+	}
+	var offered []string
+	for _, c := range bot.ConsoleCommands() {
+		offered = append(offered, c.Verb)
+	}
+	slices.Sort(listed)
+	slices.Sort(offered)
+	if !slices.Equal(listed, offered) {
+		t.Errorf("the console lists %q, the bot's table offers it %q", listed, offered)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
@@ -31,7 +32,7 @@ func sandboxData(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, sandboxKeyName), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := links.Open(filepath.Join(dir, linksSubdir), links.Options{EncryptionKey: key}, zerolog.Nop())
+	st, err := badgerlinks.Open(filepath.Join(dir, linksSubdir), badgerlinks.Options{EncryptionKey: key}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func runningPinbot(t *testing.T, dir string, key []byte) *badgerstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := links.Open(l.links(), links.Options{EncryptionKey: key}, zerolog.Nop())
+	ls, err := badgerlinks.Open(l.links(), badgerlinks.Options{EncryptionKey: key}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

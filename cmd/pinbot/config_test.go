@@ -19,6 +19,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -393,7 +394,7 @@ func TestBotStoresInUse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := links.Open(filepath.Join(env["PINBOT_DATA_DIR"], linksSubdir), links.Options{EncryptionKey: key}, zerolog.Nop())
+		st, err := badgerlinks.Open(filepath.Join(env["PINBOT_DATA_DIR"], linksSubdir), badgerlinks.Options{EncryptionKey: key}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +410,7 @@ func TestBotStoresInUse(t *testing.T) {
 		dir := t.TempDir()
 		env := botEnv(t, dir)
 		other := make([]byte, 32)
-		st, err := links.Open(filepath.Join(env["PINBOT_DATA_DIR"], linksSubdir), links.Options{EncryptionKey: other}, zerolog.Nop())
+		st, err := badgerlinks.Open(filepath.Join(env["PINBOT_DATA_DIR"], linksSubdir), badgerlinks.Options{EncryptionKey: other}, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,7 +491,7 @@ func TestAccountsShowsUsernames(t *testing.T) {
 	if err := os.WriteFile(keyPath, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := links.Open(filepath.Join(dir, linksSubdir), links.Options{EncryptionKey: key}, zerolog.Nop())
+	st, err := badgerlinks.Open(filepath.Join(dir, linksSubdir), badgerlinks.Options{EncryptionKey: key}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

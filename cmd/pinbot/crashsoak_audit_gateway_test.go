@@ -234,8 +234,8 @@ func (s *soak) storedJobs(dir layout) map[jobRef]storedJob {
 			s.t.Error(err)
 		}
 	}()
-	err = store.JobAccounts(func(account string) error {
-		jobs, err := store.Jobs(account)
+	err = store.JobAccounts(s.t.Context(), func(account string) error {
+		jobs, err := store.Jobs(s.t.Context(), account)
 		if err != nil {
 			return err
 		}

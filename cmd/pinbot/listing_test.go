@@ -19,6 +19,7 @@ import (
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
@@ -85,7 +86,7 @@ func listingData(t *testing.T, clock *actors.ManualClock) (dir string, key []byt
 	if err := shutdown(eng, store); err != nil {
 		t.Fatal(err)
 	}
-	ls, err := links.Open(l.links(), links.Options{EncryptionKey: key}, zerolog.Nop())
+	ls, err := badgerlinks.Open(l.links(), badgerlinks.Options{EncryptionKey: key}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

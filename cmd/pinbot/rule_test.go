@@ -152,7 +152,7 @@ func checkStoredRules(t *testing.T, dir string, want persistence.Rules) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, err := s.Rules(); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := s.Rules(t.Context()); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("stored rules %+v, %v; want %+v", got, err, want)
 	}
 }

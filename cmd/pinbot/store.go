@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/control"
 	"github.com/pinbot/pinbot/persistence"
@@ -106,8 +106,9 @@ func withListing(dir layout, keyFile *setting, clock actors.Clock, log zerolog.L
 				log.Warn().Err(err).Msg("closing the token store")
 			}
 		}()
+		src.Links = ls
 	}
-	src.Links, src.NoNames = ls, why
+	src.NoNames = why
 	return f(src)
 }
 
@@ -116,7 +117,7 @@ func withListing(dir layout, keyFile *setting, clock actors.Clock, log zerolog.L
 // key when there is one. Without a token store it returns nil and no
 // reason; without a key, or when the store cannot be opened, nil and
 // why.
-func openNames(dir layout, keyFile *setting, log zerolog.Logger) (*links.Store, string) {
+func openNames(dir layout, keyFile *setting, log zerolog.Logger) (*badgerlinks.Store, string) {
 	if _, err := os.Stat(dir.links()); err != nil {
 		log.Debug().Err(err).Msg("no token store: listing account ids only")
 		return nil, ""
@@ -136,7 +137,7 @@ func openNames(dir layout, keyFile *setting, log zerolog.Logger) (*links.Store, 
 	if err != nil {
 		return nil, err.Error()
 	}
-	ls, err := links.Open(dir.links(), links.Options{EncryptionKey: key}, log)
+	ls, err := badgerlinks.Open(dir.links(), badgerlinks.Options{EncryptionKey: key}, log)
 	if err != nil {
 		return nil, fmt.Sprintf("the token store cannot be opened: %v", err)
 	}
@@ -149,7 +150,7 @@ func openNames(dir layout, keyFile *setting, log zerolog.Logger) (*links.Store, 
 // bot are not those of the command, and a listing must not count as a
 // change of the rule.
 func storedRule(store persistence.RuleKeeper, cfg *actors.Config) {
-	r, err := store.Rules()
+	r, err := store.Rules(context.Background())
 	if err != nil || r.Current.Limit == 0 {
 		return
 	}

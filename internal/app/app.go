@@ -38,6 +38,7 @@ import (
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/backup"
@@ -143,7 +144,7 @@ type Config struct {
 // changed.
 type App struct {
 	Engine    *actors.Engine
-	Links     *links.Store
+	Links     links.Store
 	Pinterest *pinterest.Client
 	Bot       *bot.Bot
 	// Edge limits the HTTP listener's clients; nil when
@@ -155,6 +156,7 @@ type App struct {
 	log      zerolog.Logger
 	httpDone chan error         // the HTTP server's end, once
 	store    *badgerstore.Store // the engine's
+	linksDB  *badgerlinks.Store // Links, for backups
 	ready    *readiness         // answers ReadyPath
 
 	closers   []closer
@@ -208,10 +210,12 @@ func Build(cfg Config) (_ *App, err error) {
 	}
 	a.store = store
 	a.push("the engine store", 0, func(context.Context) error { return store.Close() })
-	if a.Links, err = openLinks(cfg.LinksDir, cfg.EncryptionKey, cfg.Log); err != nil {
+	linksDB, err := openLinks(cfg.LinksDir, cfg.EncryptionKey, cfg.Log)
+	if err != nil {
 		return nil, err
 	}
-	a.push("the token store", 0, func(context.Context) error { return a.Links.Close() })
+	a.Links, a.linksDB = linksDB, linksDB
+	a.push("the token store", 0, func(context.Context) error { return linksDB.Close() })
 	ecfg := actors.DefaultConfig()
 	if cfg.Engine != nil {
 		ecfg = *cfg.Engine
@@ -315,7 +319,7 @@ func Build(cfg Config) (_ *App, err error) {
 	})
 
 	if cfg.ControlSocket != "" {
-		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: store, Links: a.Links, Key: cfg.EncryptionKey},
+		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: store, Links: a.linksDB, Key: cfg.EncryptionKey},
 			control.Source{Engine: a.Engine, Store: store, Links: a.Links}, cfg.Log)
 	}
 
@@ -323,7 +327,7 @@ func Build(cfg Config) (_ *App, err error) {
 	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
 	// Digest lines wait for Discord in the token store, beside the links.
 	bcfg.Outbox = a.Links.Outbox()
-	bcfg.Observer = a.Metrics.Bot()
+	bcfg.Observer = a.Metrics.Bot(bot.InteractionLabels())
 	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return a.Metrics.Transport(metrics.Discord, rt, nil)
 	}
@@ -501,8 +505,8 @@ func isLockError(err error) bool {
 // openLinks opens the token store in dir with key. Another process
 // holding it fails with ErrDataDirInUse; a store written with another key
 // fails with an error wrapping links.ErrEncryptionKey.
-func openLinks(dir string, key []byte, log zerolog.Logger) (*links.Store, error) {
-	st, err := links.Open(dir, links.Options{EncryptionKey: key}, log)
+func openLinks(dir string, key []byte, log zerolog.Logger) (*badgerlinks.Store, error) {
+	st, err := badgerlinks.Open(dir, badgerlinks.Options{EncryptionKey: key}, log)
 	switch {
 	case err == nil:
 		return st, nil

@@ -50,7 +50,7 @@ type readiness struct {
 	closing atomic.Bool
 	serving atomic.Bool
 	engine  *actors.Engine
-	links   *links.Store
+	links   links.Store
 	// shards reports the gateway's shards (bot.Bot.Shards), once the bot
 	// is built.
 	shards atomic.Pointer[func() []bot.ShardState]

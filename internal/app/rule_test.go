@@ -54,7 +54,7 @@ func TestBuildEngineRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r, err := s.Rules()
+	r, err := s.Rules(t.Context())
 	if err != nil || r.Current.Limit != actors.DefaultLimit || len(r.Earlier) != 1 || r.Earlier[0].Limit != 3 || r.Earlier[0].Window != 20_000 {
 		t.Errorf("stored rules %+v, %v; want the defaults, with 3 per 20s still in force", r, err)
 	}

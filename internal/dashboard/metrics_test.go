@@ -124,7 +124,7 @@ func TestMetricsRefusals(t *testing.T) {
 	if m := gather(t, pm.Registry()); !m.Refusals.Present || m.Refusals.Total != 0 {
 		t.Fatalf("refusals at the start %+v, want present, 0", m.Refusals)
 	}
-	b := pm.Bot()
+	b := pm.Bot([]string{"pin", "settings", "queue"})
 	b.InteractionDone("pin", "throttled")
 	b.InteractionDone("settings", "throttled")
 	b.InteractionDone("queue", "closing")

@@ -13,19 +13,12 @@ var (
 	// PinResults are the values of pinbot_pins_total's result label.
 	PinResults = []string{"pinned", "failed", "unknown", "skipped", "queued"}
 	// PinFailureReasons are the values of pinbot_pin_failures_total's
-	// reason label: why a picture was not pinned (see package bot,
-	// FailLimit and the constants after it).
+	// reason label: why a picture was not pinned (package bot's
+	// failReasons, which its tests check against this list).
 	PinFailureReasons = []string{
 		"limit", "held", "queue_full", "rate_limited", "spam_block", "reauth", "image_rejected", "refused",
 		"unavailable", "outcome_unknown", "no_time", "timeout", "message_gone", "no_image", "no_access",
 		"unlinked", "engine", "batch_cap", "discord_unavailable", "invalid", "throttled",
-	}
-	// InteractionCommands are the values of pinbot_interactions_total's
-	// command label: the commands, their components and autocompletes.
-	InteractionCommands = []string{
-		"pin", "pin_message", "settings", "link", "unlink", "queue",
-		"settings_switch", "settings_board", "settings_when_full", "queue_all", "queue_message",
-		"pin_autocomplete", "unlink_autocomplete",
 	}
 	// InteractionResults are the values of pinbot_interactions_total's
 	// result label: ok (handled), error (the handler failed),
@@ -49,6 +42,11 @@ const other = "other"
 // written out here so that this package does not import the bot, whose
 // tests import this package. It is safe for simultaneous use.
 type BotObserver struct {
+	// commands are the values of pinbot_interactions_total's command
+	// label: the bot's command table's labels (bot.InteractionLabels),
+	// given to Metrics.Bot.
+	commands []string
+
 	pins         map[string]prometheus.Counter
 	failures     map[string]prometheus.Counter
 	interactions *prometheus.CounterVec
@@ -129,7 +127,7 @@ func (o *BotObserver) PinDone(result, reason string) {
 // InteractionDone counts one interaction by command and result, and a
 // refusal (see InteractionRefusals) by its reason too.
 func (o *BotObserver) InteractionDone(command, result string) {
-	if !slices.Contains(InteractionCommands, command) {
+	if !slices.Contains(o.commands, command) {
 		command = other
 	}
 	if !slices.Contains(InteractionResults, result) {
@@ -154,5 +152,12 @@ func (o *BotObserver) ShardReady(_ int, resumed, again bool) {
 	}
 }
 
-// Bot returns the observer to set as bot.Config.Observer.
-func (m *Metrics) Bot() *BotObserver { return &m.bot }
+// Bot returns the observer to set as bot.Config.Observer; commands are
+// the values its interactions' command label may take, the bot's
+// bot.InteractionLabels (any other counts as "other"). Every observer it
+// returns counts into the same series.
+func (m *Metrics) Bot(commands []string) *BotObserver {
+	o := m.bot
+	o.commands = slices.Clone(commands)
+	return &o
+}

@@ -13,7 +13,7 @@
 //
 //	pinbot_pins_total{result}                       counter: pinned|failed|unknown|skipped|queued
 //	pinbot_pin_failures_total{reason}               counter: PinFailureReasons
-//	pinbot_interactions_total{command,result}       counter: InteractionCommands × InteractionResults
+//	pinbot_interactions_total{command,result}       counter: bot.InteractionLabels × InteractionResults
 //	pinbot_interaction_refusals_total{reason}       counter: InteractionRefusals (throttled|closing|busy)
 //	pinbot_http_refusals_total{reason}              counter: HTTPRefusals (http_rate|operator_rate): the listener's 429s
 //	pinbot_interaction_ack_seconds                  histogram: taken up → initial response accepted
@@ -44,7 +44,7 @@
 //	eng, _ := actors.New(ecfg, store, log)
 //	m.WatchEngine(eng)
 //	pcfg.HTTPClient = &http.Client{Transport: m.Transport(metrics.Pinterest, nil, pinterest.RetryWait)}
-//	bcfg.Observer = m.Bot()
+//	bcfg.Observer = m.Bot(bot.InteractionLabels())
 //	lcfg.Refused = m.HTTPRefused // lcfg: the edge.Config of the HTTP listener
 //	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper { return m.Transport(metrics.Discord, rt, nil) }
 //	mux.Handle(metrics.Path, m.Handler())

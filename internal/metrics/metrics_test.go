@@ -219,7 +219,12 @@ func TestObservers(t *testing.T) {
 	e.Loaded(time.Millisecond)
 	e.Snapshotted(time.Millisecond)
 
-	b := m.Bot()
+	// The bot's command labels come from its command table; these
+	// stand for them here.
+	b := m.Bot([]string{"pin", "settings", "queue", "pin_autocomplete"})
+	// An observer counts only the labels it was given; every observer
+	// counts into the same series.
+	m.Bot(nil).InteractionDone("settings", "error")
 	b.PinDone("pinned", "")
 	b.PinDone("pinned", "")
 	b.PinDone("queued", "")
@@ -276,6 +281,8 @@ func TestObservers(t *testing.T) {
 		{"pinbot_pin_failures_total", []string{"reason", "other"}, 1},
 		{"pinbot_interactions_total", []string{"command", "pin", "result", "ok"}, 2},
 		{"pinbot_interactions_total", []string{"command", "other", "result", "ok"}, 1},
+		{"pinbot_interactions_total", []string{"command", "other", "result", "error"}, 1},
+		{"pinbot_interactions_total", []string{"command", "settings", "result", "error"}, 0},
 		{"pinbot_interactions_total", []string{"command", "queue", "result", "other"}, 1},
 		{"pinbot_interactions_total", []string{"command", "pin", "result", "throttled"}, 1},
 		{"pinbot_interactions_total", []string{"result", "throttled"}, 2},
