@@ -69,7 +69,7 @@ func TestDiskFullTmpfsRunReadsTheChildsExit(t *testing.T) {
 			added: "the engine process runs the scenario to its end", want: "closing the store: input/output error",
 		},
 		{
-			name: "the store did not open", stderr: "pinbench: persistence: open badger: permission denied\n", code: exitFailure,
+			name: "the store did not open", stderr: "pinbench: badgerstore: open badger: permission denied\n", code: exitFailure,
 			added: "the engine process runs the scenario to its end", want: "open badger: permission denied",
 		},
 		{

@@ -40,12 +40,12 @@ func (s *Store) Backup(w io.Writer) (uint64, error) {
 	defer s.life.Exit()
 	ts, keys, err := s.exportEvents()
 	if err != nil {
-		return 0, fmt.Errorf("persistence: backup: %w", err)
+		return 0, fmt.Errorf("badgerstore: backup: %w", err)
 	}
 	defer s.readDone(ts)
 	if ts != 0 {
 		stream := s.db.NewStreamAt(ts)
-		stream.LogPrefix = "persistence: backup"
+		stream.LogPrefix = "badgerstore: backup"
 		_, err = stream.Backup(w, 0)
 	}
 	if len(keys) > 0 {
@@ -54,7 +54,7 @@ func (s *Store) Backup(w io.Writer) (uint64, error) {
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("persistence: backup: %w", err)
+		return 0, fmt.Errorf("badgerstore: backup: %w", err)
 	}
 	return ts, nil
 }
@@ -157,24 +157,24 @@ func Restore(dir string, r io.Reader, opts Options, log zerolog.Logger) error {
 		return err
 	}
 	if opts.InMemory || dir == "" {
-		return errors.New("persistence: restore: want a directory")
+		return errors.New("badgerstore: restore: want a directory")
 	}
 	switch entries, err := os.ReadDir(dir); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return fmt.Errorf("persistence: restore: %w", err)
+		return fmt.Errorf("badgerstore: restore: %w", err)
 	case len(entries) > 0:
-		return fmt.Errorf("persistence: restore: %s is not empty", dir)
+		return fmt.Errorf("badgerstore: restore: %s is not empty", dir)
 	}
 	db, err := badger.OpenManaged(opts.badger(dir, log))
 	if err != nil {
-		return fmt.Errorf("persistence: restore: open badger %q: %w", dir, err)
+		return fmt.Errorf("badgerstore: restore: open badger %q: %w", dir, err)
 	}
 	if err := db.Load(r, maxPendingLoads); err != nil {
-		return errors.Join(fmt.Errorf("persistence: restore: load: %w", err), db.Close())
+		return errors.Join(fmt.Errorf("badgerstore: restore: load: %w", err), db.Close())
 	}
 	if err := db.Close(); err != nil {
-		return fmt.Errorf("persistence: restore: close badger: %w", err)
+		return fmt.Errorf("badgerstore: restore: close badger: %w", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -82,5 +83,50 @@ func TestStaleAcrossChunks(t *testing.T) {
 	s.walMu.RUnlock()
 	if indexed != n+1 {
 		t.Errorf("%d accounts in the index after Stale, want %d: the expired ones dropped", indexed, n+1)
+	}
+}
+
+// TestJournalCheckpointDeletesSegments: a checkpoint deletes the oldest
+// segments once their events are all superseded, and an event no
+// snapshot covers keeps its segment, and every later one.
+func TestJournalCheckpointDeletesSegments(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions()
+	opts.JournalSegmentSize = 512
+	s := openStore(t, dir, opts)
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "pinned", Events: []persistence.Event{reserve(1, 1, t0)}}}})
+	const n = 60
+	for seq := uint64(1); seq <= n; seq++ {
+		aw := persistence.AccountWrite{Account: "x", Events: []persistence.Event{reserve(seq, seq, t0+int64(seq))}}
+		if seq > 1 {
+			aw.Snapshot = &persistence.Snapshot{Seq: seq - 1, NextID: seq}
+		}
+		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{aw}})
+	}
+	segs := len(s.journal.Segments())
+	if segs < 4 {
+		t.Fatalf("%d segments, want several", segs)
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.journal.Segments()); got != segs {
+		t.Errorf("%d segments after a checkpoint, want all %d: the first holds pinned's event", got, segs)
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "pinned", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	left := s.journal.Segments()
+	if len(left) > 2 {
+		t.Errorf("%d segments after the last events were snapshotted and a checkpoint, want at most 2: %v", len(left), left)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, journalDir, "*.seg")); len(files) != len(left) {
+		t.Errorf("%d segment files, %d segments", len(files), len(left))
+	}
+	for range 2 {
+		s = reopenWith(t, s, dir, opts)
+		checkLoaded(t, s, "x", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: n - 1, NextID: n}, Events: []persistence.Event{reserve(n, n, t0+n)}})
+		checkLoaded(t, s, "pinned", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}})
 	}
 }

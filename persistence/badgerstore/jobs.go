@@ -76,7 +76,7 @@ func (s *Store) Jobs(_ context.Context, account string) ([]persistence.Job, erro
 			item := it.Item()
 			key := item.Key()
 			if len(key) != len(prefix)+8 {
-				return fmt.Errorf("persistence: account %q: %w", account, codec.Corrupt(fmt.Sprintf("malformed job key %x", key)))
+				return fmt.Errorf("badgerstore: account %q: %w", account, codec.Corrupt(fmt.Sprintf("malformed job key %x", key)))
 			}
 			id := binary.BigEndian.Uint64(key[len(prefix):])
 			var j persistence.Job
@@ -85,13 +85,13 @@ func (s *Store) Jobs(_ context.Context, account string) ([]persistence.Job, erro
 				j, derr = codec.DecodeJob(v)
 				return nil
 			}); err != nil {
-				return fmt.Errorf("persistence: account %q: read job %d: %w", account, id, err)
+				return fmt.Errorf("badgerstore: account %q: read job %d: %w", account, id, err)
 			}
 			if derr == nil && j.ID != id {
 				derr = codec.Corrupt(fmt.Sprintf("job %d stored under the key of job %d", j.ID, id))
 			}
 			if derr != nil {
-				return fmt.Errorf("persistence: account %q: job %d: %w", account, id, derr)
+				return fmt.Errorf("badgerstore: account %q: job %d: %w", account, id, derr)
 			}
 			jobs = append(jobs, j)
 		}

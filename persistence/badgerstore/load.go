@@ -46,17 +46,17 @@ func (s *Store) readSnapshot(txn *badger.Txn, account string) (snap persistence.
 	case errors.Is(err, badger.ErrKeyNotFound):
 		return persistence.Snapshot{}, false, nil
 	case err != nil:
-		return persistence.Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
+		return persistence.Snapshot{}, false, fmt.Errorf("badgerstore: account %q: read snapshot: %w", account, err)
 	}
 	var derr error
 	if err := item.Value(func(v []byte) error {
 		snap, derr = codec.DecodeSnapshot(v)
 		return nil
 	}); err != nil {
-		return persistence.Snapshot{}, false, fmt.Errorf("persistence: account %q: read snapshot: %w", account, err)
+		return persistence.Snapshot{}, false, fmt.Errorf("badgerstore: account %q: read snapshot: %w", account, err)
 	}
 	if derr != nil {
-		return persistence.Snapshot{}, false, fmt.Errorf("persistence: account %q: snapshot: %w", account, derr)
+		return persistence.Snapshot{}, false, fmt.Errorf("badgerstore: account %q: snapshot: %w", account, derr)
 	}
 	return snap, true, nil
 }

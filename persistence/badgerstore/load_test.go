@@ -22,11 +22,11 @@ func TestBadgerCorruptAccount(t *testing.T) {
 		message string
 	}{
 		{"garbage snapshot", appendSnapshotKey(nil, "123"), []byte("garbage!"),
-			`persistence: account "123": snapshot: corrupt state`},
+			`badgerstore: account "123": snapshot: corrupt state`},
 		{"event as snapshot", appendSnapshotKey(nil, "123"), codec.AppendEvent(nil, reserve(1, 1, t0)),
-			`persistence: account "123": snapshot: corrupt state: unknown format byte`},
+			`badgerstore: account "123": snapshot: corrupt state: unknown format byte`},
 		{"empty value", appendSnapshotKey(nil, "123"), nil,
-			`persistence: account "123": snapshot: corrupt state: value too short`},
+			`badgerstore: account "123": snapshot: corrupt state: value too short`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,17 +19,17 @@ func (s *Store) loadHighWater() (int64, error) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("persistence: read high water: %w", err)
+			return fmt.Errorf("badgerstore: read high water: %w", err)
 		}
 		var derr error
 		if err := item.Value(func(v []byte) error {
 			hw, derr = codec.DecodeHighWater(v)
 			return nil
 		}); err != nil {
-			return fmt.Errorf("persistence: read high water: %w", err)
+			return fmt.Errorf("badgerstore: read high water: %w", err)
 		}
 		if derr != nil {
-			return fmt.Errorf("persistence: high water: %w", derr)
+			return fmt.Errorf("badgerstore: high water: %w", derr)
 		}
 		return nil
 	})
@@ -75,17 +75,17 @@ func (s *Store) getMeta(key []byte, what string, decode func(v []byte) error) er
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("persistence: read %s: %w", what, err)
+			return fmt.Errorf("badgerstore: read %s: %w", what, err)
 		}
 		var derr error
 		if err := item.Value(func(v []byte) error {
 			derr = decode(v)
 			return nil
 		}); err != nil {
-			return fmt.Errorf("persistence: read %s: %w", what, err)
+			return fmt.Errorf("badgerstore: read %s: %w", what, err)
 		}
 		if derr != nil {
-			return fmt.Errorf("persistence: %s: %w", what, derr)
+			return fmt.Errorf("badgerstore: %s: %w", what, derr)
 		}
 		return nil
 	})
@@ -109,7 +109,7 @@ func (s *Store) putMeta(key, value []byte, what string) error {
 	seq := s.logNext()
 	rec := codec.AppendLogOp(codec.AppendLogHeader(nil), codec.LogSet, key, value, 0)
 	if err := s.appendLog(seq, rec); err != nil {
-		return fmt.Errorf("persistence: write %s: %w", what, err)
+		return fmt.Errorf("badgerstore: write %s: %w", what, err)
 	}
 	s.walMu.Lock()
 	defer s.walMu.Unlock()
@@ -119,7 +119,7 @@ func (s *Store) putMeta(key, value []byte, what string) error {
 	ts := s.nextVersion()
 	if err := s.applyOps(ts, []logOp{{k: key, v: value}}); err != nil {
 		if s.journal == nil {
-			return fmt.Errorf("persistence: write %s: %w", what, err)
+			return fmt.Errorf("badgerstore: write %s: %w", what, err)
 		}
 		s.broken = fmt.Errorf("%w: journal record %d: %w", errBroken, seq, err)
 		return s.broken

@@ -14,7 +14,7 @@ import (
 // ErrEncryptionKey is returned by Open when the store on disk was
 // written with another encryption key, or encrypted while no key was given,
 // or not encrypted while a key was given.
-var ErrEncryptionKey = errors.New("persistence: encryption key does not match the store")
+var ErrEncryptionKey = errors.New("badgerstore: encryption key does not match the store")
 
 // Open opens (creating if needed) the Badger store in directory dir.
 // Badger's log messages go to log, tagged component=badger; its
@@ -27,7 +27,7 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		return nil, err
 	}
 	if dir == "" && !opts.InMemory {
-		return nil, errors.New("persistence: open badger: empty directory")
+		return nil, errors.New("badgerstore: open badger: empty directory")
 	}
 	bopts := opts.badger(dir, log)
 	minFree := opts.MinFreeBytes
@@ -47,7 +47,7 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("%w (opening %q): %w", ErrEncryptionKey, dir, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("persistence: open badger %q: %w", dir, err)
+		return nil, fmt.Errorf("badgerstore: open badger %q: %w", dir, err)
 	}
 	s := &Store{db: db, log: log.With().Str("component", "persistence").Logger(), wal: newWALIndex(),
 		walChunk: int(min(walChunkBytes, bopts.ValueThreshold/2)),
@@ -119,11 +119,11 @@ func (s *Store) Close() error {
 			errs = append(errs, err)
 		}
 		if err := s.journal.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("persistence: close journal: %w", err))
+			errs = append(errs, fmt.Errorf("badgerstore: close journal: %w", err))
 		}
 	}
 	if err := s.db.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("persistence: close badger: %w", err))
+		errs = append(errs, fmt.Errorf("badgerstore: close badger: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -100,23 +100,23 @@ func (o *Options) validate() error {
 	switch len(o.EncryptionKey) {
 	case 0, 16, 24, 32:
 	default:
-		return fmt.Errorf("persistence: Options.EncryptionKey is %d bytes, want 16, 24 or 32",
+		return fmt.Errorf("badgerstore: Options.EncryptionKey is %d bytes, want 16, 24 or 32",
 			len(o.EncryptionKey))
 	}
 	if o.MemTableSize < 0 {
-		return fmt.Errorf("persistence: Options.MemTableSize %d is negative", o.MemTableSize)
+		return fmt.Errorf("badgerstore: Options.MemTableSize %d is negative", o.MemTableSize)
 	}
 	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
-		return fmt.Errorf("persistence: Options.MemTableSize %d is below 1 MiB", o.MemTableSize)
+		return fmt.Errorf("badgerstore: Options.MemTableSize %d is below 1 MiB", o.MemTableSize)
 	}
 	if o.JournalSegmentSize < 0 {
-		return fmt.Errorf("persistence: Options.JournalSegmentSize %d is negative", o.JournalSegmentSize)
+		return fmt.Errorf("badgerstore: Options.JournalSegmentSize %d is negative", o.JournalSegmentSize)
 	}
 	if o.BlockCacheSize < 0 {
-		return fmt.Errorf("persistence: Options.BlockCacheSize %d is negative", o.BlockCacheSize)
+		return fmt.Errorf("badgerstore: Options.BlockCacheSize %d is negative", o.BlockCacheSize)
 	}
 	if o.IndexCacheSize < 0 {
-		return fmt.Errorf("persistence: Options.IndexCacheSize %d is negative", o.IndexCacheSize)
+		return fmt.Errorf("badgerstore: Options.IndexCacheSize %d is negative", o.IndexCacheSize)
 	}
 	return nil
 }

@@ -28,14 +28,14 @@ func TestOpenBadgerRejectsOptions(t *testing.T) {
 		{"tiny memtable", "", Options{InMemory: true, MemTableSize: 4096}, "Options.MemTableSize 4096 is below 1 MiB"},
 		{"negative block cache", "", Options{InMemory: true, BlockCacheSize: -1}, "Options.BlockCacheSize"},
 		{"negative index cache", "", Options{InMemory: true, IndexCacheSize: -1}, "Options.IndexCacheSize"},
-		{"no dir", "", Options{}, "persistence: open badger: empty directory"},
+		{"no dir", "", Options{}, "badgerstore: open badger: empty directory"},
 	}
 	for _, tt := range tests {
 		s, err := Open(tt.dir, tt.opts, zerolog.Nop())
 		if err == nil {
 			s.Close()
 		}
-		if err == nil || !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), "persistence: ") {
+		if err == nil || !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), "badgerstore: ") {
 			t.Errorf("%s: Open = %v, want error containing %q", tt.name, err, tt.message)
 		}
 	}

@@ -25,7 +25,7 @@ func (s *Store) checkSpace() error {
 		return nil
 	}
 	if free < uint64(s.minFree) {
-		return fmt.Errorf("persistence: %q has %d bytes free, less than the %d kept in reserve: %w",
+		return fmt.Errorf("badgerstore: %q has %d bytes free, less than the %d kept in reserve: %w",
 			s.dir, free, s.minFree, ErrNoSpace)
 	}
 	return nil

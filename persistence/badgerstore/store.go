@@ -80,7 +80,7 @@ type Store struct {
 	walBuf []byte
 	sealed []byte
 
-	// journal is the log every Write goes to first (see journal.go); nil
+	// journal is the log every Write goes to first (see log.go); nil
 	// for an in-memory store. aead encrypts its records when the store is
 	// encrypted.
 	journal *seglog.Log

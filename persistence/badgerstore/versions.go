@@ -50,3 +50,25 @@ func (s *Store) view(fn func(txn *badger.Txn) error) error {
 	defer txn.Discard()
 	return fn(txn)
 }
+
+// writeVisible makes what fill puts in a write batch one Badger write at
+// a new version, outside the journal's log, and moves reads to that
+// version at once (the last Write's update is settled first).
+func (s *Store) writeVisible(fill func(wb *badger.WriteBatch) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	s.settleLocked()
+	ts := s.nextVersion()
+	wb := s.db.NewWriteBatchAt(ts)
+	defer wb.Cancel()
+	if err := fill(wb); err != nil {
+		return err
+	}
+	if err := wb.Flush(); err != nil {
+		return err
+	}
+	s.committed(ts)
+	return nil
+}

@@ -18,7 +18,7 @@ import (
 // capped the engine far below what fsync allows (docs/benchmarks.md).
 // Instead each Write puts all the events of its batch in one WAL record
 // (codec.AppendWALRecord) inside its record of the journal's log (see
-// journal.go), numbered as that record, and the store keeps, in memory,
+// log.go), numbered as that record, and the store keeps, in memory,
 // an index of the events not yet folded into a snapshot: per account, the
 // events in Seq order and the record each came from; per record, how many
 // of its events are still needed. A snapshot makes an account's older

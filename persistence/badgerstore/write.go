@@ -20,7 +20,7 @@ import (
 // ExpiresAt, and so, for Load, do the events it carries. The high-water
 // mark is stored only when b.HighWater exceeds the stored one.
 //
-// The whole batch is one record of the journal's log (see journal.go),
+// The whole batch is one record of the journal's log (see log.go),
 // so it lands whole or not at all, and is durable when the store is once
 // Write returns nil. Badger then gets its keys; if that fails, the batch
 // is in the log but not in Badger, and every later Write fails (the error
@@ -136,7 +136,7 @@ func (s *Store) commit(accounts []persistence.AccountWrite, hw bool, highWater i
 	ts := s.nextVersion()
 	if err := s.applyOps(ts, ops); err != nil {
 		if s.journal == nil {
-			return fmt.Errorf("persistence: write: %w", err)
+			return fmt.Errorf("badgerstore: write: %w", err)
 		}
 		s.broken = fmt.Errorf("%w: journal record %d: %w", errBroken, seq, err)
 		return s.broken
@@ -158,7 +158,7 @@ func wrapTxn(what string, err error) error {
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		return err
 	}
-	return fmt.Errorf("persistence: write: %s: %w", what, err)
+	return fmt.Errorf("badgerstore: write: %s: %w", what, err)
 }
 
 func newEntry(k, v []byte, expiresAt uint64) *badger.Entry {

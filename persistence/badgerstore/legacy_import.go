@@ -33,7 +33,7 @@ func (s *Store) importLegacy() error {
 			item := it.Item()
 			seq, ok := walKeySeq(item.Key())
 			if !ok {
-				return fmt.Errorf("persistence: WAL key %x: %w", item.Key(), codec.Corrupt("malformed key"))
+				return fmt.Errorf("badgerstore: WAL key %x: %w", item.Key(), codec.Corrupt("malformed key"))
 			}
 			var recEntries []codec.WALEntry
 			var got uint64
@@ -42,13 +42,13 @@ func (s *Store) importLegacy() error {
 				got, recEntries, derr = codec.DecodeWALRecord(v)
 				return nil
 			}); err != nil {
-				return fmt.Errorf("persistence: read %s: %w", walRecordName(seq), err)
+				return fmt.Errorf("badgerstore: read %s: %w", walRecordName(seq), err)
 			}
 			if derr == nil && got != seq {
 				derr = codec.Corrupt(fmt.Sprintf("holds record %d", got))
 			}
 			if derr != nil {
-				return fmt.Errorf("persistence: %s: %w", walRecordName(seq), derr)
+				return fmt.Errorf("badgerstore: %s: %w", walRecordName(seq), derr)
 			}
 			keys = append(keys, item.KeyCopy(nil))
 			for _, e := range recEntries {
@@ -77,7 +77,7 @@ func (s *Store) importLegacy() error {
 		seq := s.logNext()
 		rec := codec.AppendLogOp(codec.AppendLogHeader(nil), codec.LogEvents, nil, codec.AppendWALRecord(nil, seq, entries), 0)
 		if err := s.appendLog(seq, rec); err != nil {
-			return fmt.Errorf("persistence: import WAL records: %w", err)
+			return fmt.Errorf("badgerstore: import WAL records: %w", err)
 		}
 		s.applied = seq
 		for _, e := range entries {
@@ -94,11 +94,11 @@ func (s *Store) importLegacy() error {
 	defer wb.Cancel()
 	for _, k := range keys {
 		if err := wb.Delete(k); err != nil {
-			return fmt.Errorf("persistence: delete imported WAL records: %w", err)
+			return fmt.Errorf("badgerstore: delete imported WAL records: %w", err)
 		}
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("persistence: delete imported WAL records: %w", err)
+		return fmt.Errorf("badgerstore: delete imported WAL records: %w", err)
 	}
 	s.committed(ts)
 	s.log.Info().Int("records", len(keys)).Int("events", events).Msg("WAL records imported into the journal")

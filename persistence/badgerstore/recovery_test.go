@@ -1,16 +1,14 @@
 package badgerstore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
+	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/persistence"
@@ -84,51 +82,6 @@ func TestJournalReplaysAfterCrashBeforeApply(t *testing.T) {
 	}
 }
 
-// TestJournalCheckpointDeletesSegments: a checkpoint deletes the oldest
-// segments once their events are all superseded, and an event no
-// snapshot covers keeps its segment, and every later one.
-func TestJournalCheckpointDeletesSegments(t *testing.T) {
-	dir := t.TempDir()
-	opts := testOptions()
-	opts.JournalSegmentSize = 512
-	s := openStore(t, dir, opts)
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "pinned", Events: []persistence.Event{reserve(1, 1, t0)}}}})
-	const n = 60
-	for seq := uint64(1); seq <= n; seq++ {
-		aw := persistence.AccountWrite{Account: "x", Events: []persistence.Event{reserve(seq, seq, t0+int64(seq))}}
-		if seq > 1 {
-			aw.Snapshot = &persistence.Snapshot{Seq: seq - 1, NextID: seq}
-		}
-		mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{aw}})
-	}
-	segs := len(s.journal.Segments())
-	if segs < 4 {
-		t.Fatalf("%d segments, want several", segs)
-	}
-	if err := s.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(s.journal.Segments()); got != segs {
-		t.Errorf("%d segments after a checkpoint, want all %d: the first holds pinned's event", got, segs)
-	}
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "pinned", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
-	if err := s.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	left := s.journal.Segments()
-	if len(left) > 2 {
-		t.Errorf("%d segments after the last events were snapshotted and a checkpoint, want at most 2: %v", len(left), left)
-	}
-	if files, _ := filepath.Glob(filepath.Join(dir, journalDir, "*.seg")); len(files) != len(left) {
-		t.Errorf("%d segment files, %d segments", len(files), len(left))
-	}
-	for range 2 {
-		s = reopenWith(t, s, dir, opts)
-		checkLoaded(t, s, "x", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: n - 1, NextID: n}, Events: []persistence.Event{reserve(n, n, t0+n)}})
-		checkLoaded(t, s, "pinned", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}})
-	}
-}
-
 // writeThree writes three batches, one account each, and closes s; it
 // returns the path of the log's only segment.
 func writeThree(t *testing.T, dir string) string {
@@ -184,106 +137,6 @@ func TestJournalTornTailDropped(t *testing.T) {
 	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "four", Events: []persistence.Event{reserve(1, 4, t0)}}}})
 	s = reopen(t, s, dir)
 	checkLoaded(t, s, "four", persistence.Loaded{Events: []persistence.Event{reserve(1, 4, t0)}})
-}
-
-// putLegacy stores a WAL record of the older format in s's Badger.
-func putLegacy(t *testing.T, s *Store, seq uint64, entries []codec.WALEntry) {
-	t.Helper()
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	s.walMu.Lock()
-	defer s.walMu.Unlock()
-	s.settleLocked()
-	ts := s.nextVersion()
-	wb := s.db.NewWriteBatchAt(ts)
-	defer wb.Cancel()
-	if err := wb.Set(appendWALKey(nil, seq), codec.AppendWALRecord(nil, seq, entries)); err != nil {
-		t.Fatal(err)
-	}
-	if err := wb.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	s.committed(ts)
-}
-
-func legacyKeys(t *testing.T, s *Store) int {
-	t.Helper()
-	n := 0
-	err := s.view(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{walPrefix}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// TestLegacyWALImported: WAL records of the older format, kept in Badger
-// (a store written before the journal had its own log, or a backup), are
-// imported into the log on open, their covered events left out; imported
-// twice (a crash before their deletion), their events are not doubled.
-func TestLegacyWALImported(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir, testOptions())
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "old", Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}}}})
-	entries := []codec.WALEntry{
-		{Account: "old", Events: []persistence.Event{reserve(1, 1, t0), reserve(2, 2, t1)}},
-		{Account: "other", Events: []persistence.Event{reserve(1, 1, t2)}},
-	}
-	putLegacy(t, s, 7, entries)
-	want := persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}, Events: []persistence.Event{reserve(2, 2, t1)}}
-	for round := range 2 {
-		s = reopen(t, s, dir)
-		checkLoaded(t, s, "old", want)
-		checkLoaded(t, s, "other", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t2)}})
-		if n := legacyKeys(t, s); n != 0 {
-			t.Errorf("round %d: %d legacy WAL keys left after open", round, n)
-		}
-		putLegacy(t, s, 7, entries) // as if the deletion had been lost
-	}
-	s = reopen(t, s, dir)
-	if got := walSeqs(t, s); !slices.Equal(got, []uint64{2}) {
-		t.Errorf("journal records with live events = %v, want the first import's only", got)
-	}
-	for _, acct := range []string{"old", "other"} {
-		l := mustLoad(t, s, acct)
-		if len(l.Events) != 1 {
-			t.Errorf("%s: %d events after three imports, want 1", acct, len(l.Events))
-		}
-	}
-}
-
-// TestJournalEncrypted: an encrypted store's log holds no plain account
-// name, and opening it with another key fails.
-func TestJournalEncrypted(t *testing.T) {
-	dir := t.TempDir()
-	opts := testOptions()
-	opts.EncryptionKey = []byte("0123456789abcdef")
-	s := openStore(t, dir, opts)
-	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "plain-account-name", Events: []persistence.Event{reserve(1, 1, t0)}}}})
-	crash(t, s)
-	files, _ := filepath.Glob(filepath.Join(dir, journalDir, "*.seg"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(b, []byte("plain-account-name")) {
-			t.Errorf("%s holds the account name in the clear", f)
-		}
-	}
-	s = openStore(t, dir, opts)
-	checkLoaded(t, s, "plain-account-name", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
-	crash(t, s)
-	opts.EncryptionKey = []byte("fedcba9876543210")
-	if _, err := Open(dir, opts, zerolog.Nop()); err == nil {
-		t.Fatal("Open with another key succeeded")
-	}
 }
 
 // TestJournalForeignMarkReappliesAll: an applied mark beyond the log's
@@ -388,5 +241,54 @@ func TestAnchorSurvivesKills(t *testing.T) {
 			t.Errorf("%s: Anchor = %+v, %v; want %+v", c.name, got, err, a2)
 		}
 		checkLoaded(t, k, "a", persistence.Loaded{Events: []persistence.Event{reserve(1, 1, t0)}})
+	}
+}
+
+// TestShortEventsSurviveReopen: an event can encode in 6 bytes (every
+// field a one-byte varint); the decoder must accept a record whose last
+// entry holds such events, or the store would refuse to open.
+func TestShortEventsSurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, testOptions())
+	ev := persistence.Event{Seq: 1, Kind: persistence.EventRelease, ID: 1}
+	entry := []codec.WALEntry{{Account: "a", Events: []persistence.Event{ev}}}
+	empty := []codec.WALEntry{{Account: "a"}}
+	if n := len(codec.AppendWALRecord(nil, 1, entry)) - len(codec.AppendWALRecord(nil, 1, empty)); n != 6 {
+		t.Fatalf("event body is %d bytes, want 6", n)
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{ev}}}})
+	checkLoaded(t, s, "a", persistence.Loaded{Events: []persistence.Event{ev}}) // accepted and served
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, testOptions(), zerolog.Nop())
+	if err != nil {
+		t.Fatalf("reopen after a Write that returned nil: %v", err)
+	}
+	defer s2.Close()
+	checkLoaded(t, s2, "a", persistence.Loaded{Events: []persistence.Event{ev}})
+}
+
+// TestCoveredEventsStayCoveredAfterReopen: a snapshot supersedes its
+// account's older events, which are only dropped from the index: their
+// record stays while another account needs it. The snapshot must not
+// expire before them (its ExpiresAt may be earlier than theirs: a release
+// shrinks the account's expiry), or a reopen would find no snapshot and
+// bring the superseded events back.
+func TestCoveredEventsStayCoveredAfterReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, testOptions())
+	future := time.Now().Add(48 * time.Hour).UnixMilli()
+	past := time.Now().Add(-time.Hour).UnixMilli() // stands for "has expired since"
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{
+		{Account: "a", Events: []persistence.Event{reserve(1, 1, t0), release(2, 1)}, ExpiresAt: future},
+		{Account: "b", Events: []persistence.Event{reserve(1, 1, t0)}, ExpiresAt: future}, // keeps the record
+	}})
+	mustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Snapshot: &persistence.Snapshot{Seq: 2, NextID: 2}, ExpiresAt: past}}})
+	before := mustLoad(t, s, "a")
+	s = reopen(t, s, dir)
+	after := mustLoad(t, s, "a")
+	if !equalLoaded(before, after) {
+		t.Errorf("Load(a) changed across a reopen:\n  before %+v\n  after  %+v (superseded events are back)", before, after)
 	}
 }
