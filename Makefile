@@ -121,7 +121,7 @@ unit:
 # They are built with `//go:build !race` and named TestDisgoGateway*; the
 # -race run above skips them, this one runs only them.
 gateway:
-	CONTAINERS_CONF=$(CONTAINERS_CONF) PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./internal/app/ ./cmd/pinbot/
+	CONTAINERS_CONF=$(CONTAINERS_CONF) PINBOT_CONTAINER_TEST=1 $(GO) test -count=1 -parallel 16 -run '^TestDisgoGateway' ./bot/... ./internal/app/ ./internal/sandbox/ ./cmd/pinbot/
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot/links"
-	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/backup"
 )
@@ -187,7 +186,7 @@ func offlineBackup(cfg backupConfig, w io.Writer) error {
 	defer store.Close()
 	st.Engine = store
 	if st.Key != nil {
-		ls, err := badgerlinks.Open(dir.links(), badgerlinks.Options{EncryptionKey: st.Key}, cfg.log)
+		ls, err := app.OpenTokenStore(dir.links(), st.Key, cfg.log)
 		switch {
 		case errors.Is(err, links.ErrEncryptionKey):
 			return &keyError{fmt.Errorf("the token store %s was written with another key than the one given", dir.links())}

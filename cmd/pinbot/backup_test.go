@@ -17,8 +17,8 @@ import (
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/badgerlinks"
+	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/backup"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // sandboxData fills a new data directory as the sandbox would: pins (alice
@@ -254,14 +254,14 @@ func TestRestoreRefusesDamage(t *testing.T) {
 // runningPinbot opens dir's stores as a running pinbot does and serves
 // backups on its control socket; writes go on through the returned store
 // until the test ends.
-func runningPinbot(t *testing.T, dir string, key []byte) *badgerstore.Store {
+func runningPinbot(t *testing.T, dir string, key []byte) app.EngineStore {
 	t.Helper()
 	l := layout{dir: dir}
 	store, err := openStore(l.engine(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := badgerlinks.Open(l.links(), badgerlinks.Options{EncryptionKey: key}, zerolog.Nop())
+	ls, err := app.OpenTokenStore(l.links(), key, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
-	"github.com/pinbot/pinbot/bot/sandbox"
+	"github.com/pinbot/pinbot/internal/sandbox"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/rs/zerolog"
 )

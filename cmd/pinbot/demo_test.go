@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/bot/sandbox"
+	"github.com/pinbot/pinbot/internal/sandbox"
 	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"

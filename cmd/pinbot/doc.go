@@ -3,9 +3,9 @@
 // limit and window its settings give.
 //
 // With DISCORD_TOKEN set, pinbot runs the bot. Without it, it runs the
-// local sandbox (package bot/sandbox): the same bot between stand-ins of
-// Discord and Pinterest on loopback, with a demo server and a console on
-// stdin and stdout where a person plays the Discord users.
+// local sandbox (package internal/sandbox): the same bot between
+// stand-ins of Discord and Pinterest on loopback, with a demo server and
+// a console on stdin and stdout where a person plays the Discord users.
 //
 // # Usage
 //
@@ -152,11 +152,11 @@
 //
 // # The sandbox
 //
-// See package bot/sandbox for the demo world and the console commands.
-// Its state lives in the data directory: stop it and start it again, and
-// the 12-hour counts are still there. Its logs go to DIR/sandbox.log, not
-// to the console. Settings only the bot uses are ignored, with a note on
-// stderr.
+// See package internal/sandbox for the demo world and the console
+// commands. Its state lives in the data directory: stop it and start it
+// again, and the 12-hour counts are still there. Its logs go to
+// DIR/sandbox.log, not to the console. Settings only the bot uses are
+// ignored, with a note on stderr.
 //
 // # Exit status
 //

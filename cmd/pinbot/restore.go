@@ -16,6 +16,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/backup"
 )
 
@@ -137,7 +138,7 @@ func runRestore(ctx context.Context, cfg restoreConfig) error {
 	}
 	res, err := backup.Restore(f, backup.Target{
 		EngineDir: next.engine(), LinksDir: next.links(), Key: key, Engine: cfg.engine,
-		BackupRule: !cfg.windowGiven, Log: cfg.log,
+		BackupRule: !cfg.windowGiven, Loaders: app.BackupLoaders(), Log: cfg.log,
 	})
 	if err == nil && keyIn != "" {
 		err = copyKey(filepath.Join(dir.dir, keyIn), filepath.Join(tmp, keyIn))

@@ -14,8 +14,8 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
-	"github.com/pinbot/pinbot/bot/sandbox"
 	"github.com/pinbot/pinbot/internal/app"
+	"github.com/pinbot/pinbot/internal/sandbox"
 )
 
 // sandboxCloseTimeout bounds stopping the sandbox.
@@ -50,7 +50,7 @@ func (st *settings) sandboxHTTPAddr(errs *configErrors) string {
 	return st.httpAddr.value
 }
 
-// runSandbox runs the local sandbox (package bot/sandbox) on the data
+// runSandbox runs the local sandbox (package internal/sandbox) on the data
 // directory: the bot against stand-ins of Discord and Pinterest, with a
 // console on cfg.in and cfg.out, until quit, the end of the input or the
 // end of ctx (a normal stop). Logs go to DIR/sandbox.log.

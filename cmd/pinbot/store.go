@@ -11,21 +11,19 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/control"
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // shutdownTimeout bounds how long closing the engine may take: passivating
 // every account actor writes its snapshot.
 const shutdownTimeout = 15 * time.Second
 
-// openStore opens (creating if needed) the durable Badger store in dir;
+// openStore opens (creating if needed) the durable engine store in dir;
 // when another process holds it, the error wraps app.ErrDataDirInUse and
 // names dir.
-func openStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
+func openStore(dir string, log zerolog.Logger) (app.EngineStore, error) {
 	return app.OpenStore(dir, log)
 }
 
@@ -117,7 +115,7 @@ func withListing(dir layout, keyFile *setting, clock actors.Clock, log zerolog.L
 // key when there is one. Without a token store it returns nil and no
 // reason; without a key, or when the store cannot be opened, nil and
 // why.
-func openNames(dir layout, keyFile *setting, log zerolog.Logger) (*badgerlinks.Store, string) {
+func openNames(dir layout, keyFile *setting, log zerolog.Logger) (app.TokenStore, string) {
 	if _, err := os.Stat(dir.links()); err != nil {
 		log.Debug().Err(err).Msg("no token store: listing account ids only")
 		return nil, ""
@@ -137,7 +135,7 @@ func openNames(dir layout, keyFile *setting, log zerolog.Logger) (*badgerlinks.S
 	if err != nil {
 		return nil, err.Error()
 	}
-	ls, err := badgerlinks.Open(dir.links(), badgerlinks.Options{EncryptionKey: key}, log)
+	ls, err := app.OpenTokenStore(dir.links(), key, log)
 	if err != nil {
 		return nil, fmt.Sprintf("the token store cannot be opened: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/bot/sandbox"
+	"github.com/pinbot/pinbot/internal/sandbox"
 )
 
 // jsonFlagHelp and jsonFlagFields describe the --json flag of the accounts

@@ -38,14 +38,12 @@ import (
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
-	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/internal/control"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/metrics"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
 // Errors of Build. Match them with errors.Is.
@@ -154,10 +152,10 @@ type App struct {
 	Metrics *metrics.Metrics
 
 	log      zerolog.Logger
-	httpDone chan error         // the HTTP server's end, once
-	store    *badgerstore.Store // the engine's
-	linksDB  *badgerlinks.Store // Links, for backups
-	ready    *readiness         // answers ReadyPath
+	httpDone chan error  // the HTTP server's end, once
+	store    EngineStore // the engine's
+	linksDB  TokenStore  // Links, for backups
+	ready    *readiness  // answers ReadyPath
 
 	closers   []closer
 	closeOnce sync.Once
@@ -473,46 +471,4 @@ func (a *App) purgeStates(ctx context.Context, every time.Duration, done chan<- 
 			}
 		}
 	}
-}
-
-// OpenStore opens (creating if needed) the durable engine store in dir.
-// When another process holds the directory, the error wraps
-// ErrDataDirInUse.
-func OpenStore(dir string, log zerolog.Logger) (*badgerstore.Store, error) {
-	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
-	if err == nil {
-		return store, nil
-	}
-	if isLockError(err) {
-		log.Debug().Err(err).Str("dir", dir).Msg("store directory locked")
-		return nil, fmt.Errorf("%w (%s); stop it, then try again", ErrDataDirInUse, dir)
-	}
-	return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
-}
-
-// isLockError reports whether err is Badger's failure to take the lock of
-// its directory. Badger wraps the lock error as text only (neither the
-// flock errno nor a sentinel survives), so its message is all there is to
-// recognize: on Unix "Cannot acquire directory lock on ...", on Windows
-// "Cannot create lock file ...", both followed by "Another process is using
-// this Badger database".
-func isLockError(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Another process is using this Badger database") ||
-		strings.Contains(msg, "Cannot acquire directory lock")
-}
-
-// openLinks opens the token store in dir with key. Another process
-// holding it fails with ErrDataDirInUse; a store written with another key
-// fails with an error wrapping links.ErrEncryptionKey.
-func openLinks(dir string, key []byte, log zerolog.Logger) (*badgerlinks.Store, error) {
-	st, err := badgerlinks.Open(dir, badgerlinks.Options{EncryptionKey: key}, log)
-	switch {
-	case err == nil:
-		return st, nil
-	case errors.Is(err, links.ErrLocked):
-		log.Debug().Err(err).Str("dir", dir).Msg("token store locked")
-		return nil, fmt.Errorf("%w (%s); stop it, then try again: %w", ErrDataDirInUse, dir, err)
-	}
-	return nil, fmt.Errorf("opening the token store in %s: %w", dir, err)
 }

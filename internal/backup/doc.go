@@ -12,6 +12,10 @@
 // store's copy is encrypted with a key derived from the token store's own
 // key, since Badger's backups are not.
 //
+// The stores are reached through interfaces (EngineStore, LinksStore,
+// Loaders) that package internal/app fills with pinbot's Badger stores:
+// this package names no store of its own.
+//
 // Restore loads a backup into new directories and then readies the
 // engine's store with actors.AfterRestore: the pins made after the backup
 // are unknown, so no account is granted a slot until every pin of the

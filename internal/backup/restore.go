@@ -10,10 +10,22 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
+
+// Loaders write the stores of a backup into new directories and open
+// the restored engine store. Package internal/app has pinbot's
+// (app.BackupLoaders).
+type Loaders struct {
+	// Engine loads the engine store's section, read from r, into a new
+	// store in dir, which must not exist or be empty.
+	Engine func(dir string, r io.Reader, log zerolog.Logger) error
+	// Links loads the token store's section, read from r once decrypted,
+	// into a new token store in dir encrypted at rest with key.
+	Links func(dir string, r io.Reader, key []byte, log zerolog.Logger) error
+	// OpenEngine opens the engine store Engine wrote, durable.
+	OpenEngine func(dir string, log zerolog.Logger) (persistence.Store, error)
+}
 
 // Target is where Restore writes.
 type Target struct {
@@ -36,7 +48,9 @@ type Target struct {
 	// Engine's limit, window and lease replaced by those of the rule the
 	// backup's store ran under (when it names one).
 	BackupRule bool
-	Log        zerolog.Logger
+	// Loaders write and open the stores. Required.
+	Loaders Loaders
+	Log     zerolog.Logger
 }
 
 // Result is what Restore did.
@@ -55,6 +69,9 @@ type Result struct {
 // file with Verify first: Restore stops at the first fault, leaving what
 // it wrote.
 func Restore(r io.Reader, t Target) (Result, error) {
+	if t.Loaders.Engine == nil || t.Loaders.Links == nil || t.Loaders.OpenEngine == nil {
+		return Result{}, errors.New("backup: Target.Loaders is incomplete")
+	}
 	br, err := NewReader(r)
 	if err != nil {
 		return Result{}, err
@@ -69,10 +86,10 @@ func Restore(r io.Reader, t Target) (Result, error) {
 		}
 		switch sec.Kind {
 		case Engine:
-			err = badgerstore.Restore(t.EngineDir, sec, badgerstore.Options{Durable: true}, t.Log)
+			err = t.Loaders.Engine(t.EngineDir, sec, t.Log)
 		case Links:
 			if err = sec.Unlock(t.Key); err == nil {
-				err = badgerlinks.Restore(t.LinksDir, sec, badgerlinks.Options{EncryptionKey: t.Key}, t.Log)
+				err = t.Loaders.Links(t.LinksDir, sec, t.Key, t.Log)
 			}
 		}
 		if err == nil {
@@ -86,7 +103,7 @@ func Restore(r io.Reader, t Target) (Result, error) {
 	if !res.Info.Has(Engine) {
 		return res, fmt.Errorf("%w: the backup holds no engine store", ErrCorrupt)
 	}
-	store, err := badgerstore.Open(t.EngineDir, badgerstore.Options{Durable: true}, t.Log)
+	store, err := t.Loaders.OpenEngine(t.EngineDir, t.Log)
 	if err != nil {
 		return res, fmt.Errorf("backup: opening the restored engine store: %w", err)
 	}

@@ -3,6 +3,7 @@ package backup
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/badgerlinks"
+	"github.com/pinbot/pinbot/persistence"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -26,6 +28,19 @@ type dataDir struct {
 	eng    *actors.Engine
 	jobs   chan actors.Job
 	closed bool
+}
+
+// testLoaders are pinbot's stores, as app.BackupLoaders gives them.
+var testLoaders = Loaders{
+	Engine: func(dir string, r io.Reader, log zerolog.Logger) error {
+		return badgerstore.Restore(dir, r, badgerstore.Options{Durable: true}, log)
+	},
+	Links: func(dir string, r io.Reader, key []byte, log zerolog.Logger) error {
+		return badgerlinks.Restore(dir, r, badgerlinks.Options{EncryptionKey: key}, log)
+	},
+	OpenEngine: func(dir string, log zerolog.Logger) (persistence.Store, error) {
+		return badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
+	},
 }
 
 // engineConfig runs the engine on clock, with limit pins per window, the
@@ -128,7 +143,7 @@ func restoreInto(t *testing.T, file []byte, cfg actors.Config) (string, Result) 
 	dir := t.TempDir()
 	res, err := Restore(bytes.NewReader(file), Target{
 		EngineDir: filepath.Join(dir, "engine"), LinksDir: filepath.Join(dir, "links"),
-		Key: testKey, Engine: cfg, Log: zerolog.Nop(),
+		Key: testKey, Engine: cfg, Loaders: testLoaders, Log: zerolog.Nop(),
 	})
 	if err != nil {
 		t.Fatalf("Restore: %v", err)
@@ -328,7 +343,7 @@ func TestRestoreHoldsByTheBackupRule(t *testing.T) {
 		dir := t.TempDir()
 		res, err := Restore(bytes.NewReader(file), Target{
 			EngineDir: filepath.Join(dir, "engine"), LinksDir: filepath.Join(dir, "links"),
-			Key: testKey, Engine: cfg, BackupRule: tt.backupRule, Log: zerolog.Nop(),
+			Key: testKey, Engine: cfg, BackupRule: tt.backupRule, Loaders: testLoaders, Log: zerolog.Nop(),
 		})
 		if err != nil {
 			t.Fatalf("%s: Restore: %v", tt.name, err)

@@ -7,19 +7,35 @@ import (
 	"io"
 	"runtime/debug"
 	"time"
-
-	"github.com/pinbot/pinbot/bot/links/badgerlinks"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
+
+// EngineStore is the engine's store as a backup reads it. Package
+// internal/app opens pinbot's.
+type EngineStore interface {
+	// HighWater returns the stored high-water mark, which the header
+	// records.
+	HighWater(ctx context.Context) (int64, error)
+	// Backup writes the store, read at one instant while writes go on,
+	// to w, in the form Loaders.Engine loads.
+	Backup(w io.Writer) (uint64, error)
+}
+
+// LinksStore is the token store as a backup reads it. Package
+// internal/app opens pinbot's.
+type LinksStore interface {
+	// Backup writes the store, read at one instant, to w, in the form
+	// Loaders.Links loads.
+	Backup(w io.Writer) error
+}
 
 // Stores are the databases a backup copies.
 type Stores struct {
 	// Engine is the engine's store.
-	Engine *badgerstore.Store
+	Engine EngineStore
 	// Links is the token store; nil when the data directory has none.
-	// Its section is in the format of Badger's backups, which Restore
-	// loads with badgerlinks.Restore.
-	Links *badgerlinks.Store
+	// Its section is the store's own Backup, which Restore loads with
+	// Loaders.Links.
+	Links LinksStore
 	// Key is the token store's key (16, 24 or 32 bytes), from which the
 	// key encrypting its copy is derived; required with Links.
 	Key []byte
