@@ -113,20 +113,31 @@ func renderComponents(cs []component) string {
 	return strings.TrimRight(sb.String(), "\n")
 }
 
-// Custom IDs of the bot's /settings and /queue components, as the bot
-// sends them: the menus and buttons are how a user switches accounts,
-// picks boards, chooses what /pin does at the limit and cancels queued
-// pins, so their IDs are part of what the bot shows Discord.
-const (
-	switchMenuID      = "/settings/switch"
-	boardMenuIDPrefix = "/settings/board/"
-	whenFullMenuID    = "/settings/whenfull"
+// Custom IDs of the bot's /settings and /queue components, read from the
+// bot's command table (bot.ConsoleCommands): the menus and buttons are how
+// a user switches accounts, picks boards, chooses what /pin does at the
+// limit and cancels queued pins.
+var (
+	switchMenuID      = consoleID("switch")
+	boardMenuIDPrefix = consoleID("board") + "/"
+	whenFullMenuID    = consoleID("whenfull")
 	// cancelMenuID is /queue's menu of the messages with waiting pins.
-	cancelMenuID = "/queue/message"
+	cancelMenuID = consoleID("cancel")
 	// cancelAllIDPrefix starts the ID of a "Cancel all" button of
 	// /queue, which ends with the account.
-	cancelAllIDPrefix = "/queue/all/"
+	cancelAllIDPrefix = consoleID("cancel all") + "/"
 )
+
+// consoleID is the custom ID of the component the console presses with
+// verb; a table without it is a programming error.
+func consoleID(verb string) string {
+	for _, c := range bot.ConsoleCommands() {
+		if c.Verb == verb && c.CustomID != "" {
+			return c.CustomID
+		}
+	}
+	panic("sandbox: the bot's command table has no component for the console's " + strconv.Quote(verb))
+}
 
 // menuHint names the console command that picks from the menu.
 func menuHint(customID string) string {
