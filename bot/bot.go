@@ -22,9 +22,9 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/actors/schedule"
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/internal/discordio"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // ErrClosed is returned by Start once Close has begun.

@@ -13,11 +13,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/actors/schedule"
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // Defaults applied by New to zero fields of Config.

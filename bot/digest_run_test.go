@@ -10,9 +10,9 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/actors/schedule/scheduletest"
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/internal/limit/schedule/scheduletest"
 )
 
 // digestWorld is a world whose engine hands its queued pins to the test

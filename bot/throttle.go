@@ -12,7 +12,7 @@ import (
 	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 )
 
 // DefaultUserRate is how much work each user may ask of the bot when

@@ -9,7 +9,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/discordtest"
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 )
 
 // TestUserThrottle: each user has an allowance of 5 units per 10 minutes

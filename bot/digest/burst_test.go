@@ -12,8 +12,8 @@ import (
 	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 
-	"github.com/pinbot/pinbot/actors/schedule"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // The burst tests finish 1,000 results at once and check, on the

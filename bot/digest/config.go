@@ -5,7 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // Defaults applied by New to the zero fields of Config.

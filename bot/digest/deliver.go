@@ -10,7 +10,7 @@ import (
 	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 
-	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // paceGroup is the runner's group every request of a Sender passes

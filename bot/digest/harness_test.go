@@ -17,8 +17,8 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/actors/schedule/scheduletest"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/internal/limit/schedule/scheduletest"
 	"github.com/pinbot/pinbot/internal/logtest"
 )
 

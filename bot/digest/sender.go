@@ -15,7 +15,7 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // API is the part of disgo's REST client a Sender calls; rest.Rest, the

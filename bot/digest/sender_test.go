@@ -15,9 +15,9 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/actors/schedule"
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/internal/discordio"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // TestGatherIntoOneDigest: lines arriving within the gathering delay of

@@ -14,7 +14,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/edge"
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 )
 
 // runBot runs the Discord bot until ctx ends: it builds the program

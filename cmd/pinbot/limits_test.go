@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 )
 
 // TestLimitSettings reads PINBOT_HTTP_RATE, PINBOT_OPERATOR_RATE,

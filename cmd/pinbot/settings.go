@@ -17,8 +17,8 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/internal/edge"
-	"github.com/pinbot/pinbot/internal/gcra"
 	"github.com/pinbot/pinbot/internal/gctune"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 )
 
 // discordTokenEnv names the variable that carries the Discord bot token;

@@ -9,7 +9,7 @@ import (
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web"
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 	"github.com/pinbot/pinbot/internal/metrics/metricstest"
 )
 

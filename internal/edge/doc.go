@@ -2,8 +2,8 @@
 // listener (the OAuth callback and the health check), as middleware
 // around the whole handler.
 //
-// Each client address gets a GCRA rate (package internal/gcra, on an
-// injected monotonic clock, so that a step of the wall clock neither
+// Each client address gets a GCRA rate (package internal/limit/gcra, on
+// an injected monotonic clock, so that a step of the wall clock neither
 // locks clients out nor lets them through early): Config.Rate, by
 // default 20 requests a minute, 20 at once. The client's address is the connection's remote address; the
 // X-Forwarded-For header is believed only from Config.TrustedProxies,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 	"github.com/pinbot/pinbot/internal/logctx"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/internal/edge"
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/internal/metrics/metricstest"
 )

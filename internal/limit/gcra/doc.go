@@ -1,7 +1,8 @@
 // Package gcra limits how fast each of many keys (a client address, a
 // user) may go, with the generic cell rate algorithm: a Rate of Limit
 // units per Period lets a key spend Burst units at once, then one unit
-// every Period/Limit. Requests may cost more than one unit.
+// every Period/Limit. Requests may cost more than one unit. A Limiter is
+// a limit.Policy, and its Decisions are exact.
 //
 // GCRA keeps one instant per key, its theoretical arrival time (TAT): a
 // request costing n at now is allowed if max(TAT, now) + n·T − Burst·T is

@@ -4,30 +4,15 @@ import (
 	"container/list"
 	"sync"
 	"time"
+
+	"github.com/pinbot/pinbot/internal/limit"
 )
 
-// Result is what AllowN decided for one request, with the figures to
-// tell the client.
-type Result struct {
-	// Allowed says whether the request may go ahead; its units were
-	// spent only then.
-	Allowed bool
-	// Limit is how many units may be spent at once (the Rate's burst).
-	Limit int
-	// Remaining is how many units the key may still spend at now, after
-	// this request.
-	Remaining int
-	// ResetAfter is how long until the key may spend Limit units again
-	// (0 when it already may).
-	ResetAfter time.Duration
-	// RetryAfter is, for a refused request, how long until the same
-	// request would be allowed; 0 when allowed.
-	RetryAfter time.Duration
-}
+var _ limit.Policy = (*Limiter)(nil)
 
-// Limiter applies one Rate to many keys. The zero value is not usable;
-// use NewLimiter. A Limiter is safe for simultaneous use by multiple
-// goroutines.
+// Limiter applies one Rate to many keys; it is a limit.Policy. The zero
+// value is not usable; use NewLimiter. A Limiter is safe for simultaneous
+// use by multiple goroutines.
 type Limiter struct {
 	rate     Rate
 	interval int64 // ns per unit
@@ -68,7 +53,7 @@ func NewLimiter(r Rate, maxKeys int) *Limiter {
 func (l *Limiter) Rate() Rate { return l.rate }
 
 // Allow is shorthand for AllowN(key, now, 1).
-func (l *Limiter) Allow(key string, now time.Duration) Result { return l.AllowN(key, now, 1) }
+func (l *Limiter) Allow(key string, now time.Duration) limit.Decision { return l.AllowN(key, now, 1) }
 
 // AllowN decides whether key may spend n units at now, and spends them if
 // so. now is an instant of monotonic time: the time elapsed since an
@@ -76,7 +61,7 @@ func (l *Limiter) Allow(key string, now time.Duration) Result { return l.AllowN(
 // every call on a Limiter reads the same clock. A cost above the burst is
 // taken as the burst (it could never be allowed otherwise); n < 1 is
 // taken as 1.
-func (l *Limiter) AllowN(key string, now time.Duration, n int) Result {
+func (l *Limiter) AllowN(key string, now time.Duration, n int) limit.Decision {
 	n = min(max(n, 1), l.burst)
 	t := int64(now)
 	l.mu.Lock()
@@ -89,7 +74,7 @@ func (l *Limiter) AllowN(key string, now time.Duration, n int) Result {
 		tat = max(el.Value.(*entry).tat, t)
 	}
 	next := tat + int64(n)*l.interval
-	res := Result{Limit: l.burst}
+	res := limit.Decision{Limit: l.burst}
 	if allowAt := next - l.tau; allowAt > t {
 		res.RetryAfter = time.Duration(allowAt - t)
 		res.Remaining = int((t + l.tau - tat) / l.interval)

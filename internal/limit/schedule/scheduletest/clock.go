@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 var _ schedule.Clock = (*Clock)(nil)

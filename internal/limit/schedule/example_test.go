@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pinbot/pinbot/actors/schedule"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
 // Seven messages to one Discord channel at 12:00:02, two having gone out

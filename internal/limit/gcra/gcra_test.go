@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinbot/pinbot/internal/gcra"
+	"github.com/pinbot/pinbot/internal/limit"
+	"github.com/pinbot/pinbot/internal/limit/gcra"
 )
 
 // Fixed instants of the step tables, in monotonic time (any origin).
@@ -23,7 +24,7 @@ type step struct {
 	key  string
 	at   time.Duration
 	n    int
-	want gcra.Result
+	want limit.Decision
 }
 
 // run applies steps in order to l and checks every result.
@@ -36,12 +37,12 @@ func run(t *testing.T, l *gcra.Limiter, steps []step) {
 	}
 }
 
-func ok(remaining int, reset time.Duration) gcra.Result {
-	return gcra.Result{Allowed: true, Limit: 3, Remaining: remaining, ResetAfter: reset}
+func ok(remaining int, reset time.Duration) limit.Decision {
+	return limit.Decision{Allowed: true, Limit: 3, Remaining: remaining, ResetAfter: reset}
 }
 
-func no(remaining int, reset, retry time.Duration) gcra.Result {
-	return gcra.Result{Limit: 3, Remaining: remaining, ResetAfter: reset, RetryAfter: retry}
+func no(remaining int, reset, retry time.Duration) limit.Decision {
+	return limit.Decision{Limit: 3, Remaining: remaining, ResetAfter: reset, RetryAfter: retry}
 }
 
 // TestAllowN steps through 3 a minute (one every 20 s, 3 at once) with
@@ -69,8 +70,8 @@ func TestAllowN(t *testing.T) {
 func TestAllowNFractional(t *testing.T) {
 	l := gcra.NewLimiter(gcra.Rate{Limit: 2, Period: 3 * time.Second, Burst: 3}, 10)
 	ms := time.Millisecond
-	r := func(allowed bool, remaining int, reset, retry time.Duration) gcra.Result {
-		return gcra.Result{Allowed: allowed, Limit: 3, Remaining: remaining, ResetAfter: reset, RetryAfter: retry}
+	r := func(allowed bool, remaining int, reset, retry time.Duration) limit.Decision {
+		return limit.Decision{Allowed: allowed, Limit: 3, Remaining: remaining, ResetAfter: reset, RetryAfter: retry}
 	}
 	run(t, l, []step{
 		0: {"k", t0, 3, r(true, 0, 4500*ms, 0)},

@@ -10,7 +10,9 @@ import (
 // from them, the instant each waiting job may start. A policy never reads
 // a clock: every method takes the time. A Policy is not safe for
 // simultaneous use. Rule.NewPolicy makes one; a Scheduler makes its own
-// from the Rule of each group.
+// from the Rule of each group. It answers when a waiting job may start,
+// for one group, where a limit.Policy answers whether a request may go
+// now, per key: the two are different contracts.
 type Policy interface {
 	// Ready returns the earliest instant, not before now, at which a job
 	// may start when waiting jobs are queued ahead of it, each of them

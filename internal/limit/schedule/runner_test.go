@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinbot/pinbot/actors/schedule"
-	"github.com/pinbot/pinbot/actors/schedule/scheduletest"
+	"github.com/pinbot/pinbot/internal/limit/schedule"
+	"github.com/pinbot/pinbot/internal/limit/schedule/scheduletest"
 )
 
 var t0 = time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
