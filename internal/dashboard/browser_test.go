@@ -81,12 +81,14 @@ func TestBrowserDashboard(t *testing.T) {
 			t.Errorf("account cells %q, want %q", names, want)
 		}
 		for id, want := range map[string]string{
-			"pins-total":     "1,251",
-			"failures-total": "17",
-			"waiting":        "2",
-			"shards":         "3",
-			"timeline-total": "229",
-			"rule":           "100 pins per 12h",
+			"pins-total":       "1,251",
+			"failures-total":   "17",
+			"refusals-total":   "11",
+			"refusals-reasons": "throttled 5 · http_rate 4 · closing 2",
+			"waiting":          "2",
+			"shards":           "3",
+			"timeline-total":   "229",
+			"rule":             "100 pins per 12h",
 		} {
 			if got := mustRun(t, tab, chromedp.Text(chromedp.ID(id))); got != want {
 				t.Errorf("#%s reads %q, want %q", id, got, want)

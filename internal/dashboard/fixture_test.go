@@ -240,7 +240,8 @@ func (m *testMetrics) reach(i int) {
 // made and 17 failed (9 for an invalid image, 5 for a timeout, 3 at
 // Pinterest's rate limit); Pinterest 1,000 requests on two routes, 40 of
 // them errors, with a known latency; Discord 2,000 requests, 10 errors;
-// 3 shards connected. The fixture instead moves the counters through
+// 3 shards connected; 7 commands refused (5 throttled, 2 while closing)
+// and 4 HTTP requests over their client's rate. The fixture instead moves the counters through
 // testPhases with the returned testMetrics.
 func registerTestMetrics(t testing.TB, reg *prometheus.Registry) *testMetrics {
 	t.Helper()
@@ -252,7 +253,9 @@ func registerTestMetrics(t testing.TB, reg *prometheus.Registry) *testMetrics {
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5},
 	}, []string{"upstream", "route"})
 	shards := prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricGatewayShards, Help: "Shards connected."})
-	for _, c := range []prometheus.Collector{pins, failures, reqs, durs, shards} {
+	irefs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricInteractionRefusals, Help: "Refused interactions."}, []string{"reason"})
+	hrefs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricHTTPRefusals, Help: "Refused HTTP requests."}, []string{"reason"})
+	for _, c := range []prometheus.Collector{pins, failures, reqs, durs, shards, irefs, hrefs} {
 		if err := reg.Register(c); err != nil {
 			t.Fatal(err)
 		}
@@ -260,6 +263,10 @@ func registerTestMetrics(t testing.TB, reg *prometheus.Registry) *testMetrics {
 	pins.WithLabelValues("ok").Add(1234)
 	pins.WithLabelValues("failed").Add(17)
 	shards.Set(3)
+	irefs.WithLabelValues("throttled").Add(5)
+	irefs.WithLabelValues("closing").Add(2)
+	irefs.WithLabelValues("busy")
+	hrefs.WithLabelValues("http_rate").Add(4)
 	return &testMetrics{reqs: reqs, durs: durs, failures: failures, phase: -1}
 }
 

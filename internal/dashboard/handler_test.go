@@ -185,7 +185,7 @@ func TestNoMetrics(t *testing.T) {
 		}
 		resp := get(t, d.Mount(http404()), "GET", Path, "Bearer "+testToken)
 		html := body(t, resp)
-		if resp.StatusCode != 200 || strings.Count(html, "no data") != 6 || strings.Contains(html, `class="problem"`) {
+		if resp.StatusCode != 200 || strings.Count(html, "no data") != 7 || strings.Contains(html, `class="problem"`) {
 			t.Errorf("gatherer %v: %d, %d \"no data\":\n%s", g, resp.StatusCode, strings.Count(html, "no data"), html)
 		}
 		if !strings.Contains(html, "98/100") {
