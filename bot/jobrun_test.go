@@ -84,16 +84,7 @@ func TestQueuedPinLateForWorker(t *testing.T) {
 	j := startedJob(w, started, user)
 	w.setClocks(j.Slot.Deadline.Add(-DefaultSlotMargin + time.Second))
 	w.bot.RunJob(j)
-	js := w.jobs("acct")
-	if len(js) != 1 || js[0].State != actors.JobWaiting || js[0].ID != j.ID {
-		t.Fatalf("jobs %+v, want job %d waiting again", js, j.ID)
-	}
-	if st, _ := w.engine.Status(w.ctx, "acct"); st.Pending != 0 {
-		t.Fatalf("status %+v, want its slot released", st)
-	}
-	if pins := w.ps.PinsFor("acct"); len(pins) != 0 {
-		t.Fatalf("%d pins sent", len(pins))
-	}
+	wantBackInQueue(w, j)
 }
 
 // TestQueuedPinLinksUnreadable: when the links store cannot be read, a
@@ -109,11 +100,21 @@ func TestQueuedPinLinksUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.bot.RunJob(j)
+	wantBackInQueue(w, j)
+}
+
+// wantBackInQueue checks that job j, run by the bot, sent nothing and is
+// waiting again on "acct" with its slot released.
+func wantBackInQueue(w *world, j actors.Job) {
+	w.t.Helper()
 	js := w.jobs("acct")
 	if len(js) != 1 || js[0].State != actors.JobWaiting || js[0].ID != j.ID {
-		t.Fatalf("jobs %+v, want job %d waiting again", js, j.ID)
+		w.t.Fatalf("jobs %+v, want job %d waiting again", js, j.ID)
+	}
+	if st, _ := w.engine.Status(w.ctx, "acct"); st.Pending != 0 {
+		w.t.Fatalf("status %+v, want its slot released", st)
 	}
 	if pins := w.ps.PinsFor("acct"); len(pins) != 0 {
-		t.Fatalf("%d pins sent", len(pins))
+		w.t.Fatalf("%d pins sent", len(pins))
 	}
 }

@@ -149,15 +149,7 @@ func checkBackupFile(file string, force bool) error {
 // itself: no pinbot answers on the control socket.
 func offlineBackup(cfg backupConfig, w io.Writer) error {
 	dir := cfg.dir
-	switch fi, err := os.Stat(dir.dir); {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("data directory %s does not exist", dir.dir)
-	case err != nil:
-		return fmt.Errorf("data directory: %w", err)
-	case !fi.IsDir():
-		return fmt.Errorf("data directory %s is not a directory", dir.dir)
-	}
-	if err := dir.checkLayout(); err != nil {
+	if err := dir.checkExisting(); err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir.engine()); err != nil {

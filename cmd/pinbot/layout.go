@@ -50,6 +50,21 @@ func (l layout) control() string    { return filepath.Join(l.dir, controlName) }
 // directly in it, as the first versions of pinbot wrote it.
 var errOldLayout = errors.New("data directory has the layout of an earlier pinbot")
 
+// checkExisting fails unless the data directory exists, is a directory
+// and has the current layout (checkLayout): what reading its stores
+// offline needs first.
+func (l layout) checkExisting() error {
+	switch fi, err := os.Stat(l.dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data directory %s does not exist", l.dir)
+	case err != nil:
+		return fmt.Errorf("data directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("data directory %s is not a directory", l.dir)
+	}
+	return l.checkLayout()
+}
+
 // checkLayout fails, wrapping errOldLayout, when the data directory holds
 // Badger files itself rather than in its engine subdirectory.
 func (l layout) checkLayout() error {

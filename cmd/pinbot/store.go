@@ -58,15 +58,7 @@ var errNoEngineStore = errors.New("no engine store")
 // errNoEngineStore, without calling f, when dir holds no engine store,
 // and names the control socket when another process holds the stores.
 func withListing(dir layout, keyFile *setting, clock actors.Clock, log zerolog.Logger, f func(control.Source) error) (err error) {
-	switch fi, err := os.Stat(dir.dir); {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("data directory %s does not exist", dir.dir)
-	case err != nil:
-		return fmt.Errorf("data directory: %w", err)
-	case !fi.IsDir():
-		return fmt.Errorf("data directory %s is not a directory", dir.dir)
-	}
-	if err := dir.checkLayout(); err != nil {
+	if err := dir.checkExisting(); err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir.engine()); errors.Is(err, fs.ErrNotExist) {
