@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/pinbot/pinbot/bot/links/linkstest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,9 +23,9 @@ func TestBackupRestore(t *testing.T) {
 	ctx := context.Background()
 	s := openDisk(t, t.TempDir(), zerolog.Nop())
 	defer closeStore(t, s)
-	link(t, s, "u1", "acct1")
-	link(t, s, "u1", "acct2")
-	link(t, s, "u2", "acct2")
+	linkstest.Link(t, s, "u1", "acct1")
+	linkstest.Link(t, s, "u1", "acct2")
+	linkstest.Link(t, s, "u2", "acct2")
 	if err := s.SetQueueWhenFull(ctx, "u2", true); err != nil {
 		t.Fatal(err)
 	}
@@ -51,20 +52,20 @@ func TestBackupRestore(t *testing.T) {
 	r := openDisk(t, dir, zerolog.Nop())
 	defer closeStore(t, r)
 	for _, u := range []string{"u1", "u2"} {
-		got, want := mustUser(t, r, u), mustUser(t, s, u)
+		got, want := linkstest.MustUser(t, r, u), linkstest.MustUser(t, s, u)
 		if got.Active != want.Active || len(got.Accounts) != len(want.Accounts) || got.QueueWhenFull != want.QueueWhenFull {
 			t.Errorf("restored user %s = %+v, want %+v", u, got, want)
 		}
 	}
 	for _, id := range []string{"acct1", "acct2"} {
 		tok, _, err := r.Grant(ctx, id)
-		if err != nil || !sameToken(tok, tokenFor(id, 0)) {
+		if err != nil || !linkstest.SameToken(tok, linkstest.TokenFor(id, 0)) {
 			t.Errorf("restored token of %s: %+v, %v", id, tok, err)
 		}
 	}
 	// A restored store takes writes.
-	link(t, r, "u3", "acct3")
-	if u := mustUser(t, r, "u3"); u.Active != "acct3" {
+	linkstest.Link(t, r, "u3", "acct3")
+	if u := linkstest.MustUser(t, r, "u3"); u.Active != "acct3" {
 		t.Errorf("u3 after a link in the restored store: %+v", u)
 	}
 

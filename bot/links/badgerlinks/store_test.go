@@ -197,11 +197,11 @@ func BenchmarkSaveToken(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, tokenFor("a1", 0)); err != nil {
+	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, linkstest.TokenFor("a1", 0)); err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; b.Loop(); i++ {
-		if err := s.SaveToken(ctx, "a1", tokenFor("a1", i)); err != nil {
+		if err := s.SaveToken(ctx, "a1", linkstest.TokenFor("a1", i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -215,7 +215,7 @@ func BenchmarkUser(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, tokenFor("a1", 0)); err != nil {
+	if err := s.Link(ctx, "u1", links.Account{ID: "a1"}, linkstest.TokenFor("a1", 0)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

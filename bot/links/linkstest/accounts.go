@@ -41,7 +41,7 @@ func run(t *testing.T, s links.Store, steps []step) {
 
 func doLink(user, id string, gen int) func(context.Context, links.Store) error {
 	return func(ctx context.Context, s links.Store) error {
-		return s.Link(ctx, user, links.Account{ID: id, Username: "user" + id}, tokenFor(id, gen))
+		return s.Link(ctx, user, links.Account{ID: id, Username: "user" + id}, TokenFor(id, gen))
 	}
 }
 
@@ -89,7 +89,7 @@ func testLinkSwitchUnlink(t *testing.T, open func(*testing.T) links.Store) {
 func testLinkStoresAccountAndToken(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	if err := s.Link(ctx, "u1", links.Account{ID: "a1", Username: "alice"}, tokenFor("a1", 0)); err != nil {
+	if err := s.Link(ctx, "u1", links.Account{ID: "a1", Username: "alice"}, TokenFor("a1", 0)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Account(ctx, "a1")
@@ -97,8 +97,8 @@ func testLinkStoresAccountAndToken(t *testing.T, open func(*testing.T) links.Sto
 		t.Fatalf("Account = %+v, %v; want %+v", got, err, want)
 	}
 	tok, err := s.Token(ctx, "a1")
-	if err != nil || !sameToken(tok, tokenFor("a1", 0)) {
-		t.Fatalf("Token = %+v, %v; want %+v", tok, err, tokenFor("a1", 0))
+	if err != nil || !SameToken(tok, TokenFor("a1", 0)) {
+		t.Fatalf("Token = %+v, %v; want %+v", tok, err, TokenFor("a1", 0))
 	}
 
 	// Relinking replaces the token and username, keeps the default board
@@ -110,7 +110,7 @@ func testLinkStoresAccountAndToken(t *testing.T, open func(*testing.T) links.Sto
 		t.Fatal(err)
 	}
 	acct := links.Account{ID: "a1", Username: "alice2", DefaultBoard: "b9", DefaultBoardName: "Dogs", RelinkNeeded: true}
-	if err := s.Link(ctx, "u1", acct, tokenFor("a1", 1)); err != nil {
+	if err := s.Link(ctx, "u1", acct, TokenFor("a1", 1)); err != nil {
 		t.Fatal(err)
 	}
 	got, err = s.Account(ctx, "a1")
@@ -118,13 +118,13 @@ func testLinkStoresAccountAndToken(t *testing.T, open func(*testing.T) links.Sto
 		t.Fatalf("after relink Account = %+v, %v; want %+v", got, err, want)
 	}
 	tok, err = s.Token(ctx, "a1")
-	if err != nil || !sameToken(tok, tokenFor("a1", 1)) {
+	if err != nil || !SameToken(tok, TokenFor("a1", 1)) {
 		t.Fatalf("after relink Token = %+v, %v; want generation 1", tok, err)
 	}
 
 	// A first link may bring a default board.
 	acct = links.Account{ID: "a2", Username: "bob", DefaultBoard: "b2", DefaultBoardName: "Birds"}
-	if err := s.Link(ctx, "u1", acct, tokenFor("a2", 0)); err != nil {
+	if err := s.Link(ctx, "u1", acct, TokenFor("a2", 0)); err != nil {
 		t.Fatal(err)
 	}
 	accts, err := s.Accounts(ctx, "u1")
@@ -145,8 +145,8 @@ func testLinkStoresAccountAndToken(t *testing.T, open func(*testing.T) links.Sto
 func testSharedAccountKeepsTokenUntilLastUnlink(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u1", "a1")
-	link(t, s, "u2", "a1")
+	Link(t, s, "u1", "a1")
+	Link(t, s, "u2", "a1")
 	if err := s.SetDefaultBoard(ctx, "u2", "a1", "b1", "Shared"); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func testSharedAccountKeepsTokenUntilLastUnlink(t *testing.T, open func(*testing
 		t.Fatalf("Account after last unlink: %v; want ErrNoToken", err)
 	}
 	// Linking again starts afresh: the old default board is gone.
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	if a, err := s.Account(ctx, "a1"); err != nil || a.DefaultBoard != "" {
 		t.Fatalf("Account after relink = %+v, %v; want no default board", a, err)
 	}
@@ -190,8 +190,8 @@ func testSharedAccountKeepsTokenUntilLastUnlink(t *testing.T, open func(*testing
 func testSetDefaultBoard(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u1", "a1")
-	link(t, s, "u1", "a2")
+	Link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a2")
 	tests := []struct {
 		name               string
 		user, acct, id, nm string
@@ -230,7 +230,7 @@ func testMarkRelinkNeeded(t *testing.T, open func(*testing.T) links.Store) {
 	if err := s.MarkRelinkNeeded(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("MarkRelinkNeeded(unknown) = %v, want ErrNoToken", err)
 	}
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	for range 2 { // marking twice is harmless
 		if err := s.MarkRelinkNeeded(ctx, "a1"); err != nil {
 			t.Fatal(err)
@@ -240,10 +240,10 @@ func testMarkRelinkNeeded(t *testing.T, open func(*testing.T) links.Store) {
 	if err != nil || len(accts) != 1 || !accts[0].RelinkNeeded {
 		t.Fatalf("Accounts = %+v, %v; want a1 with RelinkNeeded", accts, err)
 	}
-	if u := mustUser(t, s, "u1"); u.Active != "a1" {
+	if u := MustUser(t, s, "u1"); u.Active != "a1" {
 		t.Fatalf("Active = %q after MarkRelinkNeeded, want a1 kept", u.Active)
 	}
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	if a, err := s.Account(ctx, "a1"); err != nil || a.RelinkNeeded {
 		t.Fatalf("Account after relink = %+v, %v; want RelinkNeeded cleared", a, err)
 	}
@@ -254,9 +254,9 @@ func testTooManyAccounts(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
 	for i := range links.MaxAccountsPerUser {
-		link(t, s, "u1", "a"+strings.Repeat("x", i))
+		Link(t, s, "u1", "a"+strings.Repeat("x", i))
 	}
-	err := s.Link(ctx, "u1", links.Account{ID: "extra"}, tokenFor("extra", 0))
+	err := s.Link(ctx, "u1", links.Account{ID: "extra"}, TokenFor("extra", 0))
 	if !errors.Is(err, links.ErrTooManyAccounts) {
 		t.Fatalf("Link beyond the limit = %v, want ErrTooManyAccounts", err)
 	}
@@ -264,7 +264,7 @@ func testTooManyAccounts(t *testing.T, open func(*testing.T) links.Store) {
 		t.Fatalf("refused account was stored: %v", err)
 	}
 	// Relinking one already linked still works.
-	if err := s.Link(ctx, "u1", links.Account{ID: "a"}, tokenFor("a", 1)); err != nil {
+	if err := s.Link(ctx, "u1", links.Account{ID: "a"}, TokenFor("a", 1)); err != nil {
 		t.Fatalf("relink at the limit: %v", err)
 	}
 }
@@ -274,9 +274,9 @@ func testTooManyAccounts(t *testing.T, open func(*testing.T) links.Store) {
 func testValidation(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	long := strings.Repeat("1", links.MaxIDLen+1)
-	good := tokenFor("a1", 0)
+	good := TokenFor("a1", 0)
 	tests := []struct {
 		name string
 		call func() error
@@ -315,10 +315,10 @@ func testValidation(t *testing.T, open func(*testing.T) links.Store) {
 		}
 	}
 	// Nothing was changed by the rejected calls.
-	if u := mustUser(t, s, "u1"); !reflect.DeepEqual(u, u1("a1", "a1")) {
+	if u := MustUser(t, s, "u1"); !reflect.DeepEqual(u, u1("a1", "a1")) {
 		t.Errorf("User after rejected calls = %+v", u)
 	}
-	if tok, err := s.Token(ctx, "a1"); err != nil || !sameToken(tok, good) {
+	if tok, err := s.Token(ctx, "a1"); err != nil || !SameToken(tok, good) {
 		t.Errorf("Token after rejected calls = %+v, %v", tok, err)
 	}
 }
@@ -328,9 +328,9 @@ func testValidation(t *testing.T, open func(*testing.T) links.Store) {
 func testListing(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u2", "a2")
-	link(t, s, "u1", "a1")
-	link(t, s, "u1", "a2")
+	Link(t, s, "u2", "a2")
+	Link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a2")
 
 	var users []links.User
 	if err := s.Users(ctx, func(u links.User) error { users = append(users, u); return nil }); err != nil {
@@ -381,7 +381,7 @@ func testSetQueueWhenFull(t *testing.T, open func(*testing.T) links.Store) {
 	if err := s.SetQueueWhenFull(ctx, "u1", true); !errors.Is(err, links.ErrNotLinked) {
 		t.Fatalf("without accounts: %v, want ErrNotLinked", err)
 	}
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	for _, on := range []bool{true, true, false} {
 		if err := s.SetQueueWhenFull(ctx, "u1", on); err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 func testGenerationSurvivesUnlink(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	_, oldGen, err := s.Grant(ctx, "a1")
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +24,7 @@ func testGenerationSurvivesUnlink(t *testing.T, open func(*testing.T) links.Stor
 	if err := s.Unlink(ctx, "u1", "a1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Link(ctx, "u1", links.Account{ID: "a1", Username: "usera1"}, tokenFor("a1", 5)); err != nil {
+	if err := s.Link(ctx, "u1", links.Account{ID: "a1", Username: "usera1"}, TokenFor("a1", 5)); err != nil {
 		t.Fatal(err)
 	}
 	_, newGen, err := s.Grant(ctx, "a1")
@@ -35,11 +35,11 @@ func testGenerationSurvivesUnlink(t *testing.T, open func(*testing.T) links.Stor
 		t.Errorf("a new link after a full unlink has the earlier grant's generation %d", newGen)
 	}
 	// The earlier grant's Session saves its rotated token.
-	err = links.GrantSaver(s, "a1", oldGen)(ctx, tokenFor("a1", 7))
+	err = links.GrantSaver(s, "a1", oldGen)(ctx, TokenFor("a1", 7))
 	if !errors.Is(err, links.ErrRelinked) {
 		t.Errorf("saving a token of the unlinked grant = %v, want ErrRelinked", err)
 	}
-	if tok, _ := s.Token(ctx, "a1"); !sameToken(tok, tokenFor("a1", 5)) {
+	if tok, _ := s.Token(ctx, "a1"); !SameToken(tok, TokenFor("a1", 5)) {
 		t.Errorf("the new grant's token was replaced by the old grant's: %+v", tok)
 	}
 }

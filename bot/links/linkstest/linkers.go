@@ -16,9 +16,9 @@ import (
 func testAccountUsers(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u2", "a1")
-	link(t, s, "u1", "a1")
-	link(t, s, "u1", "a2")
+	Link(t, s, "u2", "a1")
+	Link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a2")
 
 	a, users, err := s.AccountUsers(ctx, "a1")
 	if err != nil || a.Username != "usera1" || !slices.Equal(users, []string{"u2", "u1"}) {

@@ -16,7 +16,7 @@ import (
 func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	state, err := s.NewState(ctx, "u1", t0)
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +34,13 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 		{"User", func() error { _, err := s.User(ctx, "u1"); return err }},
 		{"Accounts", func() error { _, err := s.Accounts(ctx, "u1"); return err }},
 		{"Account", func() error { _, err := s.Account(ctx, "a1"); return err }},
-		{"Link", func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, tokenFor("a2", 0)) }},
+		{"Link", func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, TokenFor("a2", 0)) }},
 		{"Unlink", func() error { return s.Unlink(ctx, "u1", "a1") }},
 		{"SetActive", func() error { return s.SetActive(ctx, "u1", "a1") }},
 		{"SetDefaultBoard", func() error { return s.SetDefaultBoard(ctx, "u1", "a1", "b1", "B") }},
 		{"Token", func() error { _, err := s.Token(ctx, "a1"); return err }},
-		{"SaveToken", func() error { return s.SaveToken(ctx, "a1", tokenFor("a1", 1)) }},
-		{"Saver", func() error { return links.Saver(s, "a1")(ctx, tokenFor("a1", 1)) }},
+		{"SaveToken", func() error { return s.SaveToken(ctx, "a1", TokenFor("a1", 1)) }},
+		{"Saver", func() error { return links.Saver(s, "a1")(ctx, TokenFor("a1", 1)) }},
 		{"MarkRelinkNeeded", func() error { return s.MarkRelinkNeeded(ctx, "a1") }},
 		{"NewState", func() error { _, err := s.NewState(ctx, "u1", t0); return err }},
 		{"ConsumeState", func() error { _, err := s.ConsumeState(ctx, state, t0); return err }},
@@ -53,7 +53,7 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 		{"SetQueueWhenFull", func() error { return s.SetQueueWhenFull(ctx, "u1", true) }},
 		{"MarkGrantRelinkNeeded", func() error { return s.MarkGrantRelinkNeeded(ctx, "a1", 1) }},
 		{"Grant", func() error { _, _, err := s.Grant(ctx, "a1"); return err }},
-		{"SaveGrantToken", func() error { return s.SaveGrantToken(ctx, "a1", 1, tokenFor("a1", 1)) }},
+		{"SaveGrantToken", func() error { return s.SaveGrantToken(ctx, "a1", 1, TokenFor("a1", 1)) }},
 		{"NewLinkState", func() error { _, err := s.NewLinkState(ctx, links.Request{User: "u1"}, t0); return err }},
 		{"ConsumeLinkState", func() error { _, err := s.ConsumeLinkState(ctx, state, t0); return err }},
 		{"Outbox Put", func() error {
@@ -74,12 +74,12 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 // error and changes nothing.
 func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 	s := open(t)
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := map[string]func() error{
 		"User":   func() error { _, err := s.User(ctx, "u1"); return err },
-		"Link":   func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, tokenFor("a2", 0)) },
+		"Link":   func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, TokenFor("a2", 0)) },
 		"Unlink": func() error { return s.Unlink(ctx, "u1", "a1") },
 		"Users":  func() error { return s.Users(ctx, func(links.User) error { return nil }) },
 	}
@@ -88,7 +88,7 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 			t.Errorf("%s with a canceled context = %v, want context.Canceled", name, err)
 		}
 	}
-	if u := mustUser(t, s, "u1"); !slices.Equal(u.Accounts, []string{"a1"}) {
+	if u := MustUser(t, s, "u1"); !slices.Equal(u.Accounts, []string{"a1"}) {
 		t.Errorf("canceled calls changed the user: %+v", u)
 	}
 }
@@ -122,9 +122,9 @@ func testConcurrentLinksOneUser(t *testing.T, open func(*testing.T) links.Store)
 	}
 
 	runAll(func(i int) error {
-		return s.Link(ctx, "u1", links.Account{ID: ids[i], Username: ids[i]}, tokenFor(ids[i], 0))
+		return s.Link(ctx, "u1", links.Account{ID: ids[i], Username: ids[i]}, TokenFor(ids[i], 0))
 	})
-	u := mustUser(t, s, "u1")
+	u := MustUser(t, s, "u1")
 	if got := slices.Sorted(slices.Values(u.Accounts)); !slices.Equal(got, ids) {
 		t.Fatalf("after concurrent links, accounts = %v, want all %d", u.Accounts, n)
 	}
@@ -149,7 +149,7 @@ func testConcurrentLinksOneUser(t *testing.T, open func(*testing.T) links.Store)
 			even = append(even, id)
 		}
 	}
-	u = mustUser(t, s, "u1")
+	u = MustUser(t, s, "u1")
 	if got := slices.Sorted(slices.Values(u.Accounts)); !slices.Equal(got, even) {
 		t.Fatalf("after concurrent unlinks, accounts = %v, want %v", got, even)
 	}
@@ -195,7 +195,7 @@ func testConcurrentUsersOneAccount(t *testing.T, open func(*testing.T) links.Sto
 		}
 	}
 	run(func(user string) error {
-		return s.Link(ctx, user, links.Account{ID: "a1", Username: "shared"}, tokenFor("a1", 0))
+		return s.Link(ctx, user, links.Account{ID: "a1", Username: "shared"}, TokenFor("a1", 0))
 	})
 	users := 0
 	err := s.Users(ctx, func(u links.User) error {

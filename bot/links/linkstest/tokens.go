@@ -22,22 +22,22 @@ func testSaveToken(t *testing.T, open func(*testing.T) links.Store) {
 	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("Token(unknown) = %v, want ErrNoToken", err)
 	}
-	if err := s.SaveToken(ctx, "a1", tokenFor("a1", 1)); !errors.Is(err, links.ErrNoToken) {
+	if err := s.SaveToken(ctx, "a1", TokenFor("a1", 1)); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("SaveToken(never linked) = %v, want ErrNoToken", err)
 	}
 	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("SaveToken of an unlinked account stored a token: %v", err)
 	}
 
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	if err := s.MarkRelinkNeeded(ctx, "a1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveToken(ctx, "a1", tokenFor("a1", 2)); err != nil {
+	if err := s.SaveToken(ctx, "a1", TokenFor("a1", 2)); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := s.Token(ctx, "a1")
-	if err != nil || !sameToken(tok, tokenFor("a1", 2)) {
+	if err != nil || !SameToken(tok, TokenFor("a1", 2)) {
 		t.Fatalf("Token = %+v, %v; want generation 2", tok, err)
 	}
 	if a, _ := s.Account(ctx, "a1"); !a.RelinkNeeded {
@@ -45,10 +45,10 @@ func testSaveToken(t *testing.T, open func(*testing.T) links.Store) {
 	}
 
 	// The Saver is SaveToken.
-	if err := links.Saver(s, "a1")(ctx, tokenFor("a1", 3)); err != nil {
+	if err := links.Saver(s, "a1")(ctx, TokenFor("a1", 3)); err != nil {
 		t.Fatal(err)
 	}
-	if tok, err := s.Token(ctx, "a1"); err != nil || !sameToken(tok, tokenFor("a1", 3)) {
+	if tok, err := s.Token(ctx, "a1"); err != nil || !SameToken(tok, TokenFor("a1", 3)) {
 		t.Fatalf("Token after Saver = %+v, %v; want generation 3", tok, err)
 	}
 
@@ -57,7 +57,7 @@ func testSaveToken(t *testing.T, open func(*testing.T) links.Store) {
 	if err := s.Unlink(ctx, "u1", "a1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := links.Saver(s, "a1")(ctx, tokenFor("a1", 4)); !errors.Is(err, links.ErrNoToken) {
+	if err := links.Saver(s, "a1")(ctx, TokenFor("a1", 4)); !errors.Is(err, links.ErrNoToken) {
 		t.Fatalf("Saver after unlink = %v, want ErrNoToken", err)
 	}
 	if _, err := s.Token(ctx, "a1"); !errors.Is(err, links.ErrNoToken) {
@@ -109,9 +109,9 @@ func testSaverKeepsRotatedToken(t *testing.T, open func(*testing.T) links.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rotated.RefreshToken == cred.RefreshToken || !sameToken(rotated, sess.Token()) {
+	if rotated.RefreshToken == cred.RefreshToken || !SameToken(rotated, sess.Token()) {
 		t.Fatalf("stored token is not the rotated one: refresh changed = %v, same as session = %v",
-			rotated.RefreshToken != cred.RefreshToken, sameToken(rotated, sess.Token()))
+			rotated.RefreshToken != cred.RefreshToken, SameToken(rotated, sess.Token()))
 	}
 
 	// A session from the stored token works; one from the original
@@ -140,33 +140,33 @@ func testSaverKeepsRotatedToken(t *testing.T, open func(*testing.T) links.Store)
 func testGrantGenerations(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
-	link(t, s, "u1", "a1")
+	Link(t, s, "u1", "a1")
 	_, g1, err := s.Grant(ctx, "a1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveGrantToken(ctx, "a1", g1, tokenFor("a1", 2)); err != nil {
+	if err := s.SaveGrantToken(ctx, "a1", g1, TokenFor("a1", 2)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveToken(ctx, "a1", tokenFor("a1", 3)); err != nil {
+	if err := s.SaveToken(ctx, "a1", TokenFor("a1", 3)); err != nil {
 		t.Fatal(err)
 	}
 	tok, g, err := s.Grant(ctx, "a1")
-	if err != nil || g != g1 || !sameToken(tok, tokenFor("a1", 3)) {
+	if err != nil || g != g1 || !SameToken(tok, TokenFor("a1", 3)) {
 		t.Fatalf("after refreshes: Grant = %+v, %d, %v; want token 3 of generation %d", tok, g, err, g1)
 	}
 
 	// Another user links the same account: a new grant.
-	link(t, s, "u2", "a1")
+	Link(t, s, "u2", "a1")
 	tok2, g2, err := s.Grant(ctx, "a1")
 	if err != nil || g2 != g1+1 {
 		t.Fatalf("after a new link: generation %d, %v; want %d", g2, err, g1+1)
 	}
-	err = links.GrantSaver(s, "a1", g1)(ctx, tokenFor("a1", 9))
+	err = links.GrantSaver(s, "a1", g1)(ctx, TokenFor("a1", 9))
 	if !errors.Is(err, links.ErrRelinked) {
 		t.Fatalf("saving a token of the earlier grant = %v, want ErrRelinked", err)
 	}
-	if tok, _, _ := s.Grant(ctx, "a1"); !sameToken(tok, tok2) {
+	if tok, _, _ := s.Grant(ctx, "a1"); !SameToken(tok, tok2) {
 		t.Fatalf("a token of the earlier grant replaced the new one: %+v", tok)
 	}
 
