@@ -44,12 +44,7 @@ func onJobTo(o *worldOptions) chan actors.Job {
 // closes is ended as unknown: its slot is kept and it never goes back to
 // the queue (it may have been sent by the run that started it).
 func TestRecoveredJobWhileClosing(t *testing.T) {
-	var o worldOptions
-	started := onJobTo(&o)
-	w := newWorld(t, o)
-	user := w.addUser("alice")
-	w.link(user, "acct", "alice")
-	j := startedJob(w, started, user)
+	w, j := aliceStartedJob(t)
 	if err := w.bot.Close(w.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +71,7 @@ func TestRecoveredJobWhileClosing(t *testing.T) {
 // failed (nor sent): it goes back to the head of the queue with its slot
 // released.
 func TestQueuedPinLateForWorker(t *testing.T) {
-	var o worldOptions
-	started := onJobTo(&o)
-	w := newWorld(t, o)
-	user := w.addUser("alice")
-	w.link(user, "acct", "alice")
-	j := startedJob(w, started, user)
+	w, j := aliceStartedJob(t)
 	w.setClocks(j.Slot.Deadline.Add(-DefaultSlotMargin + time.Second))
 	w.bot.RunJob(j)
 	wantBackInQueue(w, j)
@@ -90,12 +80,7 @@ func TestQueuedPinLateForWorker(t *testing.T) {
 // TestQueuedPinLinksUnreadable: when the links store cannot be read, a
 // queued pin is tried again later, not failed as "no longer linked".
 func TestQueuedPinLinksUnreadable(t *testing.T) {
-	var o worldOptions
-	started := onJobTo(&o)
-	w := newWorld(t, o)
-	user := w.addUser("alice")
-	w.link(user, "acct", "alice")
-	j := startedJob(w, started, user)
+	w, j := aliceStartedJob(t)
 	if err := w.links.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,4 +102,17 @@ func wantBackInQueue(w *world, j actors.Job) {
 	if pins := w.ps.PinsFor("acct"); len(pins) != 0 {
 		w.t.Fatalf("%d pins sent", len(pins))
 	}
+}
+
+// aliceStartedJob makes a world whose engine hands its jobs to the test,
+// links alice to "acct" and returns her queued pin as the engine handed
+// it out (startedJob).
+func aliceStartedJob(t *testing.T) (*world, actors.Job) {
+	t.Helper()
+	var o worldOptions
+	started := onJobTo(&o)
+	w := newWorld(t, o)
+	user := w.addUser("alice")
+	w.link(user, "acct", "alice")
+	return w, startedJob(w, started, user)
 }

@@ -111,23 +111,6 @@ func TestStateTTLOption(t *testing.T) {
 	}
 }
 
-// outboxLines returns every line the outbox holds.
-func outboxLines(t *testing.T, o digest.Outbox) []digest.Line {
-	t.Helper()
-	var out []digest.Line
-	if err := o.Lines(context.Background(), func(l digest.Line) error {
-		out = append(out, l)
-		return nil
-	}); err != nil {
-		t.Fatalf("Lines: %v", err)
-	}
-	return out
-}
-
-func line(account string, job uint64, text string) digest.Line {
-	return digest.Line{Key: digest.Key{Account: account, Job: job}, User: 1001, Guild: 2002, Channel: 3003, Text: text}
-}
-
 // TestOutboxSurvivesReopen: lines put are there after the store is closed
 // and opened again, in order of account and job; deleted ones are gone
 // for good.
@@ -135,7 +118,7 @@ func TestOutboxSurvivesReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openDisk(t, dir, zerolog.Nop())
-	want := []digest.Line{line("a1", 9, "one"), line("a1", 10, "two"), line("a2", 3, "three")}
+	want := []digest.Line{linkstest.Line("a1", 9, "one"), linkstest.Line("a1", 10, "two"), linkstest.Line("a2", 3, "three")}
 	for _, l := range []digest.Line{want[2], want[1], want[0]} {
 		if _, err := s.Outbox().Put(ctx, l); err != nil {
 			t.Fatal(err)
@@ -144,7 +127,7 @@ func TestOutboxSurvivesReopen(t *testing.T) {
 	closeStore(t, s)
 
 	s = openDisk(t, dir, zerolog.Nop())
-	if got := outboxLines(t, s.Outbox()); !slices.Equal(got, want) {
+	if got := linkstest.OutboxLines(t, s.Outbox()); !slices.Equal(got, want) {
 		t.Fatalf("after reopening: %+v, want %+v", got, want)
 	}
 	if err := s.Outbox().Delete(ctx, []digest.Key{want[0].Key, want[2].Key, {Account: "a9", Job: 1}}); err != nil {
@@ -154,7 +137,7 @@ func TestOutboxSurvivesReopen(t *testing.T) {
 
 	s = openDisk(t, dir, zerolog.Nop())
 	defer closeStore(t, s)
-	if got := outboxLines(t, s.Outbox()); !slices.Equal(got, want[1:2]) {
+	if got := linkstest.OutboxLines(t, s.Outbox()); !slices.Equal(got, want[1:2]) {
 		t.Fatalf("after deleting and reopening: %+v, want %+v", got, want[1:2])
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 )
 
-// outboxLines returns every line the outbox holds.
-func outboxLines(t *testing.T, o digest.Outbox) []digest.Line {
+// OutboxLines returns every line the outbox holds.
+func OutboxLines(t *testing.T, o digest.Outbox) []digest.Line {
 	t.Helper()
 	var out []digest.Line
 	if err := o.Lines(context.Background(), func(l digest.Line) error {
@@ -24,7 +24,9 @@ func outboxLines(t *testing.T, o digest.Outbox) []digest.Line {
 	return out
 }
 
-func line(account string, job uint64, text string) digest.Line {
+// Line is a digest line of job on account, with text, for a fixed user
+// and channel.
+func Line(account string, job uint64, text string) digest.Line {
 	return digest.Line{Key: digest.Key{Account: account, Job: job}, User: 1001, Guild: 2002, Channel: 3003, Text: text}
 }
 
@@ -33,14 +35,14 @@ func line(account string, job uint64, text string) digest.Line {
 func testOutboxKeepsFirst(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	o := open(t).Outbox()
-	first, second := line("acct", 7, "✅ pinned"), line("acct", 7, "❔ may exist")
+	first, second := Line("acct", 7, "✅ pinned"), Line("acct", 7, "❔ may exist")
 	if got, err := o.Put(ctx, first); err != nil || got != first {
 		t.Fatalf("Put(first) = %+v, %v", got, err)
 	}
 	if got, err := o.Put(ctx, second); err != nil || got != first {
 		t.Fatalf("Put(second) = %+v, %v; want the first", got, err)
 	}
-	if got := outboxLines(t, o); !slices.Equal(got, []digest.Line{first}) {
+	if got := OutboxLines(t, o); !slices.Equal(got, []digest.Line{first}) {
 		t.Fatalf("Lines = %+v, want the first only", got)
 	}
 }
@@ -52,7 +54,7 @@ func testOutboxDeleteMany(t *testing.T, open func(*testing.T) links.Store) {
 	o := open(t).Outbox()
 	var keys []digest.Key
 	for i := range 2500 {
-		l := line("acct", uint64(i+1), "pinned")
+		l := Line("acct", uint64(i+1), "pinned")
 		if _, err := o.Put(ctx, l); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +63,7 @@ func testOutboxDeleteMany(t *testing.T, open func(*testing.T) links.Store) {
 	if err := o.Delete(ctx, keys); err != nil {
 		t.Fatal(err)
 	}
-	if got := outboxLines(t, o); len(got) != 0 {
+	if got := OutboxLines(t, o); len(got) != 0 {
 		t.Fatalf("%d lines left", len(got))
 	}
 }
@@ -75,13 +77,13 @@ func testOutboxRefusesBadLines(t *testing.T, open func(*testing.T) links.Store) 
 		l    digest.Line
 		want string
 	}{
-		{line("", 1, "x"), "account id is empty"},
-		{line("a/b", 1, "x"), "account id"},
-		{line("acct", 0, "x"), "job ID is 0"},
+		{Line("", 1, "x"), "account id is empty"},
+		{Line("a/b", 1, "x"), "account id"},
+		{Line("acct", 0, "x"), "job ID is 0"},
 		{digest.Line{Key: digest.Key{Account: "acct", Job: 1}, Text: "x"}, "no user"},
-		{line("acct", 1, ""), "no text"},
-		{line("acct", 1, strings.Repeat("x", links.MaxOutboxLineLen+1)), "more than"},
-		{line("acct", 1, "bad \xff"), "UTF-8"},
+		{Line("acct", 1, ""), "no text"},
+		{Line("acct", 1, strings.Repeat("x", links.MaxOutboxLineLen+1)), "more than"},
+		{Line("acct", 1, "bad \xff"), "UTF-8"},
 	}
 	for i, st := range steps {
 		_, err := o.Put(ctx, st.l)
@@ -92,7 +94,7 @@ func testOutboxRefusesBadLines(t *testing.T, open func(*testing.T) links.Store) 
 	if err := o.Delete(ctx, []digest.Key{{Account: "", Job: 1}}); !errors.Is(err, links.ErrInvalid) {
 		t.Errorf("Delete of an invalid key = %v, want ErrInvalid", err)
 	}
-	if got := outboxLines(t, o); len(got) != 0 {
+	if got := OutboxLines(t, o); len(got) != 0 {
 		t.Errorf("stored %+v", got)
 	}
 }
