@@ -8,17 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"sync"
 	"time"
 
-	"github.com/disgoorg/disgo"
-	disgobot "github.com/disgoorg/disgo/bot"
-	"github.com/disgoorg/disgo/cache"
-	"github.com/disgoorg/disgo/gateway"
-	"github.com/disgoorg/disgo/handler"
-	"github.com/disgoorg/disgo/rest"
-	"github.com/disgoorg/disgo/sharding"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
@@ -35,18 +27,21 @@ var ErrClosed = errors.New("bot: closed")
 const closeGrace = 5 * time.Second
 
 // Bot is the Discord side of pinbot: it registers the commands, receives
-// interactions through disgo's sharded gateway, acknowledges each at once
-// and works on it with a bounded number of workers.
+// interactions through the sharded gateway (discordio.Gateway),
+// acknowledges each at once and works on it with a bounded number of
+// workers. Every request to Discord goes through discordio.API.
 //
 // A Bot is safe for simultaneous use by multiple goroutines. Start it
 // once; Close it once Start has returned.
 type Bot struct {
-	cfg    Config
-	log    zerolog.Logger
-	slog   *slog.Logger
-	appID  snowflake.ID
-	client *disgobot.Client
-	mux    *handler.Mux
+	cfg   Config
+	log   zerolog.Logger
+	slog  *slog.Logger
+	appID snowflake.ID
+	// api is every request to Discord; rest is the same when it is
+	// disgo's REST client (nil with an in-memory double), closed last.
+	api  discordio.API
+	rest *discordio.REST
 
 	workers       chan struct{} // one token per running handler
 	jobWorkers    chan struct{} // one token per queued pin being run
@@ -61,9 +56,8 @@ type Bot struct {
 	closing   bool
 	closingCh chan struct{} // closed when Close begins
 	inflight  int
-	shards    sharding.ShardManager
-	gw        shardSet      // the shards' gateways, read without the manager
-	idle      chan struct{} // closed once closing and no handler runs
+	gw        *discordio.Gateway // nil before Start
+	idle      chan struct{}      // closed once closing and no handler runs
 	idleOnce  sync.Once
 
 	closeOnce sync.Once
@@ -80,7 +74,7 @@ type Bot struct {
 	throttle *throttle
 
 	// shardOpts are appended to the shard manager's options (tests).
-	shardOpts []sharding.ConfigOpt
+	shardOpts []discordio.ShardOpt
 	// onPin, when set (benchmarks), receives for every pin attempt the
 	// time the bot spent on it in total and inside the Pinterest call.
 	onPin func(total, pinterest time.Duration)
@@ -92,6 +86,12 @@ type Bot struct {
 // New builds a Bot from cfg after validating it. It makes no network
 // request: Start syncs the commands and opens the gateway.
 func New(cfg Config) (*Bot, error) {
+	return newBot(cfg, nil)
+}
+
+// newBot is New with api for every request to Discord; nil builds disgo's
+// REST client from cfg (tests pass an in-memory double).
+func newBot(cfg Config, api discordio.API) (*Bot, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,39 +121,29 @@ func New(cfg Config) (*Bot, error) {
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	b.sessions.m = make(map[string]cachedSession)
 	b.boards.m = make(map[string]boardList)
-	b.mux = b.routes()
 
-	var wrap []func(http.RoundTripper) http.RoundTripper
-	if cfg.DiscordTransport != nil {
-		wrap = append(wrap, cfg.DiscordTransport)
+	if api == nil {
+		var wrap []func(http.RoundTripper) http.RoundTripper
+		if cfg.DiscordTransport != nil {
+			wrap = append(wrap, cfg.DiscordTransport)
+		}
+		b.rest = discordio.NewREST(discordio.RESTConfig{
+			Token: cfg.Token, AppID: appID, URL: cfg.APIURL,
+			Log:  b.log.With().Str("component", "discord-rest").Logger(),
+			Wrap: wrap, DefaultMentions: noMentions,
+		})
+		api = b.rest
 	}
-	restOpts := discordio.RESTClientOpts(b.log.With().Str("component", "discord-rest").Logger(), wrap...)
-	if cfg.APIURL != "" {
-		restOpts = append(restOpts, rest.WithURL(cfg.APIURL))
-	}
-	discordio.InstallDecoder()
-	client, err := disgo.New(cfg.Token,
-		disgobot.WithLogger(b.slog),
-		disgobot.WithRestClientConfigOpts(restOpts...),
-		disgobot.WithRestConfigOpts(rest.WithDefaultAllowedMentions(noMentions)),
-		disgobot.WithEventManagerConfigOpts(disgobot.WithAsyncEventsEnabled()),
-		disgobot.WithEventListeners(b.mux),
-		disgobot.WithCacheConfigOpts(cache.WithCaches(cache.FlagsNone)),
-	)
-	if err != nil {
-		b.cancelWork()
-		return nil, fmt.Errorf("bot: building the Discord client: %w", err)
-	}
-	b.client = client
+	b.api = api
 	clock := cfg.DigestClock
 	if clock == nil {
 		clock = schedule.SystemClock()
 	}
-	dopts := []digest.Option{digest.WithAccess(digestAccess{rest: client.Rest})}
+	dopts := []digest.Option{digest.WithAccess(digestAccess{api: api})}
 	if cfg.Outbox != nil {
 		dopts = append(dopts, digest.WithOutbox(cfg.Outbox))
 	}
-	if b.digest, err = digest.New(client.Rest, clock, cfg.Log, cfg.Digest, dopts...); err != nil {
+	if b.digest, err = digest.New(api, clock, cfg.Log, cfg.Digest, dopts...); err != nil {
 		b.cancelWork()
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -180,10 +170,10 @@ func (b *Bot) resumeDigests() {
 
 // digestAccess tells the digests whether a user may still read the
 // channel where they ran a command, with the check queued pins use.
-type digestAccess struct{ rest rest.Rest }
+type digestAccess struct{ api discordio.API }
 
 func (a digestAccess) CanRead(ctx context.Context, guildID, channelID, userID snowflake.ID) (bool, error) {
-	ac := &accessChecker{rest: a.rest, ctx: ctx, guildID: guildID, userID: userID}
+	ac := &accessChecker{api: a.api, ctx: ctx, guildID: guildID, userID: userID}
 	res, err := ac.canRead(channelID)
 	return res.ok, err
 }
@@ -203,82 +193,40 @@ func (b *Bot) Start(ctx context.Context) error {
 	if err := b.syncCommands(ctx); err != nil {
 		return err
 	}
-	gb, err := b.client.Rest.GetGatewayBot(rest.WithCtx(ctx))
+	info, err := b.api.GatewayBot(ctx)
 	if err != nil {
 		return fmt.Errorf("bot: GET /gateway/bot: %w", err)
 	}
-	shards := b.cfg.Shards
-	if shards == 0 {
-		shards = max(gb.Shards, 1)
-	}
-	url := gb.URL
-	if b.cfg.GatewayURL != "" {
-		url = b.cfg.GatewayURL
-	}
-	ids := make([]int, shards)
-	for i := range ids {
-		ids[i] = i
-	}
-	opts := []sharding.ConfigOpt{
-		sharding.WithShardCount(shards),
-		sharding.WithShardIDs(ids...),
-		sharding.WithLogger(b.slog),
-		sharding.WithGatewayConfigOpts(
-			gateway.WithURL(url),
-			gateway.WithLogger(b.slog),
-			gateway.WithIntents(gateway.IntentsNone),
-			gateway.WithOS(runtime.GOOS),
-			gateway.WithBrowser("pinbot"),
-			gateway.WithDevice("pinbot"),
-		),
-		sharding.WithDefaultIdentifyRateLimiterConfigOpt(
-			gateway.WithIdentifyMaxConcurrency(max(gb.SessionStartLimit.MaxConcurrency, 1)),
-			gateway.WithIdentifyRateLimiterLogger(b.slog),
-		),
-		sharding.WithGatewayCreateFunc(b.newGateway),
-		sharding.WithCloseHandler(b.shardClosed),
-	}
-	opts = append(opts, b.shardOpts...)
-	b.gw.open(ids)
-	sm := sharding.New(b.cfg.Token, b.gatewayEvent, opts...)
+	gw := discordio.NewGateway(discordio.GatewayConfig{
+		Token: b.cfg.Token, Info: info, URL: b.cfg.GatewayURL, Shards: b.cfg.Shards, Log: b.slog,
+		OnInteraction: b.HandleInteraction,
+		OnReady:       b.shardReady,
+		OnClosed:      b.shardClosed,
+		Extra:         b.shardOpts,
+	})
 
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
 		return ErrClosed
 	}
-	b.shards = sm
-	b.client.ShardManager = sm
+	b.gw = gw
 	b.mu.Unlock()
 
-	b.log.Info().Int("shards", shards).Msg("opening the gateway")
-	sm.Open(ctx)
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("bot: opening the gateway: %w", err)
-	}
-	// Open only logs a shard it could not open (a refused IDENTIFY, such
-	// as close code 4004 for a token the gateway does not accept): such a
-	// shard stays down, and its guilds would never be served.
-	var down []int
-	for _, id := range ids {
-		if sh := sm.Shard(id); sh == nil || sh.Status() != gateway.StatusReady {
-			down = append(down, id)
-		}
-	}
-	if len(down) > 0 {
-		return fmt.Errorf("bot: opening the gateway: %d of %d shards did not connect (shards %v); the log has Discord's reason",
-			len(down), shards, down)
+	b.log.Info().Int("shards", gw.Count()).Msg("opening the gateway")
+	if err := gw.Open(ctx); err != nil {
+		return fmt.Errorf("bot: %w", err)
 	}
 	return nil
 }
 
 // syncCommands bulk-overwrites the global commands.
 func (b *Bot) syncCommands(ctx context.Context) error {
-	cmds, err := b.client.Rest.SetGlobalCommands(b.appID, commands(b.rule), rest.WithCtx(ctx))
+	n, err := b.api.SetCommands(ctx, commands(b.rule))
 	if err != nil {
 		return fmt.Errorf("bot: syncing commands: %w", err)
 	}
-	b.log.Info().Int("commands", len(cmds)).Msg("commands synced")
+	b.log.Info().Int("commands", n).Msg("commands synced")
 	return nil
 }
 
@@ -303,11 +251,11 @@ func (b *Bot) close(ctx context.Context) error {
 	if b.inflight == 0 {
 		b.idleOnce.Do(func() { close(b.idle) })
 	}
-	sm := b.shards
+	gw := b.gw
 	b.mu.Unlock()
 
-	if sm != nil {
-		sm.Close(ctx)
+	if gw != nil {
+		gw.Close(ctx)
 	}
 	timer := time.NewTimer(b.cfg.CloseTimeout)
 	defer timer.Stop()
@@ -333,7 +281,9 @@ func (b *Bot) close(ctx context.Context) error {
 	}
 	b.waitRefreshes(ctx)
 	b.closeDigests(ctx)
-	b.client.Close(ctx)
+	if b.rest != nil {
+		b.rest.Close(ctx)
+	}
 	b.log.Info().Msg("closed")
 	if forced {
 		return errors.New("bot: close: handlers had to be cancelled")
@@ -390,19 +340,6 @@ func (b *Bot) leave() {
 	if b.inflight == 0 && b.closing {
 		b.idleOnce.Do(func() { close(b.idle) })
 	}
-}
-
-// routes builds the command and component router from the command
-// table (see commandTable).
-func (b *Bot) routes() *handler.Mux {
-	m := handler.New()
-	m.Use(b.admit)
-	b.route(m)
-	m.NotFound(b.notFound)
-	m.Error(func(e *handler.InteractionEvent, err error) {
-		b.log.Error().Str("error", errText(err)).Str("interaction_id", e.ID().String()).Msg("handler failed")
-	})
-	return m
 }
 
 // logger is the bot's logger tagged with the IDs ctx carries: the

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
 )
 
 // Command names, as registered with Discord.
@@ -26,8 +25,8 @@ const (
 	whenFullQueue = "queue"
 )
 
-// Custom IDs of the /settings components. They start with "/" so that the
-// handler.Mux routes them; the board menu's ID ends with the account.
+// Custom IDs of the /settings components; the board menu's ID ends with
+// the account.
 const (
 	idSwitch = "/settings/switch"
 	idBoard  = "/settings/board"
@@ -60,11 +59,11 @@ type command struct {
 	create func(r pinRule) discord.ApplicationCommandCreate
 	// Exactly one handler is set: slash for a slash command, message for
 	// a message command, component for a component.
-	slash     func(*Bot, discord.SlashCommandInteractionData, *handler.CommandEvent) error
-	message   func(*Bot, discord.MessageCommandInteractionData, *handler.CommandEvent) error
-	component func(*Bot, *handler.ComponentEvent) error
+	slash     func(*Bot, discord.SlashCommandInteractionData, *event) error
+	message   func(*Bot, discord.MessageCommandInteractionData, *event) error
+	component func(*Bot, *event) error
 	// autocomplete, when set, answers a slash command's autocomplete.
-	autocomplete func(*Bot, *handler.AutocompleteEvent) error
+	autocomplete func(*Bot, discord.AutocompleteInteractionData, *event) error
 }
 
 // autocompleteSuffix ends the metrics label of a command's autocomplete.
@@ -195,28 +194,41 @@ func commands(r pinRule) []discord.ApplicationCommandCreate {
 	return cs
 }
 
-// route adds the table's handlers to m, bound to b.
-func (b *Bot) route(m *handler.Mux) {
+// lookup finds the table's entry for an interaction: its application
+// command (by name and kind), its autocomplete, or its component (by
+// custom ID; account is what follows the ID of a component with param).
+func lookup(i discord.Interaction) (c command, account string, ok bool) {
 	for _, c := range commandTable() {
-		switch {
-		case c.slash != nil:
-			h := c.slash
-			m.SlashCommand("/"+c.name, func(d discord.SlashCommandInteractionData, e *handler.CommandEvent) error { return h(b, d, e) })
-		case c.message != nil:
-			h := c.message
-			m.MessageCommand("/"+c.name, func(d discord.MessageCommandInteractionData, e *handler.CommandEvent) error { return h(b, d, e) })
-		case c.component != nil:
-			h, pattern := c.component, c.id
-			if c.param {
-				pattern += "/{account}"
+		switch in := i.(type) {
+		case discord.ApplicationCommandInteraction:
+			if c.name == "" || c.name != in.Data.CommandName() {
+				continue
 			}
-			m.Component(pattern, func(e *handler.ComponentEvent) error { return h(b, e) })
-		}
-		if c.autocomplete != nil {
-			h := c.autocomplete
-			m.Autocomplete("/"+c.name, func(e *handler.AutocompleteEvent) error { return h(b, e) })
+			switch in.Data.(type) {
+			case discord.SlashCommandInteractionData:
+				ok = c.slash != nil
+			case discord.MessageCommandInteractionData:
+				ok = c.message != nil
+			}
+			return c, "", ok
+		case discord.AutocompleteInteraction:
+			if c.name != "" && c.name == in.Data.CommandName {
+				return c, "", c.autocomplete != nil
+			}
+		case discord.ComponentInteraction:
+			id := in.Data.CustomID()
+			if c.id == "" || c.component == nil {
+				continue
+			}
+			if !c.param && id == c.id {
+				return c, "", true
+			}
+			if rest, found := strings.CutPrefix(id, c.id+"/"); c.param && found && rest != "" && !strings.Contains(rest, "/") {
+				return c, rest, true
+			}
 		}
 	}
+	return command{}, "", false
 }
 
 // labelOf returns the metrics label of an application command (by its

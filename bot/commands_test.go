@@ -6,32 +6,30 @@ import (
 	"testing"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/events"
-	"github.com/disgoorg/disgo/handler"
 )
 
 // tableEvent builds the interaction a user's click or command makes for
 // an entry of the command table (its autocomplete when autocomplete), and
-// the path and types the router matches it by, as handler.Mux does.
-func tableEvent(t *testing.T, c command, autocomplete bool) (e *handler.InteractionEvent, path string, typ discord.InteractionType, sub int) {
+// the command name or custom ID and types it carries.
+func tableEvent(t *testing.T, c command, autocomplete bool) (e discord.Interaction, path string, typ discord.InteractionType) {
 	t.Helper()
 	var data string
 	switch {
 	case autocomplete:
-		typ, sub, path = discord.InteractionTypeAutocomplete, int(discord.ApplicationCommandTypeSlash), "/"+c.name
+		typ, path = discord.InteractionTypeAutocomplete, "/"+c.name
 		data = fmt.Sprintf(`{"id":"7","name":%q,"type":1,"options":[]}`, c.name)
 	case c.slash != nil:
-		typ, sub, path = discord.InteractionTypeApplicationCommand, int(discord.ApplicationCommandTypeSlash), "/"+c.name
+		typ, path = discord.InteractionTypeApplicationCommand, "/"+c.name
 		data = fmt.Sprintf(`{"id":"7","name":%q,"type":1}`, c.name)
 	case c.message != nil:
-		typ, sub, path = discord.InteractionTypeApplicationCommand, int(discord.ApplicationCommandTypeMessage), "/"+c.name
+		typ, path = discord.InteractionTypeApplicationCommand, "/"+c.name
 		data = fmt.Sprintf(`{"id":"7","name":%q,"type":3,"target_id":"9","resolved":{"messages":{"9":{"id":"9","channel_id":"3"}}}}`, c.name)
 	default:
 		path = c.id
 		if c.param {
 			path += "/1001"
 		}
-		typ, sub = discord.InteractionTypeComponent, int(discord.ComponentTypeStringSelectMenu)
+		typ = discord.InteractionTypeComponent
 		data = fmt.Sprintf(`{"custom_id":%q,"component_type":3,"values":["x"]}`, path)
 	}
 	raw := fmt.Sprintf(`{"id":"1","application_id":"2","type":%d,"token":"t","version":1,"channel_id":"3","data":%s}`, typ, data)
@@ -42,15 +40,13 @@ func tableEvent(t *testing.T, c command, autocomplete bool) (e *handler.Interact
 	if err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
-	return &handler.InteractionEvent{InteractionCreate: &events.InteractionCreate{Interaction: i}}, path, typ, sub
+	return i, path, typ
 }
 
 // TestCommandTable: every entry of the command table is routed, has its
 // metrics label (none counted as "other"), and is registered with Discord
 // when it is a command; the labels are the ones the dashboards know.
 func TestCommandTable(t *testing.T) {
-	m := handler.New()
-	(&Bot{}).route(m)
 	labels := InteractionLabels()
 	var got, names []string
 	for _, c := range commandTable() {
@@ -76,9 +72,13 @@ func TestCommandTable(t *testing.T) {
 			kinds = append(kinds, true)
 		}
 		for _, auto := range kinds {
-			e, path, typ, sub := tableEvent(t, c, auto)
-			if !m.Match(path, typ, sub) {
-				t.Errorf("%s (type %d) is not routed", path, typ)
+			e, path, typ := tableEvent(t, c, auto)
+			entry, account, ok := lookup(e)
+			if !ok || entry.name != c.name || entry.id != c.id {
+				t.Errorf("%s (type %d) is routed to %q/%q (%v), want its own entry", path, typ, entry.name, entry.id, ok)
+			}
+			if want := map[bool]string{true: "1001"}[c.param]; account != want {
+				t.Errorf("%s: account %q, want %q", path, account, want)
 			}
 			name := interactionName(e)
 			if !slices.Contains(labels, name) || name == "other" {
@@ -106,8 +106,8 @@ func TestCommandTable(t *testing.T) {
 	}
 
 	// What is not in the table is neither routed nor labelled.
-	e, _, _, _ := tableEvent(t, command{id: "/nothing"}, false)
-	if m.Match("/nothing", discord.InteractionTypeComponent, int(discord.ComponentTypeStringSelectMenu)) || interactionName(e) != "other" {
+	e, _, _ := tableEvent(t, command{id: "/nothing"}, false)
+	if _, _, ok := lookup(e); ok || interactionName(e) != "other" {
 		t.Errorf("an unknown component is routed or labelled %q", interactionName(e))
 	}
 	for _, c := range ConsoleCommands() {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/disgoorg/disgo/rest"
-
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
 
@@ -36,7 +34,7 @@ func TestInteractionAckedAfterGlobal429(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, 2*time.Second)
-	_, _ = w.bot.client.Rest.GetMessage(w.channel.ID, m.ID, rest.WithCtx(ctx))
+	_, _ = w.bot.api.Message(ctx, w.channel.ID, m.ID)
 	cancel()
 
 	in := w.interact(pinInvocation(alice, m.ID.String()))
@@ -89,8 +87,8 @@ func TestGlobal429IsWaitedOut(t *testing.T) {
 	defer func() { _ = b.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := b.client.Rest.GetCurrentUser("", rest.WithCtx(ctx)); err != nil {
-		t.Fatalf("GetCurrentUser: %v", err)
+	if _, err := b.api.Original(ctx, "token"); err != nil {
+		t.Fatalf("GET the original response: %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -161,8 +161,8 @@
 //
 // Every command and component interaction is acknowledged at once with a
 // deferred ephemeral response (a /queue component with a deferred update
-// of the message it is on), on the goroutine disgo starts for the event
-// (async events), before anything else. It is then charged to its user's
+// of the message it is on), on the goroutine the gateway starts for the
+// interaction (HandleInteraction), before anything else. It is then charged to its user's
 // allowance (Config.UserRate: a /pin one unit per image, anything else
 // one); over it, the user is told when to try again. The work then waits
 // for one of Config.Workers workers, so a burst of thousands of commands
@@ -176,18 +176,22 @@
 // Close closes the gateway first, tells the users whose commands were
 // acknowledged but not started to run them again, waits for running
 // handlers (up to Config.CloseTimeout), cancels those still running,
-// sends the digests gathered so far, and closes disgo's client once none
-// runs (if some still run after a short
-// grace, it leaves the client open and says so in its error).
+// sends the digests gathered so far, and closes the REST client once none
+// runs (if some still run after a short grace, it leaves the client open
+// and says so in its error).
 //
 // # Talking to Discord
 //
-// Package discordio sets up how the disgo client talks to Discord: REST
-// requests go through the bot's own rate limiter (disgo v0.19.6's ignores
-// Discord's global 429 and held interaction callbacks to it) over a bounded
-// pool of connections, and New makes disgo decode with go-json
-// (discordio.InstallDecoder, a process-wide setting: disgo offers no
-// other).
+// Package discordio is the adapter to Discord, and the only package of
+// the bot that imports disgo's rest, gateway and sharding: every request
+// goes through its API (handlers are tested on its in-memory double,
+// discordiotest), the shards through its Gateway. REST requests go
+// through the bot's own rate limiter (disgo v0.19.6's ignores Discord's
+// global 429 and held interaction callbacks to it) over a bounded pool of
+// connections, and disgo decodes with go-json (discordio.InstallDecoder,
+// a process-wide setting: disgo offers no other). The command table
+// (commandTable, commands.go) routes each interaction to its handler
+// (router.go).
 //
 // # Metrics and health
 //
@@ -195,7 +199,7 @@
 // how each interaction ended and how long its acknowledgement took, and
 // each gateway shard's READY and RESUMED; Config.DiscordTransport wraps the
 // REST client's transport. Shards reports whether each shard is connected
-// without waiting on disgo's shard manager. Package internal/metrics turns
+// without waiting on the shard manager. Package internal/metrics turns
 // them into Prometheus metrics, and internal/app into readiness.
 //
 // # Logs

@@ -46,7 +46,7 @@ func TestDisgoGatewayShardMetrics(t *testing.T) {
 		sharding.WithIdentifyRateLimiter(gateway.NewNoopIdentifyRateLimiter()),
 		// The bot's own close handler, telling the test when it ran.
 		sharding.WithCloseHandler(func(g gateway.Gateway, err error, reconnect bool) {
-			w.bot.shardClosed(g, err, reconnect)
+			w.bot.shardClosed(g.ShardID(), err, reconnect)
 			closed <- g.ShardID()
 		}),
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/badgerlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
@@ -112,7 +113,7 @@ type worldOptions struct {
 // world is the bot between the two stand-ins, with a real engine and a
 // real links store, driven without opening a disgo gateway: a bare
 // websocket client identifies as shard 0 and hands every
-// INTERACTION_CREATE to the disgo client's event manager.
+// INTERACTION_CREATE to Bot.HandleInteraction.
 type world struct {
 	t      testing.TB
 	ctx    context.Context
@@ -500,23 +501,14 @@ func ids(ms ...discordtest.Message) string {
 }
 
 // pump is a bare gateway client: it identifies as one shard and hands
-// every INTERACTION_CREATE to the bot's disgo event manager, as a
-// disgo gateway would, without disgo's gateway code (whose close races
+// every INTERACTION_CREATE to Bot.HandleInteraction, as
+// discordio.Gateway does, without disgo's gateway code (whose close races
 // with its heartbeat under -race).
 type pump struct {
 	ws   *websocket.Conn
 	done chan struct{}
 	once sync.Once
 }
-
-// pumpGateway is the gateway disgo's event manager is told an event came
-// from; only ShardID is asked.
-type pumpGateway struct {
-	gateway.Gateway
-	shard int
-}
-
-func (g pumpGateway) ShardID() int { return g.shard }
 
 // startPump connects shard of count to the stand-in's gateway. Like a
 // disgo shard, it decodes the events it receives one at a time.
@@ -571,7 +563,11 @@ func startPump(t testing.TB, dc *discordtest.Server, b *Bot, shard, count int) *
 			if !ok {
 				continue
 			}
-			b.client.EventManager.HandleGatewayEvent(pumpGateway{shard: shard}, m.T, m.S, ev)
+			// As discordio.Gateway does: each interaction on its own
+			// goroutine.
+			if i := discordio.Interaction(ev); i != nil {
+				go b.HandleInteraction(i)
+			}
 		}
 	}()
 	return p

@@ -4,16 +4,14 @@ import (
 	"github.com/pinbot/pinbot/internal/logctx"
 
 	"context"
-	"errors"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 // Deadlines of taking an interaction up.
@@ -36,8 +34,8 @@ const (
 // admit is the first step of every interaction. Autocomplete is answered
 // directly, bounded by autocompleteTimeout. Everything else is deferred
 // at once with an ephemeral "thinking" response (a /queue component with
-// a deferred update of its message, see editsInPlace), on the event's own
-// goroutine (disgo runs each event on one when async events are on), is
+// a deferred update of its message, see editsInPlace), on the
+// interaction's own goroutine (see HandleInteraction), is
 // charged to its user's allowance (see throttle: over it, it is answered
 // with when to try again), then waits for one of Config.Workers workers:
 // a burst of commands queues, acknowledged, instead of running all at
@@ -46,105 +44,109 @@ const (
 // so no interaction is answered twice.
 // Config.Observer learns how long each acknowledgement took, from the
 // moment admit took the interaction up, and how each interaction ended.
-func (b *Bot) admit(next handler.Handler) handler.Handler {
-	return func(e *handler.InteractionEvent) (err error) {
-		taken := time.Now()
-		name := interactionName(e)
-		// Every line logged for the interaction, whichever component
-		// logs it, carries its ID (see package logctx).
-		lctx := logctx.With(b.workCtx, logctx.InteractionID, e.ID().String())
-		e.Ctx = lctx
-		log := b.logger(lctx)
-		if !b.enter() {
-			log.Debug().Msg("interaction ignored: closing")
-			b.cfg.Observer.InteractionDone(name, interactionClosing)
-			if b.onDone != nil {
-				b.onDone(e.ID())
-			}
-			return nil
-		}
-		defer b.leave()
+func (b *Bot) admit(e *event, next func(*event) error) (err error) {
+	taken := time.Now()
+	name := interactionName(e.Interaction)
+	// Every line logged for the interaction, whichever component
+	// logs it, carries its ID (see package logctx).
+	lctx := logctx.With(b.workCtx, logctx.InteractionID, e.ID().String())
+	e.Ctx = lctx
+	log := b.logger(lctx)
+	if !b.enter() {
+		log.Debug().Msg("interaction ignored: closing")
+		b.cfg.Observer.InteractionDone(name, interactionClosing)
 		if b.onDone != nil {
-			defer b.onDone(e.ID())
+			b.onDone(e.ID())
 		}
-		// Reported before onDone, so that a test that waits for it sees it.
-		result := interactionOK
-		defer func() {
-			if err != nil && result == interactionOK {
-				result = interactionError
-			}
-			b.cfg.Observer.InteractionDone(name, result)
-		}()
+		return nil
+	}
+	defer b.leave()
+	if b.onDone != nil {
+		defer b.onDone(e.ID())
+	}
+	// Reported before onDone, so that a test that waits for it sees it.
+	result := interactionOK
+	defer func() {
+		if err != nil && result == interactionOK {
+			result = interactionError
+		}
+		b.cfg.Observer.InteractionDone(name, result)
+	}()
 
-		if e.Type() == discord.InteractionTypeAutocomplete {
-			select {
-			case b.autocompletes <- struct{}{}:
-				defer func() { <-b.autocompletes }()
-			default:
-				result = interactionBusy
-				err := e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(b.workCtx))
-				if err == nil {
-					b.cfg.Observer.Acknowledged(time.Since(taken))
-				}
-				return err
-			}
-			start := time.Now()
-			ctx, cancel := context.WithDeadline(lctx, start.Add(autocompleteTimeout))
-			defer cancel()
-			e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
-			// The choices are the initial response: sent by next.
-			err := next(e)
+	if e.Type() == discord.InteractionTypeAutocomplete {
+		select {
+		case b.autocompletes <- struct{}{}:
+			defer func() { <-b.autocompletes }()
+		default:
+			result = interactionBusy
+			err := b.api.Respond(b.workCtx, e.ID(), e.Token(), discord.InteractionResponse{
+				Type: discord.InteractionResponseTypeAutocompleteResult,
+				Data: discord.AutocompleteResult{Choices: []discord.AutocompleteChoice{}},
+			})
 			if err == nil {
 				b.cfg.Observer.Acknowledged(time.Since(taken))
 			}
 			return err
 		}
-
-		actx, cancel := context.WithTimeout(lctx, ackTimeout)
-		if editsInPlace(e) {
-			err = e.DeferUpdateMessage(rest.WithCtx(actx))
-		} else {
-			err = e.DeferCreateMessage(true, rest.WithCtx(actx))
-		}
-		cancel()
+		start := time.Now()
+		ctx, cancel := context.WithDeadline(lctx, start.Add(autocompleteTimeout))
+		defer cancel()
+		e.Ctx = context.WithValue(ctx, answerByKey{}, start.Add(autocompleteAnswerBy))
+		// The choices are the initial response: sent by next.
+		err := next(e)
 		if err == nil {
 			b.cfg.Observer.Acknowledged(time.Since(taken))
-		} else if !b.deferredAnyway(lctx, e.Token(), err) {
-			log.Warn().Str("error", errText(err)).
-				Msg("interaction not acknowledged; not working on it")
-			result = interactionNotAcknowledged
-			return nil
 		}
-		if b.throttled(e) {
-			result = interactionThrottled
-			return nil
-		}
-
-		select {
-		case b.workers <- struct{}{}:
-			defer func() { <-b.workers }()
-		case <-b.closingCh:
-		}
-		if b.isClosing() {
-			// Acknowledged but not started: say so rather than start a
-			// batch while shutting down.
-			b.reply(lctx, e.Token(), reply{content: msgRestarting})
-			result = interactionClosing
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(lctx, b.cfg.HandlerTimeout)
-		defer cancel()
-		e.Ctx = ctx
-		return next(e)
+		return err
 	}
+
+	actx, cancel := context.WithTimeout(lctx, ackTimeout)
+	if editsInPlace(e) {
+		err = b.api.Respond(actx, e.ID(), e.Token(), discord.InteractionResponse{Type: discord.InteractionResponseTypeDeferredUpdateMessage})
+	} else {
+		err = b.api.Respond(actx, e.ID(), e.Token(), discord.InteractionResponse{
+			Type: discord.InteractionResponseTypeDeferredCreateMessage,
+			Data: discord.MessageCreate{Flags: discord.MessageFlagEphemeral},
+		})
+	}
+	cancel()
+	if err == nil {
+		b.cfg.Observer.Acknowledged(time.Since(taken))
+	} else if !b.deferredAnyway(lctx, e.Token(), err) {
+		log.Warn().Str("error", errText(err)).
+			Msg("interaction not acknowledged; not working on it")
+		result = interactionNotAcknowledged
+		return nil
+	}
+	if b.throttled(e) {
+		result = interactionThrottled
+		return nil
+	}
+
+	select {
+	case b.workers <- struct{}{}:
+		defer func() { <-b.workers }()
+	case <-b.closingCh:
+	}
+	if b.isClosing() {
+		// Acknowledged but not started: say so rather than start a
+		// batch while shutting down.
+		b.reply(lctx, e.Token(), reply{content: msgRestarting})
+		result = interactionClosing
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(lctx, b.cfg.HandlerTimeout)
+	defer cancel()
+	e.Ctx = ctx
+	return next(e)
 }
 
 // editsInPlace reports whether an interaction's answer replaces the
 // message it came from rather than a new ephemeral one: the /queue
 // components, whose answer is the refreshed list.
-func editsInPlace(e *handler.InteractionEvent) bool {
-	ci, ok := e.Interaction.(discord.ComponentInteraction)
-	return ok && strings.HasPrefix(ci.Data.CustomID(), idQueue)
+func editsInPlace(e *event) bool {
+	d := e.componentData()
+	return d != nil && strings.HasPrefix(d.CustomID(), idQueue)
 }
 
 // deferredAnyway reports whether a deferral that failed with err took
@@ -155,13 +157,12 @@ func editsInPlace(e *handler.InteractionEvent) bool {
 // Otherwise the original response is fetched: it exists only if the
 // deferral took effect. ctx carries the interaction's log IDs.
 func (b *Bot) deferredAnyway(ctx context.Context, token string, err error) bool {
-	var re *rest.Error
-	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < http.StatusInternalServerError {
+	if discordio.Refused(err) {
 		return false
 	}
 	gctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, ctx), ackTimeout)
 	defer cancel()
-	if _, gerr := b.client.Rest.GetInteractionResponse(b.appID, token, rest.WithCtx(gctx)); gerr != nil {
+	if _, gerr := b.api.Original(gctx, token); gerr != nil {
 		return false
 	}
 	b.logger(ctx).Info().Str("error", errText(err)).Msg("the deferral's answer was lost, but Discord has it; working on the interaction")
@@ -182,18 +183,6 @@ func (b *Bot) answerContext(ctx context.Context) (context.Context, context.Cance
 		by = time.Now().Add(autocompleteAnswerBy)
 	}
 	return context.WithDeadline(logctx.Inherit(b.workCtx, ctx), by)
-}
-
-// notFound answers an interaction no route serves (a command removed from
-// this version, a stale component).
-func (b *Bot) notFound(e *handler.InteractionEvent) error {
-	if e.Type() == discord.InteractionTypeAutocomplete {
-		actx, cancel := b.answerContext(e.Ctx)
-		defer cancel()
-		return e.AutocompleteResult([]discord.AutocompleteChoice{}, rest.WithCtx(actx))
-	}
-	b.reply(e.Ctx, e.Token(), reply{content: msgUnknownCommand})
-	return nil
 }
 
 // invocation is what every handler needs to know of its interaction.

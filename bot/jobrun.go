@@ -149,7 +149,7 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
 	}
 	if q.Guild != 0 {
-		ac := &accessChecker{rest: b.client.Rest, ctx: ctx, guildID: q.Guild, userID: q.User}
+		ac := &accessChecker{api: b.api, ctx: ctx, guildID: q.Guild, userID: q.User}
 		res, err := ac.canRead(q.Channel)
 		if err != nil {
 			b.logger(ctx).Warn().Str("error", errText(err)).Msg("permission check of a queued pin failed; retrying later")

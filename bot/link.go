@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/pinbot/pinbot/bot/links"
 )
 
@@ -24,8 +23,8 @@ const maxButtonURL = 512
 // authorization address, whose state is bound to the user, single use
 // and short lived. The OAuth callback (bot/web) shows who the link is
 // for, and stores it once the browser confirms.
-func (b *Bot) handleLink(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
-	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+func (b *Bot) handleLink(_ discord.SlashCommandInteractionData, e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.link(inv))
 	return nil
 }
@@ -128,11 +127,11 @@ func (b *Bot) notifyLink(req links.Request, content string, log zerolog.Logger) 
 		defer cancel()
 		if !req.At.IsZero() && b.cfg.Now().Before(req.At.Add(interactionTokenLife-noticeEditMargin)) {
 			comps := []discord.LayoutComponent{}
-			_, err := b.client.Rest.UpdateInteractionResponse(b.appID, req.Interaction, discord.MessageUpdate{
+			err := b.api.EditOriginal(ctx, req.Interaction, discord.MessageUpdate{
 				Content:         &content,
 				Components:      &comps,
 				AllowedMentions: &noMentions,
-			}, rest.WithCtx(ctx))
+			})
 			if err == nil {
 				log.Info().Str("via", "reply").Msg("link notice sent")
 				return
@@ -158,30 +157,27 @@ func (b *Bot) sendDM(ctx context.Context, userID, content string) error {
 	if err != nil {
 		return fmt.Errorf("bot: user id %q: %w", userID, err)
 	}
-	ch, err := b.client.Rest.CreateDMChannel(id, rest.WithCtx(ctx))
+	ch, err := b.api.OpenDM(ctx, id)
 	if err != nil {
 		return err
 	}
-	if ch == nil || ch.ID() == 0 {
+	if ch == 0 {
 		return errors.New("bot: Discord answered no DM channel")
 	}
-	_, err = b.client.Rest.CreateMessage(ch.ID(), discord.MessageCreate{Content: content, AllowedMentions: &noMentions}, rest.WithCtx(ctx))
-	return err
+	return b.api.Send(ctx, ch, discord.MessageCreate{Content: content, AllowedMentions: &noMentions})
 }
 
 // dmRefused reports whether err is Discord refusing a DM the user does not
 // accept: closed DMs or a blocked bot (50007), no server in common
 // (50278).
 func dmRefused(err error) bool {
-	var re *rest.Error
-	return errors.As(err, &re) && (re.Code == rest.JSONErrorCodeCannotSendMessagesToThisUser ||
-		re.Code == rest.JSONErrorCodeCannotSendMessagesToThisUserDueToHavingNoMutualGuilds)
+	return discordio.DMRefused(err)
 }
 
 // handleUnlink serves /unlink account:, which takes an account id (as the
 // autocomplete offers) or username.
-func (b *Bot) handleUnlink(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
-	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+func (b *Bot) handleUnlink(data discord.SlashCommandInteractionData, e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.unlink(inv, data.String(optAccount)))
 	return nil
 }
@@ -249,8 +245,8 @@ func (b *Bot) findLinked(inv invocation, u links.User, which string) (links.Acco
 }
 
 // autocompleteUnlink offers the user's linked accounts.
-func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
-	typed := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(e.Data.String(optAccount)), "@"))
+func (b *Bot) autocompleteUnlink(d discord.AutocompleteInteractionData, e *event) error {
+	typed := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d.String(optAccount)), "@"))
 	choices := []discord.AutocompleteChoice{}
 	u, err := b.cfg.Links.User(e.Ctx, e.User().ID.String())
 	if err == nil {
@@ -272,9 +268,7 @@ func (b *Bot) autocompleteUnlink(e *handler.AutocompleteEvent) error {
 			choices = append(choices, discord.AutocompleteChoiceString{Name: truncateRunes(label, 100), Value: id})
 		}
 	}
-	actx, cancel := b.answerContext(e.Ctx)
-	defer cancel()
-	return e.AutocompleteResult(choices, rest.WithCtx(actx))
+	return b.autocompleteResult(e, choices)
 }
 
 // cancelOnUnlink cancels the user's waiting pins on accountID, which they

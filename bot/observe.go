@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
 )
 
 // Observer learns what the bot does, for metrics (Config.Observer; package
@@ -151,10 +150,10 @@ func (b *Bot) reportJob(r jobResult) {
 // interactionName names an interaction for the metrics with its label
 // in the command table (see InteractionLabels): its command, component or
 // autocomplete; anything else is "other".
-func interactionName(e *handler.InteractionEvent) string {
+func interactionName(in discord.Interaction) string {
 	var label string
 	var ok bool
-	switch i := e.Interaction.(type) {
+	switch i := in.(type) {
 	case discord.ApplicationCommandInteraction:
 		label, ok = labelOf(i.Data.CommandName(), false, "")
 	case discord.AutocompleteInteraction:

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 // readPermissions are what a user needs to read a channel's past messages.
@@ -69,7 +69,7 @@ func memberPermissions(guildID, ownerID snowflake.ID, roles []discord.Role, user
 // once, over REST (the gateway cache may be empty), and each channel once.
 // It is used by one goroutine.
 type accessChecker struct {
-	rest    rest.Rest
+	api     discordio.API
 	ctx     context.Context
 	guildID snowflake.ID
 	userID  snowflake.ID
@@ -130,12 +130,12 @@ var (
 // guildChannel fetches channel id when it belongs to the command's guild;
 // otherwise it returns nil and why the user may not use it, or an error.
 func (a *accessChecker) guildChannel(id snowflake.ID) (discord.GuildChannel, accessResult, error) {
-	ch, err := a.rest.GetChannel(id, rest.WithCtx(a.ctx))
+	ch, err := a.api.Channel(a.ctx, id)
 	if err != nil {
-		switch restKind(err) {
-		case restNotFound:
+		switch {
+		case discordio.NotFound(err):
 			return nil, noAccess, nil
-		case restForbidden:
+		case discordio.Forbidden(err):
 			return nil, botNoAccess, nil
 		}
 		return nil, accessResult{}, fmt.Errorf("%w: channel %d: %w", errAccessCheck, id, err)
@@ -184,49 +184,18 @@ func (a *accessChecker) load() error {
 	if a.loaded {
 		return nil
 	}
-	g, err := a.rest.GetGuild(a.guildID, false, rest.WithCtx(a.ctx))
+	g, err := a.api.Guild(a.ctx, a.guildID)
 	if err != nil {
 		return fmt.Errorf("%w: guild %d: %w", errAccessCheck, a.guildID, err)
 	}
-	roles, err := a.rest.GetRoles(a.guildID, rest.WithCtx(a.ctx))
+	roles, err := a.api.Roles(a.ctx, a.guildID)
 	if err != nil {
 		return fmt.Errorf("%w: roles of guild %d: %w", errAccessCheck, a.guildID, err)
 	}
-	m, err := a.rest.GetMember(a.guildID, a.userID, rest.WithCtx(a.ctx))
-	if err != nil && restKind(err) != restNotFound {
+	m, err := a.api.Member(a.ctx, a.guildID, a.userID)
+	if err != nil && !discordio.NotFound(err) {
 		return fmt.Errorf("%w: member %d: %w", errAccessCheck, a.userID, err)
 	}
 	a.ownerID, a.roles, a.member, a.loaded = g.OwnerID, roles, m, true
 	return nil
-}
-
-// restKind classifies a Discord REST error.
-type restErrKind int
-
-const (
-	restOther restErrKind = iota
-	// restNotFound: the object does not exist (404, or an Unknown ...
-	// code).
-	restNotFound
-	// restForbidden: the bot may not see it (403, such as 50001 Missing
-	// Access).
-	restForbidden
-)
-
-func restKind(err error) restErrKind {
-	var re *rest.Error
-	if !errors.As(err, &re) {
-		return restOther
-	}
-	switch {
-	case re.Code >= 10001 && re.Code < 20000:
-		return restNotFound
-	case re.Code == rest.JSONErrorCodeMissingAccess:
-		return restForbidden
-	case re.Response != nil && re.Response.StatusCode == http.StatusNotFound:
-		return restNotFound
-	case re.Response != nil && re.Response.StatusCode == http.StatusForbidden:
-		return restForbidden
-	}
-	return restOther
 }

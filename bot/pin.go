@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
-	"github.com/disgoorg/disgo/rest"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
@@ -27,8 +25,8 @@ import (
 const MaxPinsPerBatch = 10
 
 // handlePin serves /pin.
-func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
-	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard), data.String(optWhenFull)))
 	return nil
 }
@@ -58,8 +56,8 @@ func (b *Bot) pinCommand(inv invocation, messages, board string, whenFull ...str
 // hands over the target message, content and attachments included, so it
 // works without the message content intent; the user ran it on a message
 // they are looking at, in the channel it is in.
-func (b *Bot) handlePinMessage(data discord.MessageCommandInteractionData, e *handler.CommandEvent) error {
-	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+func (b *Bot) handlePinMessage(data discord.MessageCommandInteractionData, e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	if inv.guildID == 0 {
 		b.reply(inv.ctx, inv.token, reply{content: msgGuildOnly})
 		return nil
@@ -132,7 +130,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 
 	if bt.target == nil {
 		ac := &accessChecker{
-			rest: b.client.Rest, ctx: ctx, guildID: inv.guildID, userID: inv.userID,
+			api: b.api, ctx: ctx, guildID: inv.guildID, userID: inv.userID,
 			invokingChannel: inv.channelID, invokingPerms: inv.perms,
 		}
 		for _, r := range bt.refs {
@@ -509,10 +507,10 @@ func (e entry) line() string {
 
 // autocompletePin offers the active account's boards for /pin's board:
 // option.
-func (b *Bot) autocompletePin(e *handler.AutocompleteEvent) error {
+func (b *Bot) autocompletePin(d discord.AutocompleteInteractionData, e *event) error {
 	choices := []discord.AutocompleteChoice{}
-	if e.Data.Focused().Name == optBoard {
-		typed := strings.ToLower(strings.TrimSpace(e.Data.String(optBoard)))
+	if d.Focused().Name == optBoard {
+		typed := strings.ToLower(strings.TrimSpace(d.String(optBoard)))
 		acct, refusal := b.activeAccount(e.Ctx, e.User().ID.String())
 		if refusal == "" && !acct.RelinkNeeded {
 			if sess, err := b.session(e.Ctx, acct.ID); err == nil {
@@ -533,7 +531,5 @@ func (b *Bot) autocompletePin(e *handler.AutocompleteEvent) error {
 			}
 		}
 	}
-	actx, cancel := b.answerContext(e.Ctx)
-	defer cancel()
-	return e.AutocompleteResult(choices, rest.WithCtx(actx))
+	return b.autocompleteResult(e, choices)
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/logctx"
 )
@@ -31,14 +31,14 @@ import (
 // failMessageGone, failNoAccess, or failDiscord when Discord did not
 // answer and a later try may succeed.
 func (b *Bot) fetchMessage(ctx context.Context, channel, message snowflake.ID) (_ *discord.Message, reason string) {
-	m, err := b.client.Rest.GetMessage(channel, message, rest.WithCtx(ctx))
+	m, err := b.api.Message(ctx, channel, message)
 	if err == nil {
 		return m, ""
 	}
-	switch restKind(err) {
-	case restNotFound:
+	switch {
+	case discordio.NotFound(err):
 		return nil, failMessageGone
-	case restForbidden:
+	case discordio.Forbidden(err):
 		return nil, failNoAccess
 	}
 	b.logger(ctx).Warn().Str("error", errText(err)).Str("message_id", message.String()).Msg("fetching the message failed")

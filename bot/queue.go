@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/actors"
@@ -119,8 +118,8 @@ func (b *Bot) readQueue(ctx context.Context, user snowflake.ID, acct links.Accou
 // handleQueue serves /queue: the queued pins the user may see, per linked
 // account, with a menu to cancel one message's waiting pins and a
 // "Cancel all" button per account.
-func (b *Bot) handleQueue(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
-	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+func (b *Bot) handleQueue(_ discord.SlashCommandInteractionData, e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.queue(inv, ""))
 	return nil
 }
@@ -375,16 +374,16 @@ func queueComponents(qs []accountQueue, msgs []queueMessage) []discord.LayoutCom
 
 // handleQueueAll serves a "Cancel all" button: every waiting pin of the
 // account the user may cancel.
-func (b *Bot) handleQueueAll(e *handler.ComponentEvent) error {
-	inv := b.invocation(e.Ctx, e.ComponentInteraction)
-	b.reply(inv.ctx, inv.token, b.cancelQueued(inv, e.Vars["account"], func(queuedJob) bool { return true }))
+func (b *Bot) handleQueueAll(e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
+	b.reply(inv.ctx, inv.token, b.cancelQueued(inv, e.account, func(queuedJob) bool { return true }))
 	return nil
 }
 
 // handleQueueMessage serves the message menu: the waiting pins of the
 // picked message the user may cancel.
-func (b *Bot) handleQueueMessage(e *handler.ComponentEvent) error {
-	inv := b.invocation(e.Ctx, e.ComponentInteraction)
+func (b *Bot) handleQueueMessage(e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	v, ok := selected(e)
 	account, message, found := strings.Cut(v, "/")
 	id, err := snowflake.Parse(message)

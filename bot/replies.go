@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 )
 
@@ -54,17 +53,17 @@ func (b *Bot) reply(cmd context.Context, token string, r reply) {
 		}
 		var err error
 		if i == 0 {
-			_, err = b.client.Rest.UpdateInteractionResponse(b.appID, token, discord.MessageUpdate{
+			err = b.api.EditOriginal(ctx, token, discord.MessageUpdate{
 				Content:         &c,
 				Components:      comps,
 				AllowedMentions: &noMentions,
-			}, rest.WithCtx(ctx))
+			})
 		} else {
 			mc := discord.MessageCreate{Content: c, Flags: discord.MessageFlagEphemeral, AllowedMentions: &noMentions}
 			if comps != nil {
 				mc.Components = *comps
 			}
-			_, err = b.client.Rest.CreateFollowupMessage(b.appID, token, mc, rest.WithCtx(ctx))
+			err = b.api.Followup(ctx, token, mc)
 		}
 		if err != nil {
 			b.logger(cmd).Warn().Str("error", errText(err)).Int("part", i+1).Msg("reply not delivered")

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
@@ -17,8 +16,8 @@ import (
 // pin count in the window and default board, the active one marked, a menu to switch
 // the active account and a menu to choose the active account's default
 // board.
-func (b *Bot) handleSettings(_ discord.SlashCommandInteractionData, e *handler.CommandEvent) error {
-	inv := b.invocation(e.Ctx, e.ApplicationCommandInteraction)
+func (b *Bot) handleSettings(_ discord.SlashCommandInteractionData, e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.settings(inv))
 	return nil
 }
@@ -144,13 +143,13 @@ func (b *Bot) settings(inv invocation) reply {
 
 // handleWhenFull serves the /settings menu of what /pin and "Pin to
 // Pinterest" do at the limit when the command does not say.
-func (b *Bot) handleWhenFull(e *handler.ComponentEvent) error {
-	inv := b.invocation(e.Ctx, e.ComponentInteraction)
+func (b *Bot) handleWhenFull(e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.whenFull(inv, e))
 	return nil
 }
 
-func (b *Bot) whenFull(inv invocation, e *handler.ComponentEvent) reply {
+func (b *Bot) whenFull(inv invocation, e *event) reply {
 	v, ok := selected(e)
 	if !ok || (v != whenFullSkip && v != whenFullQueue) {
 		return reply{content: "Pick one choice from the menu."}
@@ -192,8 +191,8 @@ func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, str
 }
 
 // selected returns the single value picked in a string select menu.
-func selected(e *handler.ComponentEvent) (string, bool) {
-	d, ok := e.Data.(discord.StringSelectMenuInteractionData)
+func selected(e *event) (string, bool) {
+	d, ok := e.componentData().(discord.StringSelectMenuInteractionData)
 	if !ok || len(d.Values) != 1 {
 		return "", false
 	}
@@ -202,13 +201,13 @@ func selected(e *handler.ComponentEvent) (string, bool) {
 
 // handleSwitch serves the /settings account menu: the picked account
 // becomes the active one, if the user linked it.
-func (b *Bot) handleSwitch(e *handler.ComponentEvent) error {
-	inv := b.invocation(e.Ctx, e.ComponentInteraction)
+func (b *Bot) handleSwitch(e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
 	b.reply(inv.ctx, inv.token, b.switchAccount(inv, e))
 	return nil
 }
 
-func (b *Bot) switchAccount(inv invocation, e *handler.ComponentEvent) reply {
+func (b *Bot) switchAccount(inv invocation, e *event) reply {
 	id, ok := selected(e)
 	if !ok {
 		return reply{content: "Pick one account from the menu."}
@@ -251,13 +250,13 @@ func (b *Bot) switchAccount(inv invocation, e *handler.ComponentEvent) reply {
 // handleDefaultBoard serves the /settings board menu: the picked board
 // becomes the account's default, if the user linked the account and the
 // board is the account's.
-func (b *Bot) handleDefaultBoard(e *handler.ComponentEvent) error {
-	inv := b.invocation(e.Ctx, e.ComponentInteraction)
-	b.reply(inv.ctx, inv.token, b.defaultBoard(inv, e.Vars["account"], e))
+func (b *Bot) handleDefaultBoard(e *event) error {
+	inv := b.invocation(e.Ctx, e.Interaction)
+	b.reply(inv.ctx, inv.token, b.defaultBoard(inv, e.account, e))
 	return nil
 }
 
-func (b *Bot) defaultBoard(inv invocation, accountID string, e *handler.ComponentEvent) reply {
+func (b *Bot) defaultBoard(inv invocation, accountID string, e *event) reply {
 	boardID, ok := selected(e)
 	if !ok {
 		return reply{content: "Pick one board from the menu."}

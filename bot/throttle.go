@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/handler"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/internal/limit/gcra"
@@ -103,7 +101,7 @@ func (t *throttle) msgThrottledStop(at time.Time) string {
 // are charged once known, see pinner.chargeExtra), "Pin to Pinterest" one
 // per image of its message, up to MaxPinsPerBatch, and anything else
 // one. Autocomplete costs nothing (it is not throttled).
-func cost(e *handler.InteractionEvent) int {
+func cost(e *event) int {
 	ai, ok := e.Interaction.(discord.ApplicationCommandInteraction)
 	if !ok {
 		return 1
@@ -137,7 +135,7 @@ func cost(e *handler.InteractionEvent) int {
 // throttled charges an acknowledged interaction to its user's allowance
 // and, when the allowance is used up, answers it, saying when to try
 // again, and reports true: the interaction is not worked on.
-func (b *Bot) throttled(e *handler.InteractionEvent) bool {
+func (b *Bot) throttled(e *event) bool {
 	ok, at := b.throttle.charge(e.User().ID, cost(e))
 	if ok {
 		return false
@@ -154,9 +152,9 @@ func (b *Bot) throttled(e *handler.InteractionEvent) bool {
 	// (the /queue list): say it beside it instead.
 	ctx, cancel := context.WithTimeout(logctx.Inherit(b.workCtx, e.Ctx), replyTimeout)
 	defer cancel()
-	if _, err := b.client.Rest.CreateFollowupMessage(b.appID, e.Token(), discord.MessageCreate{
+	if err := b.api.Followup(ctx, e.Token(), discord.MessageCreate{
 		Content: msg, Flags: discord.MessageFlagEphemeral, AllowedMentions: &noMentions,
-	}, rest.WithCtx(ctx)); err != nil {
+	}); err != nil {
 		log.Warn().Str("error", errText(err)).Msg("reply not delivered")
 	}
 	return true

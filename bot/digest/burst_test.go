@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,8 +10,8 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/internal/limit/schedule"
@@ -64,8 +65,8 @@ func TestBurstManyUsersOneFallback(t *testing.T) {
 	}
 	refused := 0
 	for _, m := range msgs {
-		_, err := h.api.CreateMessage(direct.ID, discord.MessageCreate{Content: m.Content, AllowedMentions: &noMentions})
-		if re, ok := err.(*rest.Error); ok && re.Response.StatusCode == http.StatusTooManyRequests {
+		err := h.api.Send(context.Background(), direct.ID, discord.MessageCreate{Content: m.Content, AllowedMentions: &noMentions})
+		if re, ok := discordio.AsError(err); ok && re.Status == http.StatusTooManyRequests {
 			refused++
 		} else if err != nil {
 			t.Fatal(err)

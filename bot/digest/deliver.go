@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/internal/limit/schedule"
@@ -249,16 +248,16 @@ func (s *Sender) requestLocked(st step) {
 		)
 		switch st.op {
 		case opOpenDM:
-			var ch *discord.DMChannel
-			if ch, err = s.api.CreateDMChannel(userID, rest.WithCtx(ctx)); err == nil {
-				if ch == nil || ch.ID() == 0 {
+			var ch snowflake.ID
+			if ch, err = s.api.OpenDM(ctx, userID); err == nil {
+				if ch == 0 {
 					err = errors.New("digest: Discord answered no DM channel")
 				} else {
-					ans.dm = ch.ID()
+					ans.dm = ch
 				}
 			}
 		case opSend:
-			_, err = s.api.CreateMessage(dest, discord.MessageCreate{Content: content, AllowedMentions: &noMentions}, rest.WithCtx(ctx))
+			err = s.api.Send(ctx, dest, discord.MessageCreate{Content: content, AllowedMentions: &noMentions})
 		case opCheck:
 			ans.allowed, err = s.access.CanRead(ctx, guild, dest, userID)
 		}

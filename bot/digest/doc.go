@@ -7,11 +7,12 @@
 //
 // # Usage
 //
-// One Sender serves the process. It takes the bot's REST client, a clock,
+// One Sender serves the process. It takes the bot's Discord API (what it
+// calls of discordio.API: OpenDM and Send), a clock,
 // a logger and, as options, an Outbox that keeps lines until they are
 // sent and an Access that says who may read a channel:
 //
-//	s, err := digest.New(client.Rest, schedule.SystemClock(), log, digest.Config{},
+//	s, err := digest.New(api, schedule.SystemClock(), log, digest.Config{},
 //		digest.WithOutbox(outbox), digest.WithAccess(access))
 //	n, err := s.Resume(ctx) // what the last run kept and did not send
 //	…

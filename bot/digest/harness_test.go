@@ -14,7 +14,9 @@ import (
 
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/rest"
+
 	"github.com/disgoorg/snowflake/v2"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
@@ -33,7 +35,7 @@ type harness struct {
 	t       *testing.T
 	clock   *scheduletest.Clock
 	srv     *discordtest.Server
-	api     rest.Rest
+	api     *discordio.REST
 	s       *Sender
 	log     zerolog.Logger
 	cfg     Config
@@ -64,11 +66,11 @@ func newHarness(t *testing.T, cfg Config, opts ...rest.ClientConfigOpt) *harness
 	// disgo's own rate limiter would wait out X-RateLimit-Reset-After in
 	// real time; the Sender's schedule is what is under test, and a 429
 	// reaches it at once.
-	h.api = rest.New(rest.NewClient(h.srv.Token(), append([]rest.ClientConfigOpt{
+	h.api = discordio.NewRESTOver(0, rest.NewClient(h.srv.Token(), append([]rest.ClientConfigOpt{
 		rest.WithURL(h.srv.APIURL()),
 		rest.WithRateLimiter(rest.NewNoopRateLimiter()),
 		rest.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	}, opts...)...))
+	}, opts...)...), noMentions)
 	var err error
 	if h.guild, err = h.srv.AddGuild(discordtest.Guild{}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/rest"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
 func TestClassify(t *testing.T) {
@@ -17,7 +19,7 @@ func TestClassify(t *testing.T) {
 		for i := 0; i+1 < len(header); i += 2 {
 			rs.Header.Set(header[i], header[i+1])
 		}
-		return fmt.Errorf("wrapped: %w", &rest.Error{Response: rs, RsBody: []byte(body), Code: code})
+		return discordio.Wrap(fmt.Errorf("wrapped: %w", &rest.Error{Response: rs, RsBody: []byte(body), Code: code}))
 	}
 	steps := []struct {
 		err  error
@@ -29,7 +31,7 @@ func TestClassify(t *testing.T) {
 		{answer(400, 50278, `{}`), dmsClosed, 0},
 		{answer(429, 0, `{"message":"You are being rate limited.","retry_after":2.5,"global":false}`, "Retry-After", "3"), rateLimited, 2500 * time.Millisecond},
 		{answer(429, 0, ``, "Retry-After", "3"), rateLimited, 3 * time.Second},
-		{answer(429, 0, `{"retry_after":-1}`), rateLimited, defaultRetryAfter},
+		{answer(429, 0, `{"retry_after":-1}`), rateLimited, time.Second},
 		{answer(403, 50013, `{}`), refused, 0},
 		{answer(403, 50001, `{}`), refused, 0},
 		{answer(404, 10003, `{}`), refused, 0},

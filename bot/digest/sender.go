@@ -11,21 +11,21 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/rest"
 	"github.com/disgoorg/snowflake/v2"
+	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/internal/limit/schedule"
 )
 
-// API is the part of disgo's REST client a Sender calls; rest.Rest, the
-// bot's client.Rest, has it.
+// API is the part of the bot's Discord API a Sender calls (see
+// discordio.API): opening a user's DM channel and sending a message.
 type API interface {
-	CreateDMChannel(userID snowflake.ID, opts ...rest.RequestOpt) (*discord.DMChannel, error)
-	CreateMessage(channelID snowflake.ID, messageCreate discord.MessageCreate, opts ...rest.RequestOpt) (*discord.Message, error)
+	OpenDM(ctx context.Context, userID snowflake.ID) (snowflake.ID, error)
+	Send(ctx context.Context, channelID snowflake.ID, m discord.MessageCreate) error
 }
 
-var _ API = rest.Rest(nil)
+var _ API = discordio.API(nil)
 
 // noMentions is the allowed_mentions of every digest: lines may hold
 // user text, and a digest in a fallback channel names its user; nobody is

@@ -146,7 +146,7 @@ func TestDisgoGatewayShardsGetReadyAndTheirGuilds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if sess.ShardCount != 2 || sess.Intents != gateway.IntentGuilds {
+				if sess.ShardCount != 2 || sess.Intents != discordtest.Intents(gateway.IntentGuilds) {
 					t.Errorf("shard %d session = %+v, want shard count 2 and intents GUILDS", shard, sess)
 				}
 				if len(sess.Events) != 2 || sess.Events[0].Type != "READY" || sess.Events[1].Type != "GUILD_CREATE" {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/snowflake/v2"
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
@@ -62,7 +61,7 @@ type Session struct {
 	// ShardID and ShardCount are the shard the session identified as.
 	ShardID, ShardCount int
 	// Intents are the intents it identified with.
-	Intents gateway.Intents
+	Intents Intents
 	// IdentifiedAt is when IDENTIFY arrived, on the server's clock.
 	IdentifiedAt time.Time
 	// Resumes counts the successful RESUMEs of the session.
@@ -123,7 +122,7 @@ type session struct {
 	id           string
 	shardID      int
 	shardCount   int
-	intents      gateway.Intents
+	intents      Intents
 	seq          int
 	log          []loggedEvent
 	conn         *gwConn
@@ -463,8 +462,8 @@ func (s *Server) identifyLocked(c *gwConn, d json.RawMessage) {
 		c.closeWith(closeDecodeError, "Error while decoding payload.")
 		return
 	}
-	intents := gateway.Intents(*id.Intents)
-	if intents&^gateway.IntentsAll != 0 {
+	intents := Intents(*id.Intents)
+	if intents&^IntentsAll != 0 {
 		c.closeWith(closeInvalidIntents, "Invalid intent(s).")
 		return
 	}
@@ -543,7 +542,7 @@ func (s *Server) identifyLocked(c *gwConn, d json.RawMessage) {
 		ready.Guilds = append(ready.Guilds, unavailable{ID: g.ID.String(), Unavailable: true})
 	}
 	s.dispatchLocked(sess, "READY", ready)
-	if intents.Has(gateway.IntentGuilds) {
+	if intents.Has(IntentGuilds) {
 		for _, g := range guilds {
 			s.dispatchLocked(sess, "GUILD_CREATE", s.wireGatewayGuildLocked(g, intents))
 		}
@@ -553,17 +552,17 @@ func (s *Server) identifyLocked(c *gwConn, d json.RawMessage) {
 
 // intentsAllowed reports whether the application may use the privileged
 // intents among intents.
-func (s *Server) intentsAllowed(intents gateway.Intents) bool {
+func (s *Server) intentsAllowed(intents Intents) bool {
 	f := s.cfg.appFlags
-	if intents.Has(gateway.IntentGuildMembers) &&
+	if intents.Has(IntentGuildMembers) &&
 		!f.Has(discord.ApplicationFlagGatewayGuildMembers) && !f.Has(discord.ApplicationFlagGatewayGuildMemberLimited) {
 		return false
 	}
-	if intents.Has(gateway.IntentGuildPresences) &&
+	if intents.Has(IntentGuildPresences) &&
 		!f.Has(discord.ApplicationFlagGatewayPresence) && !f.Has(discord.ApplicationFlagGatewayPresenceLimited) {
 		return false
 	}
-	if intents.Has(gateway.IntentMessageContent) &&
+	if intents.Has(IntentMessageContent) &&
 		!f.Has(discord.ApplicationFlagGatewayMessageContent) && !f.Has(discord.ApplicationFlagGatewayMessageContentLimited) {
 		return false
 	}
@@ -662,7 +661,7 @@ func (s *Server) sessionForGuildLocked(guildID snowflake.ID) *session {
 // caller holds s.mu.
 func (s *Server) dispatchGuildCreateLocked(gs *guildState) {
 	sess := s.sessionForGuildLocked(gs.ID)
-	if sess == nil || !sess.intents.Has(gateway.IntentGuilds) {
+	if sess == nil || !sess.intents.Has(IntentGuilds) {
 		return
 	}
 	s.dispatchLocked(sess, "GUILD_CREATE", s.wireGatewayGuildLocked(gs, sess.intents))
@@ -672,7 +671,7 @@ func (s *Server) dispatchGuildCreateLocked(gs *guildState) {
 // about it, if it asked for guild messages. The caller holds s.mu.
 func (s *Server) dispatchMessageCreateLocked(m *Message) {
 	sess := s.sessionForGuildLocked(m.GuildID)
-	if sess == nil || !sess.intents.Has(gateway.IntentGuildMessages) {
+	if sess == nil || !sess.intents.Has(IntentGuildMessages) {
 		return
 	}
 	w := s.wireMessageLocked(m, s.messageContentVisibleLocked(m, sess.intents, true))
@@ -690,7 +689,7 @@ func (s *Server) dispatchMessageCreateLocked(m *Message) {
 // it is gone, if it asked for guild messages. The caller holds s.mu.
 func (s *Server) dispatchMessageDeleteLocked(m *Message) {
 	sess := s.sessionForGuildLocked(m.GuildID)
-	if sess == nil || !sess.intents.Has(gateway.IntentGuildMessages) {
+	if sess == nil || !sess.intents.Has(IntentGuildMessages) {
 		return
 	}
 	s.dispatchLocked(sess, "MESSAGE_DELETE", map[string]snowflake.ID{"id": m.ID, "channel_id": m.ChannelID, "guild_id": m.GuildID})

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/snowflake/v2"
 )
 
@@ -635,7 +634,7 @@ func shardOf(guildID snowflake.ID, shardCount int) int {
 // of m over REST or the gateway: with the message content intent, in DMs,
 // for its own messages and for messages that mention it. The caller holds
 // s.mu.
-func (s *Server) messageContentVisibleLocked(m *Message, intents gateway.Intents, gatewayEvent bool) bool {
+func (s *Server) messageContentVisibleLocked(m *Message, intents Intents, gatewayEvent bool) bool {
 	if m.AuthorID == s.botUser.ID || slices.Contains(m.Mentions, s.botUser.ID) {
 		return true
 	}
@@ -644,7 +643,7 @@ func (s *Server) messageContentVisibleLocked(m *Message, intents gateway.Intents
 		return false
 	}
 	if gatewayEvent {
-		return intents.Has(gateway.IntentMessageContent)
+		return intents.Has(IntentMessageContent)
 	}
 	return true
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
-	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/snowflake/v2"
 )
 
@@ -384,7 +383,7 @@ func (s *Server) wireGuildLocked(gs *guildState) wireGuild {
 // wireGatewayGuildLocked returns the GUILD_CREATE payload of a guild for a
 // session with the given intents: members other than the bot only with the
 // GUILD_MEMBERS intent. The caller holds s.mu.
-func (s *Server) wireGatewayGuildLocked(gs *guildState, intents gateway.Intents) wireGatewayGuild {
+func (s *Server) wireGatewayGuildLocked(gs *guildState, intents Intents) wireGatewayGuild {
 	w := wireGatewayGuild{
 		wireGuild:            s.wireGuildLocked(gs),
 		JoinedAt:             gs.joinedAt,
@@ -399,7 +398,7 @@ func (s *Server) wireGatewayGuildLocked(gs *guildState, intents gateway.Intents)
 		SoundboardSounds:     []json.RawMessage{},
 	}
 	for _, id := range gs.memberOrder {
-		if id == s.botUser.ID || intents.Has(gateway.IntentGuildMembers) {
+		if id == s.botUser.ID || intents.Has(IntentGuildMembers) {
 			w.Members = append(w.Members, s.wireMemberLocked(gs.members[id], true))
 		}
 	}
