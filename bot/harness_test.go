@@ -115,25 +115,17 @@ type worldOptions struct {
 // websocket client identifies as shard 0 and hands every
 // INTERACTION_CREATE to Bot.HandleInteraction.
 type world struct {
-	t      testing.TB
-	ctx    context.Context
-	logs   *testWriter
-	dc     *discordtest.Server
-	ps     *pinteresttest.Server
-	pclock *pinteresttest.Clock
-	eclock *actors.ManualClock
+	t    testing.TB
+	ctx  context.Context
+	logs *testWriter
+	dc   *discordtest.Server
+	*backends
 	dclock *discordtest.ManualClock // nil with realDiscordClock
 	// digestClock is the digests' clock and jobDone receives each queued
 	// pin the bot ran, once it has ended (with worldOptions.jobs).
 	digestClock *scheduletest.Clock
 	jobDone     chan actors.Job
-	faults      *persistencetest.FaultStore
-	engine      *actors.Engine
-	links       links.Store
-	pc          *pinterest.Client
 	bot         *Bot
-	// metrics has every report of the engine, the bot and both clients.
-	metrics *metrics.Metrics
 
 	guild   discordtest.Guild
 	channel discordtest.Channel
@@ -148,7 +140,8 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	w := &world{t: t, ctx: ctx, logs: &testWriter{t: t}, done: map[snowflake.ID]chan struct{}{}, metrics: metrics.New()}
+	w := &world{t: t, ctx: ctx, logs: &testWriter{t: t}, done: map[snowflake.ID]chan struct{}{}}
+	m := metrics.New()
 	t.Cleanup(func() {
 		w.logs.mu.Lock()
 		w.logs.done = true
@@ -171,55 +164,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	w.dc = discordtest.NewServer(dopts...)
 	t.Cleanup(w.dc.Close)
 
-	w.pclock = pinteresttest.NewClock(t0)
-	w.ps = pinteresttest.NewServer(append([]pinteresttest.Option{pinteresttest.WithClock(w.pclock.Now)}, o.pinterestServer...)...)
-	t.Cleanup(w.ps.Close)
-
-	w.eclock = actors.NewManualClock(t0)
-	var store persistence.Store = persistencetest.NewMemStore(w.eclock.Now)
-	if o.faults {
-		w.faults = persistencetest.NewFaultStore(store)
-		store = w.faults
-	}
-	if o.store != nil {
-		o.store(store)
-	}
-	ecfg := actors.DefaultConfig()
-	ecfg.Clock = w.eclock
-	ecfg.Recover = false
-	ecfg.Observer = w.metrics.Engine()
-	if o.engine != nil {
-		o.engine(&ecfg)
-	}
-	ecfg.OnJob = o.onJob
-	var err error
-	if w.engine, err = actors.New(ecfg, store, log); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.engine.Close(context.Background()) })
-	w.metrics.WatchEngine(w.engine)
-
-	if w.links, err = badgerlinks.Open("", badgerlinks.Options{InMemory: true}, log); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.links.Close() })
-
-	pcfg := pinterest.Config{
-		ClientID:     w.ps.ClientID(),
-		ClientSecret: w.ps.ClientSecret(),
-		RedirectURL:  "http://127.0.0.1:8080/oauth/callback",
-		APIBase:      w.ps.APIBase(),
-		AuthURL:      w.ps.AuthURL(),
-		Now:          w.pclock.Now,
-		Logger:       log,
-		HTTPClient:   w.countedPinterestHTTP(o.pinterestHTTP),
-	}
-	if o.pinterest != nil {
-		o.pinterest(&pcfg)
-	}
-	if w.pc, err = pinterest.New(pcfg); err != nil {
-		t.Fatal(err)
-	}
+	w.backends = newBackends(t, ctx, o, log, m)
 
 	var digestClock schedule.Clock
 	if o.jobs {
@@ -247,6 +192,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if o.bot != nil {
 		o.bot(&bcfg)
 	}
+	var err error
 	if w.bot, err = New(bcfg); err != nil {
 		t.Fatal(err)
 	}
@@ -285,14 +231,88 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	return w
 }
 
+// backends are what the bot works with apart from Discord: the engine on
+// a manual clock, the links store, and the Pinterest client and its
+// stand-in, with every report in metrics.
+type backends struct {
+	t      testing.TB
+	ctx    context.Context
+	ps     *pinteresttest.Server
+	pclock *pinteresttest.Clock
+	eclock *actors.ManualClock
+	faults *persistencetest.FaultStore
+	engine *actors.Engine
+	links  links.Store
+	pc     *pinterest.Client
+	// metrics has every report of the engine, the bot and both clients.
+	metrics *metrics.Metrics
+}
+
+// newBackends starts the backends of a test's bot, closed at its end.
+func newBackends(t testing.TB, ctx context.Context, o worldOptions, log zerolog.Logger, m *metrics.Metrics) *backends {
+	t.Helper()
+	b := &backends{t: t, ctx: ctx, metrics: m}
+	b.pclock = pinteresttest.NewClock(t0)
+	b.ps = pinteresttest.NewServer(append([]pinteresttest.Option{pinteresttest.WithClock(b.pclock.Now)}, o.pinterestServer...)...)
+	t.Cleanup(b.ps.Close)
+
+	b.eclock = actors.NewManualClock(t0)
+	var store persistence.Store = persistencetest.NewMemStore(b.eclock.Now)
+	if o.faults {
+		b.faults = persistencetest.NewFaultStore(store)
+		store = b.faults
+	}
+	if o.store != nil {
+		o.store(store)
+	}
+	ecfg := actors.DefaultConfig()
+	ecfg.Clock = b.eclock
+	ecfg.Recover = false
+	ecfg.Observer = b.metrics.Engine()
+	if o.engine != nil {
+		o.engine(&ecfg)
+	}
+	ecfg.OnJob = o.onJob
+	var err error
+	if b.engine, err = actors.New(ecfg, store, log); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.engine.Close(context.Background()) })
+	b.metrics.WatchEngine(b.engine)
+
+	if b.links, err = badgerlinks.Open("", badgerlinks.Options{InMemory: true}, log); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.links.Close() })
+
+	pcfg := pinterest.Config{
+		ClientID:     b.ps.ClientID(),
+		ClientSecret: b.ps.ClientSecret(),
+		RedirectURL:  "http://127.0.0.1:8080/oauth/callback",
+		APIBase:      b.ps.APIBase(),
+		AuthURL:      b.ps.AuthURL(),
+		Now:          b.pclock.Now,
+		Logger:       log,
+		HTTPClient:   b.countedPinterestHTTP(o.pinterestHTTP),
+	}
+	if o.pinterest != nil {
+		o.pinterest(&pcfg)
+	}
+	if b.pc, err = pinterest.New(pcfg); err != nil {
+		t.Fatal(err)
+	}
+
+	return b
+}
+
 // countedPinterestHTTP returns hc (a default client if nil) with its
 // transport counted in the world's metrics, as the program does.
-func (w *world) countedPinterestHTTP(hc *http.Client) *http.Client {
+func (b *backends) countedPinterestHTTP(hc *http.Client) *http.Client {
 	out := &http.Client{}
 	if hc != nil {
 		*out = *hc
 	}
-	out.Transport = w.metrics.Transport(metrics.Pinterest, out.Transport, pinterest.RetryWait)
+	out.Transport = b.metrics.Transport(metrics.Pinterest, out.Transport, pinterest.RetryWait)
 	return out
 }
 
@@ -346,7 +366,7 @@ func (w *world) addImages(channel snowflake.ID, n int, text string) discordtest.
 // link makes a Pinterest account on the stand-in (the first call for an
 // id), links it to the user with a default board, and returns its
 // credentials.
-func (w *world) link(user snowflake.ID, accountID, username string) pinteresttest.Credentials {
+func (w *backends) link(user snowflake.ID, accountID, username string) pinteresttest.Credentials {
 	w.t.Helper()
 	board := pinteresttest.Board{ID: "b" + accountID, Name: "Board of " + username}
 	cred := w.ps.AddAccount(accountID, username, board)
@@ -357,7 +377,7 @@ func (w *world) link(user snowflake.ID, accountID, username string) pinteresttes
 }
 
 // fill records n pins for the account at the engine's current time.
-func (w *world) fill(account string, n int) {
+func (w *backends) fill(account string, n int) {
 	w.t.Helper()
 	for n > 0 {
 		k := min(n, actors.MaxBatch)
@@ -375,7 +395,7 @@ func (w *world) fill(account string, n int) {
 }
 
 // used returns the account's count.
-func (w *world) used(account string) int {
+func (w *backends) used(account string) int {
 	w.t.Helper()
 	st, err := w.engine.Status(w.ctx, account)
 	if err != nil {
