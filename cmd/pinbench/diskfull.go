@@ -15,7 +15,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/cmd/pinbench/internal/child"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
@@ -32,7 +32,7 @@ const tmpfsSize = 128 << 20
 // a small memtable and small journal segments, so that Badger, its
 // free-space reserve (two memtables and a value-log file) and the
 // journal's log fit in the tmpfs.
-var diskFullStoreOptions = badgerstore.Options{Durable: true, MemTableSize: 1 << 20, JournalSegmentSize: 4 << 20}
+var diskFullStoreOptions = enginestore.Options{MemTableSize: 1 << 20, SegmentSize: 4 << 20}
 
 // Accounts of the disk-full run: some granted before the disk fills, and
 // one never loaded before, whose Status must be read from the full store.
@@ -340,7 +340,7 @@ func diskFullFaultRun(ctx context.Context, emit func(dfStep), log zerolog.Logger
 		return false, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := badgerstore.Open(dir, diskFullStoreOptions, log)
+	store, err := enginestore.Open(dir, diskFullStoreOptions, log)
 	if err != nil {
 		return false, err
 	}
@@ -472,7 +472,7 @@ func afterChildFailure(ctx context.Context, db, filler string, acked map[string]
 		emit(dfStep{What: "space returns after the failure", Detail: err.Error()})
 		return
 	}
-	store, err := badgerstore.Open(db, diskFullStoreOptions, log)
+	store, err := enginestore.Open(db, diskFullStoreOptions, log)
 	if err != nil {
 		emit(dfStep{What: "the store opens after the failure", Detail: err.Error()})
 		return
@@ -517,7 +517,7 @@ func diskFullChild(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef(diskFullChildCommand, "--data-dir and --filler are required")
 	}
 	log := quietExpected(newLogger(stderr, *logLevel).With().Str("process", "disk-full-child").Logger())
-	store, err := badgerstore.Open(*dataDir, diskFullStoreOptions, log)
+	store, err := enginestore.Open(*dataDir, diskFullStoreOptions, log)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/cmd/pinbench/internal/workload"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -21,7 +21,7 @@ import (
 // benchmark.
 type benchEngine struct {
 	eng     *actors.Engine
-	store   *badgerstore.Store
+	store   enginestore.Store
 	dir     string
 	cleanup bool // remove dir on close
 }
@@ -29,7 +29,7 @@ type benchEngine struct {
 // openEngine opens the store in dir (durable: fsync before each grant is
 // acknowledged) and starts an engine over it.
 func openEngine(dir string, durable bool, cfg actors.Config, log zerolog.Logger) (*benchEngine, error) {
-	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: durable}, log)
+	store, err := enginestore.Open(dir, enginestore.Options{Relaxed: !durable}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ const restartPins = 3
 // nothing when dir already holds a store with accounts; it reports how
 // many accounts it wrote.
 func populate(dir string, n int, window time.Duration, log zerolog.Logger) (int, error) {
-	store, err := badgerstore.Open(dir, badgerstore.Options{}, log)
+	store, err := enginestore.Open(dir, enginestore.Options{Relaxed: true}, log)
 	if err != nil {
 		return 0, err
 	}

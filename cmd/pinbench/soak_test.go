@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/pinbot/pinbot/persistence/persistencetest"
 	"github.com/rs/zerolog"
 )
@@ -230,7 +230,7 @@ func TestCheckStoreFindsLostGrants(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := soakEngineConfig(10, time.Hour, time.Minute, time.Minute, 16)
-	store, err := badgerstore.Open(dir, soakStoreOptions, zerolog.Nop())
+	store, err := enginestore.Open(dir, soakStoreOptions, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestCheckStoreFindsLostGrants(t *testing.T) {
 // Opening the store changes the files of dir.
 func journaled(t *testing.T, dir string) []string {
 	t.Helper()
-	store, err := badgerstore.Open(dir, soakStoreOptions, zerolog.Nop())
+	store, err := enginestore.Open(dir, soakStoreOptions, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

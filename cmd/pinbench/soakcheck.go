@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 	"github.com/rs/zerolog"
 )
 
@@ -284,7 +284,7 @@ func checkCopy(ctx context.Context, dir string, cycle int, cfg actors.Config, ac
 	fail := func(kind, format string, args ...any) {
 		c.viols = append(c.viols, violation{Kind: kind, Cycle: cycle, Detail: fmt.Sprintf(format, args...)})
 	}
-	store, err := badgerstore.Open(dir, soakStoreOptions, log)
+	store, err := enginestore.Open(dir, soakStoreOptions, log)
 	if err != nil {
 		fail(violStore, "does not open: %v", err)
 		return c

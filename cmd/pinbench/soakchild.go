@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/actors"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 )
 
 // soakChildCommand is the hidden command the soak re-executes pinbench
@@ -68,7 +68,7 @@ func soakAccount(i int) string { return fmt.Sprintf("soak-%04d", i) }
 
 // soakStoreOptions opens the soak's store: durable, with small memtables
 // so that the files Badger maps stay small.
-var soakStoreOptions = badgerstore.Options{Durable: true, MemTableSize: 8 << 20}
+var soakStoreOptions = enginestore.Options{MemTableSize: 8 << 20}
 
 // soakEngineConfig is the engine configuration of the soak, in the child
 // and in the checks.
@@ -101,7 +101,7 @@ func soakChild(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef(soakChildCommand, "--data-dir is required")
 	}
 	log := newLogger(stderr, o.logLevel).With().Str("process", "soak-child").Logger()
-	store, err := badgerstore.Open(o.dataDir, soakStoreOptions, log)
+	store, err := enginestore.Open(o.dataDir, soakStoreOptions, log)
 	if err != nil {
 		return err
 	}

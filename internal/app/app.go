@@ -40,6 +40,7 @@ import (
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/internal/control"
 	"github.com/pinbot/pinbot/internal/edge"
@@ -50,7 +51,7 @@ import (
 var (
 	// ErrDataDirInUse means another process holds the engine store or the
 	// token store.
-	ErrDataDirInUse = errors.New("data directory is in use by another pinbot process")
+	ErrDataDirInUse = enginestore.ErrDataDirInUse
 	// ErrPinterestConfig wraps an invalid Config.Pinterest.
 	ErrPinterestConfig = errors.New("invalid Pinterest settings")
 	// ErrBotConfig wraps an invalid Config.Bot (such as a malformed token).

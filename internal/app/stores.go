@@ -4,30 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/badgerlinks"
+	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/internal/backup"
 	"github.com/pinbot/pinbot/persistence"
-	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
-// This file is the one place outside the stores' own packages that names
-// their implementations: Build and the commands that open a data
-// directory without the bot (listings, the engine demo, backups and
-// restores) all open the stores here, and see them through the
-// interfaces below.
+// This file and package enginestore are the one place outside the stores'
+// own packages that names their implementations: Build and the commands
+// that open a data directory without the bot (listings, the engine demo,
+// backups and restores) all open the stores here, and see them through
+// the interfaces below.
 
 // EngineStore is the engine's store: an engine runs on it, the listings
 // read the rules it keeps, and a backup copies it.
-type EngineStore interface {
-	persistence.Store
-	persistence.RuleKeeper
-	backup.EngineStore
-}
+type EngineStore = enginestore.Store
 
 // TokenStore is the token store: the bot and the listings read it, and
 // a backup copies it.
@@ -36,37 +31,13 @@ type TokenStore interface {
 	backup.LinksStore
 }
 
-// The stores Build opens are those the commands open.
-var (
-	_ EngineStore = (*badgerstore.Store)(nil)
-	_ TokenStore  = (*badgerlinks.Store)(nil)
-)
+var _ TokenStore = (*badgerlinks.Store)(nil)
 
 // OpenStore opens (creating if needed) the durable engine store in dir.
 // When another process holds the directory, the error wraps
 // ErrDataDirInUse.
 func OpenStore(dir string, log zerolog.Logger) (EngineStore, error) {
-	store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
-	if err == nil {
-		return store, nil
-	}
-	if isLockError(err) {
-		log.Debug().Err(err).Str("dir", dir).Msg("store directory locked")
-		return nil, fmt.Errorf("%w (%s); stop it, then try again", ErrDataDirInUse, dir)
-	}
-	return nil, fmt.Errorf("opening the store in %s: %w", dir, err)
-}
-
-// isLockError reports whether err is Badger's failure to take the lock of
-// its directory. Badger wraps the lock error as text only (neither the
-// flock errno nor a sentinel survives), so its message is all there is to
-// recognize: on Unix "Cannot acquire directory lock on ...", on Windows
-// "Cannot create lock file ...", both followed by "Another process is using
-// this Badger database".
-func isLockError(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Another process is using this Badger database") ||
-		strings.Contains(msg, "Cannot acquire directory lock")
+	return enginestore.Open(dir, enginestore.Options{}, log)
 }
 
 // OpenTokenStore opens (creating if needed) the token store in dir,
@@ -101,18 +72,12 @@ func openLinks(dir string, key []byte, log zerolog.Logger) (TokenStore, error) {
 // store encrypted with the key it is given.
 func BackupLoaders() backup.Loaders {
 	return backup.Loaders{
-		Engine: func(dir string, r io.Reader, log zerolog.Logger) error {
-			return badgerstore.Restore(dir, r, badgerstore.Options{Durable: true}, log)
-		},
+		Engine: enginestore.Restore,
 		Links: func(dir string, r io.Reader, key []byte, log zerolog.Logger) error {
 			return badgerlinks.Restore(dir, r, badgerlinks.Options{EncryptionKey: key}, log)
 		},
 		OpenEngine: func(dir string, log zerolog.Logger) (persistence.Store, error) {
-			store, err := badgerstore.Open(dir, badgerstore.Options{Durable: true}, log)
-			if err != nil {
-				return nil, err
-			}
-			return store, nil
+			return OpenStore(dir, log)
 		},
 	}
 }
