@@ -367,7 +367,7 @@ func (s *Sender) retryLocked(st step, o outcome, wait time.Duration, err error, 
 	s.stats.Retries++
 	s.log.Debug().Str("user", d.u.id.String()).Stringer("outcome", o).Dur("wait", wait).Str("error", err.Error()).
 		Msg("digest request to be tried again")
-	s.pushWakeupLocked(wakeup{at: now.Add(wait), d: d, op: st.op})
+	s.alarmLocked(now.Add(wait), func(time.Time) { s.submitLocked(step{d: d, op: st.op}) })
 }
 
 // backoff returns the wait after the tries-th failed try: Config.Backoff

@@ -103,8 +103,9 @@
 //
 // # Time
 //
-// The Sender reads time only from its schedule.Clock: gathering delays,
-// backoffs and retry_after waits are instants on it, kept in one heap and
-// waited for on one timer; the runner has the other. Tests drive both
+// The Sender reads time only from its schedule.Clock and keeps no timer
+// of its own: gathering delays, backoffs and retry_after waits are alarms
+// filed with its schedule.Runner (Runner.At), called on the one timer
+// that paces its requests; Close stops those still filed. Tests drive it
 // with scheduletest.Clock.
 package digest

@@ -169,7 +169,7 @@ func (h *harness) member(name string) snowflake.ID {
 }
 
 // quietLocked reports whether the Sender has nothing to do before the
-// clock moves: no request in flight, none due in the runner, no wakeup
+// clock moves: no request in flight, none due in the runner, no alarm
 // due. The caller holds s.mu.
 func (s *Sender) quietLocked(now time.Time) bool {
 	if s.inflight > 0 || s.deleting > 0 {
@@ -180,7 +180,12 @@ func (s *Sender) quietLocked(now time.Time) bool {
 			return false
 		}
 	}
-	return len(s.wakeups) == 0 || s.wakeups[0].at.After(now)
+	for _, a := range s.alarms {
+		if !a.At().After(now) {
+			return false
+		}
+	}
+	return true
 }
 
 // nextLocked returns the next instant the Sender has something to do at,
@@ -193,8 +198,10 @@ func (s *Sender) nextLocked() (time.Time, bool) {
 			next, ok = at, true
 		}
 	}
-	if len(s.wakeups) > 0 && (!ok || s.wakeups[0].at.Before(next)) {
-		next, ok = s.wakeups[0].at, true
+	for _, a := range s.alarms {
+		if at := a.At(); !ok || at.Before(next) {
+			next, ok = at, true
+		}
 	}
 	return next, ok
 }

@@ -2,7 +2,6 @@ package digest
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -83,11 +82,10 @@ type Sender struct {
 	clock  schedule.Clock
 	log    zerolog.Logger
 	cfg    Config
-	runner *schedule.Runner[step]
-	ctx    context.Context // ends when the Sender stops: ends requests in flight
+	runner *schedule.Runner[step] // also the timer of gathering delays and retries
+	ctx    context.Context        // ends when the Sender stops: ends requests in flight
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the runner, the loop and requests in flight
-	wake   chan struct{}  // capacity 1: the loop looks again
+	wg     sync.WaitGroup // the runner and requests in flight
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every change
@@ -95,7 +93,8 @@ type Sender struct {
 	stopped   bool          // Close is done waiting: nothing more is sent
 	reported  bool
 	users     map[snowflake.ID]*user
-	wakeups   wakeups
+	alarms    map[uint64]*schedule.Alarm // gathering delays and retries in the runner
+	nextAlarm uint64
 	dmChans   *lru[snowflake.ID, snowflake.ID] // user → DM channel
 	closedDMs *lru[snowflake.ID, time.Time]    // user → until when DMs count as closed
 	queued    map[schedule.JobID]time.Time     // requests in the runner → when due
@@ -124,34 +123,10 @@ type item struct {
 	text           string       // "" for a line over MaxLines, counted only
 }
 
-// wakeup is an instant the loop acts at: a user's digest is due (d nil),
-// or a failed request of d is tried again.
-type wakeup struct {
-	at time.Time
-	u  *user
-	d  *delivery
-	op op
-}
-
-// wakeups is a min-heap of wakeup by instant.
-type wakeups []wakeup
-
-func (h wakeups) Len() int           { return len(h) }
-func (h wakeups) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h wakeups) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *wakeups) Push(x any)        { *h = append(*h, x.(wakeup)) }
-func (h *wakeups) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	old[len(old)-1] = wakeup{}
-	*h = old[:len(old)-1]
-	return w
-}
-
 // New returns a Sender that sends with api, reads time from clock and
 // logs to log (tagged component=digest); opts give it an Outbox and an
-// Access. It starts two goroutines, the runner of the sends and a loop
-// for gathering delays and retries, which Close stops.
+// Access. It starts one goroutine, the runner of the sends, gathering
+// delays and retries, which Close stops.
 func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config, opts ...Option) (*Sender, error) {
 	if api == nil {
 		return nil, errors.New("digest: New: nil API")
@@ -171,9 +146,9 @@ func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config, opts ...
 		cfg:       cfg,
 		ctx:       ctx,
 		cancel:    cancel,
-		wake:      make(chan struct{}, 1),
 		changed:   make(chan struct{}),
 		users:     make(map[snowflake.ID]*user),
+		alarms:    make(map[uint64]*schedule.Alarm),
 		dmChans:   newLRU[snowflake.ID, snowflake.ID](cfg.DMCache),
 		closedDMs: newLRU[snowflake.ID, time.Time](cfg.DMCache),
 		queued:    make(map[schedule.JobID]time.Time),
@@ -184,12 +159,11 @@ func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config, opts ...
 		o(s)
 	}
 	s.runner = schedule.NewRunner(clock, s.handle)
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		_ = s.runner.Run(ctx)
 	}()
-	go s.loop(ctx)
 	return s, nil
 }
 
@@ -259,7 +233,7 @@ func (s *Sender) addLocked(l Line, now time.Time) added {
 	}
 	if u.due.IsZero() {
 		u.due = now.Add(s.cfg.Gather)
-		s.pushWakeupLocked(wakeup{at: u.due, u: u})
+		s.alarmLocked(u.due, func(now time.Time) { s.dueLocked(u, now) })
 	}
 	if len(u.lines) >= s.cfg.MaxLines {
 		it.text = ""
@@ -400,6 +374,10 @@ func (s *Sender) Close(ctx context.Context) error {
 
 	s.mu.Lock()
 	s.stopped = true
+	for id, a := range s.alarms {
+		a.Stop()
+		delete(s.alarms, id)
+	}
 	var lines, msgs int64
 	for id, u := range s.users {
 		lines += int64(len(u.lines) + len(u.more))
@@ -466,65 +444,30 @@ func (s *Sender) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
-// pushWakeupLocked files w, and tells the loop when it is now the first.
-// The caller holds s.mu.
-func (s *Sender) pushWakeupLocked(w wakeup) {
-	first := len(s.wakeups) == 0 || w.at.Before(s.wakeups[0].at)
-	heap.Push(&s.wakeups, w)
-	if first {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// loop acts at each wakeup's instant, on one timer of the clock, until
-// ctx ends.
-func (s *Sender) loop(ctx context.Context) {
-	defer s.wg.Done()
-	for {
+// alarmLocked has the runner call act, with s.mu held, once the clock
+// reads at, unless the Sender has stopped by then. The caller holds s.mu.
+func (s *Sender) alarmLocked(at time.Time, act func(now time.Time)) {
+	s.nextAlarm++
+	id := s.nextAlarm
+	// The runner calls the function on its goroutine, which waits for
+	// s.mu: the alarm is in s.alarms by then.
+	s.alarms[id] = s.runner.At(at, func(now time.Time) {
 		s.mu.Lock()
-		now := s.clock.Now()
-		for len(s.wakeups) > 0 && !s.wakeups[0].at.After(now) && !s.stopped {
-			s.wakeLocked(heap.Pop(&s.wakeups).(wakeup), now)
+		defer s.mu.Unlock()
+		defer s.notifyLocked()
+		delete(s.alarms, id)
+		if !s.stopped {
+			act(now)
 		}
-		next, armed := time.Time{}, len(s.wakeups) > 0
-		if armed {
-			next = s.wakeups[0].at
-		}
-		s.notifyLocked()
-		s.mu.Unlock()
-
-		var timer schedule.Timer
-		var fired <-chan time.Time
-		if armed {
-			timer = s.clock.Timer(next)
-			fired = timer.C()
-		}
-		select {
-		case <-ctx.Done():
-		case <-s.wake:
-		case <-fired:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if ctx.Err() != nil {
-			return
-		}
-	}
+	})
 }
 
-// wakeLocked acts on a wakeup that came due. The caller holds s.mu.
-func (s *Sender) wakeLocked(w wakeup, now time.Time) {
-	if w.d != nil {
-		s.submitLocked(step{d: w.d, op: w.op})
-		return
-	}
-	u := w.u
+// dueLocked starts u's digest once its gathering delay is over, unless
+// it was sent already or waits for the digest under way. The caller
+// holds s.mu.
+func (s *Sender) dueLocked(u *user, now time.Time) {
 	if s.users[u.id] != u || u.active != nil || u.due.IsZero() || u.due.After(now) {
-		return // sent already, or waits for the digest under way
+		return
 	}
 	s.startLocked(u, now)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -457,6 +458,128 @@ func TestCloseGivesUp(t *testing.T) {
 	}
 	if st := h.s.Stats(); st.DroppedMessages != 1 || st.Users != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestCloseStopsAlarms: Close leaves no gathering delay or retry filed
+// with the runner, and nothing goes out after it.
+func TestCloseStopsAlarms(t *testing.T) {
+	h := newHarness(t, Config{})
+	alice, bob := h.member("alice"), h.member("bob")
+	if err := h.srv.Inject(discordtest.RouteCreateDM, 1, discordtest.Fault{Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	h.add(alice, 0, "for alice")
+	h.runUntil(func() bool { return len(h.requests(discordtest.RouteCreateDM, "")) == 1 })
+	h.settle() // alice's retry is filed
+	h.add(bob, 0, "for bob")
+	h.s.mu.Lock()
+	if n := len(h.s.alarms); n != 2 {
+		t.Errorf("%d alarms before Close, want alice's retry and bob's gathering delay", n)
+	}
+	h.s.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.s.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close = %v, want context.Canceled", err)
+	}
+	h.s.mu.Lock()
+	left := len(h.s.alarms)
+	h.s.mu.Unlock()
+	if n := h.s.runner.Alarms(); left != 0 || n != 0 {
+		t.Errorf("after Close: %d alarms kept, %d filed with the runner; want none", left, n)
+	}
+	h.clock.Set(t0.Add(time.Hour))
+	if n := len(h.srv.Requests()); n != 1 {
+		t.Errorf("%d requests after Close, want only the failed one before", n)
+	}
+}
+
+// TestConcurrentAddClose adds lines for many users from several
+// goroutines while the clock moves and Close runs: every line is sent
+// once or counted as dropped. Run under -race.
+func TestConcurrentAddClose(t *testing.T) {
+	const adders, usersEach, linesEach = 4, 3, 20
+	h := newHarness(t, Config{})
+	var users [adders][]snowflake.ID
+	for a := range adders {
+		for u := range usersEach {
+			users[a] = append(users[a], h.member(fmt.Sprintf("u%d-%d", a, u)))
+		}
+	}
+	half := make(chan struct{}, adders)
+	done := make(chan struct{})
+	var added sync.WaitGroup
+	for a := range adders {
+		added.Add(1)
+		go func() {
+			defer added.Done()
+			for i := range linesEach {
+				if i == linesEach/2 {
+					half <- struct{}{}
+					if a%2 == 0 {
+						// The rest after Close began; the other adders race it.
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						if err := h.s.waitFor(ctx, func() bool { return h.s.closing }); err != nil {
+							t.Error(err)
+						}
+						cancel()
+					}
+				}
+				for _, u := range users[a] {
+					h.add(u, 0, fmt.Sprintf("line %d for %d", i, u))
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(done)
+		for range 2 * linesEach {
+			h.clock.Advance(5 * time.Second)
+		}
+	}()
+	for range adders {
+		<-half
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- h.s.Close(context.Background()) }()
+	added.Wait()
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.s.waitFor(ctx, func() bool { return h.s.closing }); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(h.idle)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	sent := map[string]int{}
+	for a := range adders {
+		for _, u := range users[a] {
+			for _, m := range h.srv.DMs(u) {
+				for _, l := range linesOf([]string{m.Content}) {
+					sent[l]++
+				}
+			}
+		}
+	}
+	st := h.s.Stats()
+	for l, n := range sent {
+		if n != 1 {
+			t.Errorf("%q sent %d times", l, n)
+		}
+	}
+	if late := int64(adders / 2 * usersEach * linesEach / 2); st.DroppedLines < late {
+		t.Errorf("%d lines dropped, want at least the %d added after Close began", st.DroppedLines, late)
+	}
+	if total := int64(adders * usersEach * linesEach); int64(len(sent)) != st.Lines || st.Lines+st.DroppedLines != total {
+		t.Errorf("%d lines sent; stats %+v; want every one of %d lines sent or dropped", len(sent), st, total)
+	}
+	if n := h.s.runner.Alarms(); n != 0 {
+		t.Errorf("%d alarms filed after Close, want none", n)
 	}
 }
 

@@ -11,22 +11,32 @@
 // waiting leaves memory once its recorded calls stop constraining later
 // ones.
 //
+// One timer for jobs and timed entries: a Runner also calls alarms,
+// functions filed with Runner.At for an instant (a delay over, a failed
+// request to try again), from a second heap on the same timer and the
+// same goroutine, so that code that paces its work with a Runner needs no
+// timer of its own, and one fake clock drives both in tests.
+//
 // Nothing here reads the clock on its own: Scheduler, the core, takes the
 // time as an argument, and Runner asks a Clock. The package keeps its
 // state in memory only, and imports nothing from actors.
 //
 // # Usage
 //
-// A Runner hands jobs to a handler as they come due:
+// A Runner hands jobs to a handler as they come due, and calls alarms at
+// their instants:
 //
 //	r := schedule.NewRunner(schedule.SystemClock(), func(j schedule.Job[Message]) {
 //		go send(j.Value) // start the work, return at once
 //	})
 //	go r.Run(ctx)
 //	at, err := r.Submit("channel:"+channelID, schedule.DiscordChannel(), id, msg)
+//	a := r.At(retryAt, func(now time.Time) { … }) // a.Stop() calls it off
 //
-// at is the instant the message will be sent. Tests drive time
-// themselves, with scheduletest.Clock or with the Scheduler alone:
+// at is the instant the message will be sent. The handler and the alarms
+// run without the Runner's lock held, so they may Submit and file alarms.
+// Tests drive time themselves, with scheduletest.Clock or with the
+// Scheduler alone:
 //
 //	s := schedule.New[Message]()
 //	at, err := s.Submit(now, group, rule, id, msg)

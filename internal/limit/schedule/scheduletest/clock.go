@@ -59,6 +59,31 @@ func (c *Clock) WaitTimers(ctx context.Context, n int) error {
 	}
 }
 
+// WaitTimerAt blocks until a timer for instant at is pending, and returns
+// ctx.Err() if ctx is done first. A test calls it to know that the code
+// under test sleeps until at.
+func (c *Clock) WaitTimerAt(ctx context.Context, at time.Time) error {
+	for {
+		c.mu.Lock()
+		found, changed := false, c.changed
+		for tm := range c.timers {
+			if tm.at.Equal(at) {
+				found = true
+				break
+			}
+		}
+		c.mu.Unlock()
+		if found {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("scheduletest: no timer pending for %v: %w", at, ctx.Err())
+		}
+	}
+}
+
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()

@@ -1,6 +1,7 @@
 package scheduletest
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -36,5 +37,25 @@ func TestClockTimers(t *testing.T) {
 	c.Set(t0.Add(time.Hour))
 	if fired(b) {
 		t.Error("a stopped timer fired")
+	}
+}
+
+func TestClockWaitTimerAt(t *testing.T) {
+	t0 := time.Date(2026, time.November, 16, 12, 0, 0, 0, time.UTC)
+	c := NewClock(t0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.WaitTimerAt(ctx, t0.Add(time.Second)); err == nil {
+		t.Error("no timer pending: WaitTimerAt returned nil")
+	}
+	// 10 s of real time is a hang, not a timing assumption.
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.WaitTimerAt(ctx, t0.Add(time.Second)) }()
+	c.Timer(t0.Add(2 * time.Second))
+	c.Timer(t0.Add(time.Second))
+	if err := <-done; err != nil {
+		t.Errorf("WaitTimerAt: %v", err)
 	}
 }
