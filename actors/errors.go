@@ -20,6 +20,9 @@ var (
 	ErrUnknownReservation = errors.New("actors: reservation not pending")
 	// ErrInvalidAccount is returned for an account ID the store cannot hold.
 	ErrInvalidAccount = errors.New("actors: invalid account id")
+	// ErrInvalidOutcome is returned by Finish for an Outcome that says two
+	// things at once (Absent with Done or Unknown).
+	ErrInvalidOutcome = errors.New("actors: invalid job outcome")
 	// ErrInvalidCount is returned by Reserve for n outside [1, MaxBatch].
 	ErrInvalidCount = errors.New("actors: reserve count out of range")
 	// ErrNoJobHandler is returned by Enqueue before jobs are served (see

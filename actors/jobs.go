@@ -38,9 +38,10 @@ type Job struct {
 	// Recovered is set on a running job handed out again by a new engine:
 	// the engine that started it stopped before it finished, so whether
 	// its work was done is unknown. It must not be done again: finish it
-	// with Outcome.Unknown (or Done, when the work is known to be done).
-	// Finish treats any other outcome of a recovered job as Unknown: its
-	// slot is never released and it never goes back to the queue.
+	// with Outcome.Unknown, Done when the work is known to be done, or
+	// Absent when it is proven not done. Finish treats any other outcome
+	// of a recovered job as Unknown: its slot is never released and it
+	// never goes back to the queue.
 	Recovered bool
 	Finished  time.Time // done jobs
 	Payload   []byte
@@ -71,6 +72,12 @@ type Outcome struct {
 	Unknown bool
 	// Result is kept with the done job for its owner to see.
 	Result []byte
+	// Absent says the work is proven not done, by looking where it
+	// would show once nothing of it can still happen (for a pin, its
+	// mark missing from Pinterest's listing after its slot's deadline).
+	// Like an outcome with neither Done nor Unknown it releases the slot,
+	// and it is the only such outcome a recovered job may have.
+	Absent bool
 	// Retry, when the work surely did not happen (neither Done nor
 	// Unknown), puts the job back at the head of the queue instead of
 	// ending it: its slot is released and it starts again no earlier than
@@ -478,9 +485,14 @@ func (a *accountActor) finish(m *request, now int64) {
 	}
 	j := a.jobs[i]
 	o := m.job.outcome
-	if rec, _ := a.eng.inflight.Load(jobKey{a.account, j.ID}); rec == true && !o.Done && !o.Unknown {
+	if o.Absent && (o.Done || o.Unknown) {
+		a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: job %d: %w: Absent with Done or Unknown", a.account, m.id, ErrInvalidOutcome)})
+		return
+	}
+	if rec, _ := a.eng.inflight.Load(jobKey{a.account, j.ID}); rec == true && !o.Done && !o.Unknown && !o.Absent {
 		// A recovered job's work may have been done by the engine that
-		// started it: its slot is never released, nor is it run again.
+		// started it: its slot is never released, nor is it run again,
+		// unless it is proven not done (Absent).
 		a.logger().Warn().Uint64("job", j.ID).Msg("a recovered job may not be released or retried; its outcome is kept unknown")
 		o.Unknown, o.Retry = true, false
 	}

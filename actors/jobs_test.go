@@ -264,6 +264,53 @@ func TestJobsRecoveredNeverReleased(t *testing.T) {
 	}
 }
 
+// TestJobsRecoveredAbsent: a recovered job proven not done (Absent) gives
+// its slot back, pending or lapsed, and with Retry goes back to the head
+// of the queue and runs again; Absent with Done or Unknown is refused.
+func TestJobsRecoveredAbsent(t *testing.T) {
+	for _, lapsed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lapsed=%v", lapsed), func(t *testing.T) {
+			jf := newJobFixture(t)
+			jf.fillSpread("acct", 100)
+			q := jf.enqueue("acct", 1)
+			jf.clock.Set(q.Jobs[0].Due)
+			running := jf.next()
+			jf.restart()
+			rec := jf.next()
+			if !rec.Recovered || rec.ID != running.ID {
+				t.Fatalf("after restart: %+v, want job %d recovered", rec, running.ID)
+			}
+			if lapsed {
+				jf.clock.Set(rec.Slot.Deadline.Add(time.Second))
+			}
+			for _, bad := range []Outcome{{Absent: true, Done: true, At: jf.eng.Now()}, {Absent: true, Unknown: true}} {
+				if _, err := jf.eng.Finish(context.Background(), rec, bad); !errors.Is(err, ErrInvalidOutcome) {
+					t.Fatalf("Finish(%+v) = %v, want ErrInvalidOutcome", bad, err)
+				}
+			}
+			before, err := jf.eng.Status(jf.ctx, "acct")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Used counts the slot either way: lapsed, as a pin; pending,
+			// as pending.
+			counted := map[bool]int{true: 1}[lapsed]
+			if before.Pending != 1-counted {
+				t.Fatalf("before: %+v, want the slot %s", before, map[bool]string{true: "lapsed", false: "pending"}[lapsed])
+			}
+			st := jf.finish(rec, Outcome{Absent: true, Retry: true, RetryAfter: time.Second})
+			if st.Used != before.Used-1 || st.Pending != 0 || st.Queued != 1 {
+				t.Fatalf("after Absent: %+v (before %+v), want the slot given back and the job queued again", st, before)
+			}
+			jf.clock.Advance(time.Hour)
+			again := jf.next()
+			if again.ID != rec.ID || again.Recovered || again.Slot.ID == rec.Slot.ID {
+				t.Fatalf("ran again: %+v, want job %d with a new slot", again, rec.ID)
+			}
+		})
+	}
+}
+
 // TestJobsDueUnderEarlierRule: while an earlier rule (1 per hour) is
 // still in force after a change to 2 per minute, every job starts at the
 // very instant announced when it was queued, in queue order, including
