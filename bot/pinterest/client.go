@@ -79,9 +79,21 @@ type call struct {
 	// retried, and a failure that leaves its outcome open is
 	// ErrOutcomeUnknown.
 	sideEffect bool
+	// kind names the endpoint in rate-limit pauses when its path holds
+	// an id, such as "GET /boards/{board_id}/pins"; "" means op().
+	kind string
 }
 
 func (cl call) op() string { return cl.method + " " + cl.path }
+
+// pauseKey is the kind of request cl is, as rate-limit pauses count it:
+// Pinterest counts an endpoint as one, whatever ids its path holds.
+func (cl call) pauseKey() string {
+	if cl.kind != "" {
+		return cl.kind
+	}
+	return cl.op()
+}
 
 // response is an API answer, its body read in full.
 type response struct {
@@ -104,7 +116,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 	if s == nil {
 		return fmt.Errorf("pinterest: %s: nil Session", cl.op())
 	}
-	op := cl.op()
+	op, key := cl.op(), cl.pauseKey()
 	ps := c.pausesOf(s)
 	reauthed := false
 	rejected := ""
@@ -117,7 +129,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 		if err != nil {
 			return err
 		}
-		if err := c.admit(ctx, ps, op, !cl.sideEffect); err != nil {
+		if err := c.admit(ctx, ps, key, !cl.sideEffect); err != nil {
 			return err
 		}
 		if cl.sideEffect {
@@ -147,7 +159,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			return gaveUp(ctx, op, fmt.Errorf("%w: pinterest: %s: %w", ErrUnavailable, op, err))
 		}
 		if res.status != http.StatusTooManyRequests {
-			c.observe(ctx, ps, op, res.header)
+			c.observe(ctx, ps, key, res.header)
 		}
 
 		switch {
@@ -168,6 +180,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 			ae := c.apiError(op, res, tok)
 			if reauthed {
 				ae.kind = ErrReauthRequired
+				ae.scope = ae.Code == codeInsufficientScope
 				c.logFailure(ctx, ae, "pinterest access token rejected after refresh")
 				return ae
 			}
@@ -179,7 +192,7 @@ func (c *Client) do(ctx context.Context, s *Session, cl call, out any) error {
 
 		case res.status == http.StatusTooManyRequests:
 			rl := c.rateLimited(ctx, c.apiError(op, res, tok), res.header)
-			ps.set(op, pause{until: rl.ResetAt, spam: rl.Spam})
+			ps.set(key, pause{until: rl.ResetAt, spam: rl.Spam})
 			if !cl.sideEffect && !rl.Spam {
 				failures++
 				if c.retry(ctx, op, failures, rl.Wait) {

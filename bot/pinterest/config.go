@@ -34,9 +34,10 @@ const (
 // RequiredScopes returns the scopes that the operations the bot calls
 // require, as the security of each says in Pinterest's OpenAPI
 // description of API v5: POST /pins (pins/create) boards:read,
-// boards:write, pins:read and pins:write; GET /pins (pins/list)
-// boards:read and pins:read; GET /boards (boards/list) boards:read; GET
-// /user_account (user_account/get) user_accounts:read. The token endpoint
+// boards:write, pins:read and pins:write; GET /pins (pins/list) and GET
+// /boards/{board_id}/pins (boards/list_pins) boards:read and pins:read;
+// GET /boards (boards/list) boards:read; GET /user_account
+// (user_account/get) user_accounts:read. The token endpoint
 // (oauth/token) takes the app's credentials and no scope.
 func RequiredScopes() []string {
 	return []string{ScopeBoardsRead, ScopeBoardsWrite, ScopePinsRead, ScopePinsWrite, ScopeUserAccountsRead}
@@ -50,6 +51,7 @@ const (
 	DefaultRateLimitWait    = 5 * time.Minute
 	DefaultSpamWait         = time.Hour
 	DefaultMaxBoardPages    = 40
+	DefaultMaxPinPages      = 10
 	// MaxRateLimitWait caps the wait taken from a 429 answer's headers, so
 	// that a garbage header cannot park an account for years.
 	MaxRateLimitWait = 24 * time.Hour
@@ -106,6 +108,9 @@ type Config struct {
 	// MaxBoardPages bounds the pages ListBoards fetches; default
 	// DefaultMaxBoardPages (at 250 boards a page).
 	MaxBoardPages int
+	// MaxPinPages bounds the pages ListPins fetches when its
+	// ListOptions.MaxPages is 0; default DefaultMaxPinPages.
+	MaxPinPages int
 
 	// Logger receives debug lines for every response (with its
 	// x-pinterest-rid) and warnings for failures, tagged
@@ -169,6 +174,8 @@ func (c Config) Validate() error {
 		return errors.New("pinterest: Config.SpamWait is negative")
 	case c.MaxBoardPages < 0:
 		return errors.New("pinterest: Config.MaxBoardPages is negative")
+	case c.MaxPinPages < 0:
+		return errors.New("pinterest: Config.MaxPinPages is negative")
 	}
 	if err := c.Retry.validate(); err != nil {
 		return err
@@ -219,6 +226,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBoardPages == 0 {
 		c.MaxBoardPages = DefaultMaxBoardPages
+	}
+	if c.MaxPinPages == 0 {
+		c.MaxPinPages = DefaultMaxPinPages
 	}
 	if c.Now == nil {
 		c.Now = time.Now

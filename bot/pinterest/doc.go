@@ -1,6 +1,7 @@
 // Package pinterest is a client for the parts of Pinterest's API v5 that
 // the bot needs: OAuth 2.0 authorization with rotating refresh tokens,
-// creating image pins, listing boards and reading the user account.
+// creating image pins, listing pins and boards, and reading the user
+// account.
 //
 // # Usage
 //
@@ -32,6 +33,36 @@
 //	case errors.Is(err, pinterest.ErrReauthRequired):
 //		// Ask the user to authorize again.
 //	}
+//
+// # Marks and listings
+//
+// Pinterest has no idempotency key, and a POST /pins whose answer was
+// lost may or may not have made its pin. A PinRequest's Mark, an
+// identifier the bot chooses, travels in the pin's link (the query
+// parameter MarkParam) and comes back as Pin.Mark, so that ListPins,
+// Pinterest's own listing of the account's pins with their creation
+// times, tells whether the pin exists and when it was made:
+//
+//	pin, err := c.CreatePin(ctx, s, pinterest.PinRequest{
+//		BoardID: b, ImageURL: u, Link: messageURL, Mark: reservationID,
+//	})
+//	// ... the answer was lost (ErrOutcomeUnknown); later:
+//	pins, err := c.ListPins(ctx, s, pinterest.ListOptions{Since: reservedAt})
+//	switch {
+//	case err != nil:
+//		// Not known: count the pin as possibly made.
+//	default:
+//		for _, p := range pins {
+//			if p.Mark == reservationID {
+//				// Made, at p.CreatedAt.
+//			}
+//		}
+//	}
+//
+// ListPins reads newest first and stops at ListOptions.Since, bounded by
+// ListOptions.MaxPages (ErrListingTruncated); it checks that the listing
+// keeps its order (ErrListingUnordered). Pinterest may list a pin only a
+// while after making it: a mark not found proves nothing until then.
 //
 // # Tokens
 //

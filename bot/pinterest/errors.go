@@ -56,9 +56,24 @@ var (
 
 	// ErrScopesMissing means Pinterest granted an authorization fewer
 	// scopes than the Client asked for (Config.Scopes), so that some of
-	// the bot's calls would fail with its token. The error is a
-	// *ScopeError; the token was dropped.
+	// the bot's calls would fail with its token. From Exchange the error
+	// is a *ScopeError, and the token was dropped. From a call, it is an
+	// *APIError that also matches ErrReauthRequired: Pinterest refused
+	// the token for lacking a scope the call needs (its 401 with code 3),
+	// even after a refresh, as for an account linked when pinbot asked
+	// for fewer scopes; the user must authorize again.
 	ErrScopesMissing = errors.New("pinterest: grant lacks scopes the bot needs")
+
+	// ErrListingTruncated means ListPins stopped at its bound on pages
+	// (ListOptions.MaxPages) before reaching its end or
+	// ListOptions.Since: pins older than those it returned were not read.
+	ErrListingTruncated = errors.New("pinterest: listing stopped at its page bound")
+
+	// ErrListingUnordered means a listing of pins with
+	// ListOptions.Since was not newest first: a pin came after an older
+	// one. Stopping at the first pin older than Since relies on that
+	// order, so the listing is not complete.
+	ErrListingUnordered = errors.New("pinterest: listing is not newest first")
 
 	// ErrCircuitOpen means a request was not sent because the Client's
 	// circuit breaker is open: Pinterest failed too many times in a row
@@ -102,7 +117,8 @@ type APIError struct {
 	// Quote it to Pinterest support.
 	RequestID string
 
-	kind error // one of the sentinel errors above, or nil
+	kind  error // one of the sentinel errors above, or nil
+	scope bool  // also matches ErrScopesMissing
 }
 
 // Error implements error.
@@ -123,9 +139,10 @@ func (e *APIError) Error() string {
 }
 
 // Is reports whether target is the sentinel error that classifies e, such
-// as ErrImageRejected or ErrReauthRequired.
+// as ErrImageRejected or ErrReauthRequired, or ErrScopesMissing for a
+// token refused for lacking a scope.
 func (e *APIError) Is(target error) bool {
-	return e.kind != nil && target == e.kind
+	return (e.kind != nil && target == e.kind) || (e.scope && target == ErrScopesMissing)
 }
 
 // RateLimitError is Pinterest's 429 answer, or a request the Client held
@@ -185,6 +202,9 @@ const (
 	// codeInvalidGrant is the code of Pinterest's OAuth answer "The
 	// authorization grant is invalid".
 	codeInvalidGrant = 283
+	// codeInsufficientScope is the code of Pinterest's 401 to a token
+	// that lacks a scope the call needs.
+	codeInsufficientScope = 3
 	// codeImageFetchFailed and codeImageInvalid are taken as Pinterest's
 	// answers to an image it could not fetch and to an invalid image.
 	// Assumption: these two codes are not in Pinterest's published OpenAPI

@@ -16,7 +16,8 @@ type PinRequest struct {
 	BoardID string
 	// ImageURL is the image Pinterest fetches; required, absolute http(s).
 	ImageURL string
-	// Link is where the pin leads; optional, at most 2048 characters.
+	// Link is where the pin leads; optional, at most 2048 characters
+	// with the mark.
 	Link string
 	// Title is optional, at most 100 characters.
 	Title string
@@ -24,6 +25,16 @@ type PinRequest struct {
 	AltText string
 	// Description is optional, at most 800 characters.
 	Description string
+	// Mark, when not "", identifies the pin so that a later listing
+	// (ListPins) recognises it: Pinterest does not say, for a request
+	// whose answer was lost, whether it made the pin. It is sent in the
+	// pin's link, as the query parameter MarkParam added to Link (see
+	// MarkParam for why there), and comes back as Pin.Mark. It needs a
+	// Link, and is 1 to 64 ASCII letters, digits, '-' or '_'. Anyone who
+	// opens the pin's link sees it: give it no meaning beyond pinbot,
+	// such as an opaque identifier of the pin's reservation, unique to
+	// it.
+	Mark string
 }
 
 // Limits from Pinterest's PinCreate schema, in characters.
@@ -62,7 +73,36 @@ func (r PinRequest) Validate() error {
 	if r.Link != "" && !isWebURL(r.Link) {
 		return fmt.Errorf("pinterest: PinRequest.Link is not an absolute http(s) URL")
 	}
+	if r.Mark == "" {
+		return nil
+	}
+	if !validMark(r.Mark) {
+		return fmt.Errorf("pinterest: PinRequest.Mark is not 1 to %d ASCII letters, digits, '-' or '_'", maxMarkChars)
+	}
+	if r.Link == "" {
+		return fmt.Errorf("pinterest: PinRequest.Mark needs a Link to carry it")
+	}
+	link, err := markLink(r.Link, r.Mark)
+	if err != nil {
+		return fmt.Errorf("pinterest: PinRequest.Link cannot carry the mark: %w", err)
+	}
+	if n := utf8.RuneCountInString(link); n > maxLinkChars {
+		return fmt.Errorf("pinterest: PinRequest.Link with its mark has %d characters, more than %d", n, maxLinkChars)
+	}
 	return nil
+}
+
+// link returns the link to send for r, a valid request: Link, with the
+// mark when r has one.
+func (r PinRequest) link() string {
+	if r.Mark == "" {
+		return r.Link
+	}
+	l, err := markLink(r.Link, r.Mark)
+	if err != nil {
+		return r.Link // not reached: Validate checked it
+	}
+	return l
 }
 
 func isWebURL(s string) bool {
@@ -70,15 +110,22 @@ func isWebURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// Pin is a created pin.
+// Pin is a pin as Pinterest describes it: created (CreatePin) or listed
+// (ListPins).
 type Pin struct {
-	ID          string
-	BoardID     string
-	Link        string
+	ID      string
+	BoardID string
+	// Link is the pin's link as Pinterest keeps it, its mark included.
+	Link string
+	// Mark is the mark Link carries (see PinRequest.Mark and MarkOf), ""
+	// when it carries none.
+	Mark        string
 	Title       string
 	Description string
 	AltText     string
-	// CreatedAt is Pinterest's creation time; zero if it sent none.
+	// CreatedAt is Pinterest's creation time, in UTC, as precise as
+	// Pinterest writes it (whole seconds); zero when CreatePin's answer
+	// held none it could read.
 	CreatedAt time.Time
 	// URL is the pin's page, built from its ID as
 	// https://www.pinterest.com/pin/{id}/ (the API does not return it).
@@ -129,7 +176,7 @@ func (c *Client) CreatePin(ctx context.Context, s *Session, req PinRequest) (Pin
 	body, err := json.Marshal(pinCreateBody{
 		BoardID:     req.BoardID,
 		MediaSource: mediaSource{SourceType: "image_url", URL: req.ImageURL},
-		Link:        req.Link,
+		Link:        req.link(),
 		Title:       req.Title,
 		AltText:     req.AltText,
 		Description: req.Description,
@@ -145,18 +192,45 @@ func (c *Client) CreatePin(ctx context.Context, s *Session, req PinRequest) (Pin
 	if pj.ID == "" {
 		return Pin{}, fmt.Errorf("%w: pinterest: POST /pins: %w", ErrOutcomeUnknown, errNoID)
 	}
-	p := Pin{
+	p := pj.pin()
+	if t, err := parseCreatedAt(pj.CreatedAt); err == nil {
+		p.CreatedAt = t
+	}
+	if req.Mark != "" && p.Mark != req.Mark {
+		// The pin exists; but a lookup of this mark could not find it,
+		// nor any other pin sent with one: the bot must not rely on
+		// lookups while Pinterest does this.
+		c.logger(ctx).Warn().Str("pin_id", p.ID).Msg("pinterest kept the pin without its mark in the link")
+	}
+	c.logger(ctx).Debug().Str("pin_id", p.ID).Str("board_id", p.BoardID).Msg("pinterest pin created")
+	return p, nil
+}
+
+// pin returns the Pin pj describes, without its creation time.
+func (pj pinJSON) pin() Pin {
+	return Pin{
 		ID:          pj.ID,
 		BoardID:     pj.BoardID,
 		Link:        pj.Link,
+		Mark:        MarkOf(pj.Link),
 		Title:       pj.Title,
 		Description: pj.Description,
 		AltText:     pj.AltText,
 		URL:         pinURLBase + url.PathEscape(pj.ID) + "/",
 	}
-	if t, err := time.Parse(time.RFC3339, pj.CreatedAt); err == nil {
-		p.CreatedAt = t
+}
+
+// createdAtLayouts are the forms of a pin's created_at that are read:
+// RFC 3339, and the same without a zone, as Pinterest's answers have
+// been seen to write it. Assumption: a time without a zone is UTC.
+var createdAtLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"}
+
+// parseCreatedAt reads a pin's created_at, in UTC.
+func parseCreatedAt(s string) (time.Time, error) {
+	for _, layout := range createdAtLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
 	}
-	c.logger(ctx).Debug().Str("pin_id", p.ID).Str("board_id", p.BoardID).Msg("pinterest pin created")
-	return p, nil
+	return time.Time{}, fmt.Errorf("created_at %q is not a date-time", s)
 }

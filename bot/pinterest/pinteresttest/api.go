@@ -97,9 +97,7 @@ func (s *Server) createPin(r *http.Request) result {
 		res.account = acct
 		return res
 	}
-	s.pinSeq++
-	p := Pin{
-		ID:          strconv.FormatUint(1_000_000_000_000_000_000+s.pinSeq, 10),
+	p := s.recordPinLocked(Pin{
 		AccountID:   acct,
 		BoardID:     b.BoardID,
 		ImageURL:    b.MediaSource.URL,
@@ -108,24 +106,24 @@ func (s *Server) createPin(r *http.Request) result {
 		Description: b.Description,
 		AltText:     b.AltText,
 		CreatedAt:   s.now(),
-	}
-	s.pins = append(s.pins, p)
-	if s.pinned != nil {
-		close(s.pinned)
-		s.pinned = nil
-	}
-	return result{status: http.StatusCreated, account: acct, body: pinAnswer{
+	})
+	return result{status: http.StatusCreated, account: acct, body: answerOf(p, a.username)}
+}
+
+// answerOf is p as Pinterest describes it to its owner, username.
+func answerOf(p Pin, username string) pinAnswer {
+	return pinAnswer{
 		ID:          p.ID,
 		CreatedAt:   p.CreatedAt.UTC().Format(time.RFC3339),
 		BoardID:     p.BoardID,
-		BoardOwner:  ownerJSON{Username: a.username},
+		BoardOwner:  ownerJSON{Username: username},
 		Link:        p.Link,
 		Title:       p.Title,
 		Description: p.Description,
 		AltText:     p.AltText,
 		IsOwner:     true,
 		Media:       mediaJSON{MediaType: "image"},
-	}}
+	}
 }
 
 type boardJSON struct {

@@ -14,6 +14,10 @@ type Fault struct {
 	Method string
 	// Path matches the URL path exactly, such as PathPins; "" matches any.
 	Path string
+	// Listings, when set, matches every listing of pins instead of
+	// Method and Path: GET /v5/pins and GET /v5/boards/{board_id}/pins
+	// of any board, and nothing else.
+	Listings bool
 	// Times is how many matching requests the fault applies to; 0 means
 	// one, a negative value every matching request until ClearFaults.
 	Times int
@@ -67,9 +71,10 @@ type Fault struct {
 	// recorded, a token rotated), then answers with Status as if it had
 	// failed: the ambiguous outcome.
 	AfterEffect bool
-	// StuckBookmark makes GET /v5/boards answer with the request's own
-	// bookmark (or, for a first page, a fresh one) as the next bookmark,
-	// so that a client following bookmarks would loop.
+	// StuckBookmark makes GET /v5/boards and the pin listings answer
+	// with the request's own bookmark (or, for a first page, a fresh one)
+	// as the next bookmark, so that a client following bookmarks would
+	// loop.
 	StuckBookmark bool
 }
 
@@ -200,6 +205,21 @@ func StuckBookmark() Fault {
 	return Fault{Method: http.MethodGet, Path: PathBoards, Times: -1, StuckBookmark: true}
 }
 
+// ListingFailed returns a fault answering one listing of pins (GET
+// /v5/pins, GET /v5/boards/{board_id}/pins) with status, such as a 5xx
+// or a 403; see RateLimited for a 429, with Listings set.
+func ListingFailed(status int) Fault {
+	return Fault{Listings: true, Status: status, Message: http.StatusText(status)}
+}
+
+// ListingLate returns a fault that holds one listing of pins until until
+// is closed, then answers it as the ledger stands at that moment: a
+// listing answered late, while the test moves the clocks or makes pins
+// (set Arrived to learn when it is held).
+func ListingLate(until <-chan struct{}) Fault {
+	return Fault{Listings: true, Until: until}
+}
+
 // activeFault is an injected fault with its remaining count.
 type activeFault struct {
 	Fault
@@ -207,5 +227,18 @@ type activeFault struct {
 }
 
 func (f *activeFault) matches(method, path string) bool {
+	if f.Listings {
+		return isListing(method, path)
+	}
 	return (f.Method == "" || f.Method == method) && (f.Path == "" || f.Path == path)
+}
+
+// isListing reports whether method and path are those of a listing of
+// pins.
+func isListing(method, path string) bool {
+	if method != http.MethodGet {
+		return false
+	}
+	_, board := boardOfPinsPath(path)
+	return path == PathPins || board
 }

@@ -25,7 +25,8 @@ type RateLimit struct {
 	// does (so many requests a day per app). Otherwise each account
 	// counts apart per endpoint (method and path), as Standard access's
 	// per-user categories do, and the token endpoint, which carries no
-	// user, counts for the app.
+	// user, counts for the app. Every board's pin listing counts as one
+	// endpoint, PathBoardPins.
 	PerApp bool
 }
 
@@ -73,7 +74,7 @@ func (s *Server) takeQuotaLocked(r *http.Request) (http.Header, bool) {
 	}
 	key := quotaKey{}
 	if !rl.PerApp {
-		key.op = r.Method + " " + r.URL.Path
+		key.op = r.Method + " " + endpoint(r.URL.Path)
 		if r.URL.Path != PathToken {
 			key.account = s.bearerAccountLocked(r)
 		}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,15 +25,48 @@ const (
 	PathPins        = "/v5/pins"
 	PathBoards      = "/v5/boards"
 	PathUserAccount = "/v5/user_account"
+	// PathBoardPins stands for the path of any board's pin listing, as
+	// WithRateLimit counts them; BoardPinsPath gives one board's.
+	PathBoardPins = "/v5/boards/{board_id}/pins"
 )
+
+// BoardPinsPath is the path of the listing of boardID's pins.
+func BoardPinsPath(boardID string) string { return PathBoards + "/" + boardID + "/pins" }
+
+// boardOfPinsPath returns the board of a pin listing's path, and
+// whether path is one.
+func boardOfPinsPath(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, PathBoards+"/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, "/pins")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return "", false
+	}
+	return id, true
+}
+
+// endpoint is the endpoint that a request to path is for, as Pinterest
+// counts them: path itself, or PathBoardPins for any board's.
+func endpoint(path string) string {
+	if _, ok := boardOfPinsPath(path); ok {
+		return PathBoardPins
+	}
+	return path
+}
 
 // Scopes granted to tokens issued by AddAccount.
 var allScopes = []string{"boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"}
 
 // createPinScopes are the scopes POST /v5/pins requires, as its security
-// says in Pinterest's OpenAPI description (pins/create); the other routes
+// says in Pinterest's OpenAPI description (pins/create); listPinsScopes
+// those of the listings (pins/list, boards/list_pins); the other routes
 // require one each.
-var createPinScopes = []string{"boards:read", "boards:write", "pins:read", "pins:write"}
+var (
+	createPinScopes = []string{"boards:read", "boards:write", "pins:read", "pins:write"}
+	listPinsScopes  = []string{"boards:read", "pins:read"}
+)
 
 // Server is a stand-in for Pinterest's API v5 and authorization page,
 // listening on a loopback address. It keeps accounts, boards, tokens and
@@ -68,6 +102,10 @@ type Server struct {
 	rejects   map[string]int // image URL -> error code
 	faults    []*activeFault
 	pins      []Pin
+	// listingLag and hidden keep pins out of listings for a while (see
+	// SetListingLag and HidePin).
+	listingLag time.Duration
+	hidden     map[string]time.Time // pin id -> listed from
 	// pinned is closed, and replaced, whenever a pin is created.
 	pinned   chan struct{}
 	requests []Request
@@ -118,6 +156,7 @@ func NewServer(opts ...Option) *Server {
 		refresh:      make(map[string]*grant),
 		codes:        make(map[string]*authCode),
 		rejects:      make(map[string]int),
+		hidden:       make(map[string]time.Time),
 	}
 	for _, o := range opts {
 		o(s)
@@ -336,11 +375,53 @@ type Pin struct {
 	Title       string
 	Description string
 	AltText     string
-	// CreatedAt is the Server's clock when the pin was created.
+	// CreatedAt is the Server's clock when the pin was created, or the
+	// instant CreateDirect was given.
 	CreatedAt time.Time
+	// Direct marks a pin made by CreateDirect, as by the account's owner
+	// without pinbot, rather than through POST /v5/pins.
+	Direct bool
 }
 
-// Pins returns a copy of every pin created, in creation order.
+// CreateDirect records p as a pin that the owner of p.AccountID made
+// without pinbot (in the Pinterest app, or with another tool), on the
+// account's board p.BoardID, created at p.CreatedAt (the Server's clock
+// now when zero), which may be in the past. It returns the pin as
+// recorded, with its id and Direct set; p.ID is ignored. The pin is in
+// Pins, PinsFor, MaxInWindow (not MaxSentInWindow), the account's pin
+// count, and the listings once the Server's clock reaches its creation
+// time plus the listing lag (see SetListingLag); no request is recorded
+// for it. It panics if the account or the
+// board is unknown, as a test set up wrong.
+func (s *Server) CreateDirect(p Pin) Pin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.accounts[p.AccountID]
+	if !ok || !a.hasBoard(p.BoardID) {
+		panic(fmt.Sprintf("pinteresttest: CreateDirect: account %q has no board %q", p.AccountID, p.BoardID))
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = s.now()
+	}
+	p.Direct = true
+	return s.recordPinLocked(p)
+}
+
+// recordPinLocked gives p the next pin id, records it and wakes
+// WaitPins. s.mu is held.
+func (s *Server) recordPinLocked(p Pin) Pin {
+	s.pinSeq++
+	p.ID = strconv.FormatUint(1_000_000_000_000_000_000+s.pinSeq, 10)
+	s.pins = append(s.pins, p)
+	if s.pinned != nil {
+		close(s.pinned)
+		s.pinned = nil
+	}
+	return p
+}
+
+// Pins returns a copy of every pin created, in the order they were
+// recorded (a direct pin may be recorded after pins it predates).
 func (s *Server) Pins() []Pin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -383,14 +464,32 @@ func (s *Server) PinsFor(accountID string) []Pin {
 
 // MaxInWindow returns the largest number of accountID's pins whose
 // creation times fall in one interval [t, t+window), over every t: the
-// busiest rolling window as Pinterest would see it. Pins exactly window
-// apart are not in the same window. It is 0 when window is not positive.
+// busiest rolling window as Pinterest would see it. It counts every pin
+// of the account, those made by CreateDirect included: the account's
+// ledger, which a limit on all of an account's pins keeps. Pins exactly
+// window apart are not in the same window. It is 0 when window is not
+// positive.
 func (s *Server) MaxInWindow(accountID string, window time.Duration) int {
+	return maxInWindow(s.PinsFor(accountID), window)
+}
+
+// MaxSentInWindow is MaxInWindow counting only the pins made through
+// POST /v5/pins, not those of CreateDirect: pinbot's share of the
+// account's ledger.
+func (s *Server) MaxSentInWindow(accountID string, window time.Duration) int {
+	pins := s.PinsFor(accountID)
+	pins = slices.DeleteFunc(pins, func(p Pin) bool { return p.Direct })
+	return maxInWindow(pins, window)
+}
+
+// maxInWindow is the largest number of pins whose creation times fall
+// in one interval [t, t+window).
+func maxInWindow(pins []Pin, window time.Duration) int {
 	if window <= 0 {
 		return 0
 	}
 	var times []time.Time
-	for _, p := range s.PinsFor(accountID) {
+	for _, p := range pins {
 		times = append(times, p.CreatedAt)
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
@@ -711,10 +810,15 @@ func (s *Server) route(r *http.Request, f *Fault) result {
 		return s.token(r)
 	case r.URL.Path == PathPins && r.Method == http.MethodPost:
 		return s.createPin(r)
+	case r.URL.Path == PathPins && r.Method == http.MethodGet:
+		return s.listPins(r, "", f != nil && f.StuckBookmark)
 	case r.URL.Path == PathBoards && r.Method == http.MethodGet:
 		return s.listBoards(r, f != nil && f.StuckBookmark)
 	case r.URL.Path == PathUserAccount && r.Method == http.MethodGet:
 		return s.userAccount(r)
+	}
+	if board, ok := boardOfPinsPath(r.URL.Path); ok && r.Method == http.MethodGet {
+		return s.listPins(r, board, f != nil && f.StuckBookmark)
 	}
 	return errorResult(http.StatusNotFound, http.StatusNotFound, "Not found.")
 }
