@@ -23,7 +23,8 @@ import (
 // The handlers' tests on the in-memory Discord (discordiotest): each
 // command of the table is run by HandleInteraction, as the gateway hands
 // it over, with no Discord socket; the engine, the links store and the
-// Pinterest stand-in are the real ones (backends).
+// Pinterest stand-in are the real ones (backends), the stand-in served
+// in process.
 
 // fakeWorld is the bot on the in-memory Discord, with one guild and one
 // channel everyone may read.
@@ -45,7 +46,7 @@ func newFakeWorld(t testing.TB) *fakeWorld {
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	m := metrics.New()
 	// Queued jobs wait: none is due while the engine's clock stands still.
-	w.backends = newBackends(t, ctx, worldOptions{onJob: func(actors.Job) {}}, log, m)
+	w.backends = newBackends(t, ctx, worldOptions{onJob: func(actors.Job) {}, pinterestInProcess: true}, log, m)
 	token := base64.RawStdEncoding.EncodeToString([]byte(w.dc.AppID().String())) + ".x.y"
 	b, err := newBot(Config{
 		Token:      token,

@@ -78,10 +78,12 @@ type worldOptions struct {
 	workers          int
 	// faults wraps the engine's store in a FaultStore.
 	faults bool
-	// pinterestHTTP replaces the Pinterest client's HTTP client.
-	pinterestHTTP *http.Client
-	quiet         bool // log nothing, not even to the buffer (benchmarks)
-	debugLog      bool // keep debug lines too
+	// pinterestHTTP replaces the Pinterest client's HTTP client;
+	// pinterestInProcess serves its requests without a socket.
+	pinterestHTTP      *http.Client
+	pinterestInProcess bool
+	quiet              bool // log nothing, not even to the buffer (benchmarks)
+	debugLog           bool // keep debug lines too
 	// closeTimeout is the bot's CloseTimeout; default 20 s.
 	closeTimeout time.Duration
 	// shards is the shard count the Discord stand-in recommends.
@@ -285,6 +287,10 @@ func newBackends(t testing.TB, ctx context.Context, o worldOptions, log zerolog.
 	}
 	t.Cleanup(func() { _ = b.links.Close() })
 
+	hc := o.pinterestHTTP
+	if o.pinterestInProcess {
+		hc = b.ps.InProcess()
+	}
 	pcfg := pinterest.Config{
 		ClientID:     b.ps.ClientID(),
 		ClientSecret: b.ps.ClientSecret(),
@@ -293,7 +299,7 @@ func newBackends(t testing.TB, ctx context.Context, o worldOptions, log zerolog.
 		AuthURL:      b.ps.AuthURL(),
 		Now:          b.pclock.Now,
 		Logger:       log,
-		HTTPClient:   b.countedPinterestHTTP(o.pinterestHTTP),
+		HTTPClient:   b.countedPinterestHTTP(hc),
 	}
 	if o.pinterest != nil {
 		o.pinterest(&pcfg)
