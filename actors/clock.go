@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -64,6 +65,7 @@ type ManualClock struct {
 	mu      sync.Mutex
 	now     int64
 	waiters []clockWaiter
+	armed   chan struct{} // closed and replaced when a wait is armed
 }
 
 type clockWaiter struct {
@@ -122,6 +124,10 @@ func (c *ManualClock) wakeAt(at int64) (<-chan struct{}, func()) {
 		return ch, func() {}
 	}
 	c.waiters = append(c.waiters, clockWaiter{at: at, ch: ch})
+	if c.armed != nil {
+		close(c.armed)
+		c.armed = nil
+	}
 	return ch, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -141,6 +147,29 @@ func (c *ManualClock) Waiters() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.waiters)
+}
+
+// WaitWaiters returns once at least n waits are armed on the clock, or
+// with ctx's error: tests use it to know that something waits for an
+// instant before they move the clock.
+func (c *ManualClock) WaitWaiters(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		if len(c.waiters) >= n {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.armed == nil {
+			c.armed = make(chan struct{})
+		}
+		armed := c.armed
+		c.mu.Unlock()
+		select {
+		case <-armed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // waker is a Clock that can wake a waiter at an instant of its own:
