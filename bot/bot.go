@@ -63,6 +63,10 @@ type Bot struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// resolving counts the searches for pins of unknown outcome (see
+	// resolve.go); Close waits for them once it has canceled the work.
+	resolving sync.WaitGroup
+
 	sessions sessionCache
 	boards   boardCache
 	// digest tells users what became of their queued pins.
@@ -78,6 +82,9 @@ type Bot struct {
 	// onPin, when set (benchmarks), receives for every pin attempt the
 	// time the bot spent on it in total and inside the Pinterest call.
 	onPin func(total, pinterest time.Duration)
+	// sleepUntil, when set (tests), replaces Engine.SleepUntil in the
+	// searches for pins of unknown outcome.
+	sleepUntil func(context.Context, time.Time) error
 	// onDone, when set (tests), is called with an interaction's ID once
 	// the bot is done with it.
 	onDone func(snowflake.ID)
@@ -268,6 +275,9 @@ func (b *Bot) close(ctx context.Context) error {
 		forced = true
 	}
 	b.cancelWork()
+	// Searches for pins of unknown outcome end with the work; a slot
+	// whose search did not end counts as a pin made at its deadline.
+	b.resolving.Wait()
 	if forced {
 		b.log.Warn().Msg("handlers still running at close; cancelling them")
 		grace := time.NewTimer(closeGrace)

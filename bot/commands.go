@@ -194,10 +194,10 @@ func commands(r pinRule) []discord.ApplicationCommandCreate {
 	return cs
 }
 
-// lookup finds the table's entry for an interaction: its application
+// route finds the table's entry for an interaction: its application
 // command (by name and kind), its autocomplete, or its component (by
 // custom ID; account is what follows the ID of a component with param).
-func lookup(i discord.Interaction) (c command, account string, ok bool) {
+func route(i discord.Interaction) (c command, account string, ok bool) {
 	for _, c := range commandTable() {
 		switch in := i.(type) {
 		case discord.ApplicationCommandInteraction:

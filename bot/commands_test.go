@@ -73,7 +73,7 @@ func TestCommandTable(t *testing.T) {
 		}
 		for _, auto := range kinds {
 			e, path, typ := tableEvent(t, c, auto)
-			entry, account, ok := lookup(e)
+			entry, account, ok := route(e)
 			if !ok || entry.name != c.name || entry.id != c.id {
 				t.Errorf("%s (type %d) is routed to %q/%q (%v), want its own entry", path, typ, entry.name, entry.id, ok)
 			}
@@ -107,7 +107,7 @@ func TestCommandTable(t *testing.T) {
 
 	// What is not in the table is neither routed nor labelled.
 	e, _, _ := tableEvent(t, command{id: "/nothing"}, false)
-	if _, _, ok := lookup(e); ok || interactionName(e) != "other" {
+	if _, _, ok := route(e); ok || interactionName(e) != "other" {
 		t.Errorf("an unknown component is routed or labelled %q", interactionName(e))
 	}
 	for _, c := range ConsoleCommands() {

@@ -83,6 +83,11 @@ type Config struct {
 	// request for its pin must have ended; default DefaultSlotMargin. A
 	// request that could end later is not sent, and the slot is released.
 	SlotMargin time.Duration
+	// ListingLag is how long after Pinterest made a pin its listing is
+	// assumed to show it, at most; default DefaultListingLag. A pin whose
+	// outcome is unknown is proven never made only by a listing begun
+	// this long after the last moment Pinterest can have made it.
+	ListingLag time.Duration
 	// Digest configures the digests that tell users what became of their
 	// queued pins (see package digest); zero fields take its defaults.
 	Digest digest.Config
@@ -136,6 +141,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bot: Config.Workers %d is negative", c.Workers)
 	case c.SlotMargin < 0:
 		return fmt.Errorf("bot: Config.SlotMargin %v is negative", c.SlotMargin)
+	case c.ListingLag < 0:
+		return fmt.Errorf("bot: Config.ListingLag %v is negative", c.ListingLag)
 	}
 	if _, err := applicationID(c.Token); err != nil {
 		return err
@@ -205,6 +212,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SlotMargin == 0 {
 		c.SlotMargin = DefaultSlotMargin
+	}
+	if c.ListingLag == 0 {
+		c.ListingLag = DefaultListingLag
 	}
 	if c.Now == nil {
 		c.Now = time.Now

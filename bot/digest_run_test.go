@@ -327,8 +327,9 @@ func TestQueuedPinResultSurvivesRestart(t *testing.T) {
 }
 
 // TestRecoveredJobReportsFirstLine: a job whose result was kept before a
-// crash stopped its run (the pin made) is handed out again as recovered;
-// the user reads the result kept first, not "the pin may exist".
+// crash stopped its run (the pin made) is handed out again as recovered
+// and, Pinterest's listing failing, ends unknown; the user reads the
+// result kept first, not "the pin may exist".
 func TestRecoveredJobReportsFirstLine(t *testing.T) {
 	dw := newDigestWorld(t)
 	user := dw.addUser("alice")
@@ -341,7 +342,9 @@ func TestRecoveredJobReportsFirstLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Recovered = true
+	dw.failLookups()
 	dw.bot.RunJob(j)
+	dw.bot.resolving.Wait()
 	dw.sendDigests()
 	dms := dw.dc.DMs(user)
 	if len(dms) != 1 || dms[0].Content != "Queued pins that ran:\n"+first {
@@ -352,15 +355,18 @@ func TestRecoveredJobReportsFirstLine(t *testing.T) {
 	}
 }
 
-// TestRecoveredJobNamesAccount: the line of a recovered job names the
-// account it may have been pinned on.
+// TestRecoveredJobNamesAccount: the line of a recovered job that ends
+// unknown (Pinterest's listing failing) names the account it may have
+// been pinned on.
 func TestRecoveredJobNamesAccount(t *testing.T) {
 	dw := newDigestWorld(t)
 	user := dw.addUser("alice")
 	dw.link(user, "acct", "alice_pins")
 	j := dw.queuePins(user, dw.channel)[0]
 	j.Recovered = true
+	dw.failLookups()
 	dw.bot.RunJob(j)
+	dw.bot.resolving.Wait()
 	dw.sendDigests()
 	dms := dw.dc.DMs(user)
 	if len(dms) != 1 || !strings.Contains(dms[0].Content, "· @alice\\_pins · Pinbot restarted while sending it") {

@@ -17,6 +17,7 @@ import (
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/pinbot/pinbot/bot/internal/discordio/discordiotest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/limit/schedule/scheduletest"
 	"github.com/pinbot/pinbot/internal/metrics"
 )
 
@@ -30,33 +31,40 @@ import (
 // channel everyone may read.
 type fakeWorld struct {
 	*backends
-	t       testing.TB
-	ctx     context.Context
-	dc      *discordiotest.Fake
-	bot     *Bot
+	t   testing.TB
+	ctx context.Context
+	dc  *discordiotest.Fake
+	bot *Bot
+	// digests is the digests' clock.
+	digests *scheduletest.Clock
 	guild   snowflake.ID
 	channel snowflake.ID
 }
 
-func newFakeWorld(t testing.TB) *fakeWorld {
+func newFakeWorld(t testing.TB, opts ...func(*worldOptions)) *fakeWorld {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	w := &fakeWorld{t: t, ctx: ctx, dc: discordiotest.New(t)}
+	w := &fakeWorld{t: t, ctx: ctx, dc: discordiotest.New(t), digests: scheduletest.NewClock(t0)}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	m := metrics.New()
 	// Queued jobs wait: none is due while the engine's clock stands still.
-	w.backends = newBackends(t, ctx, worldOptions{onJob: func(actors.Job) {}, pinterestInProcess: true}, log, m)
+	o := worldOptions{onJob: func(actors.Job) {}, pinterestInProcess: true}
+	for _, f := range opts {
+		f(&o)
+	}
+	w.backends = newBackends(t, ctx, o, log, m)
 	token := base64.RawStdEncoding.EncodeToString([]byte(w.dc.AppID().String())) + ".x.y"
 	b, err := newBot(Config{
-		Token:      token,
-		Engine:     w.engine,
-		Links:      w.links,
-		Pinterest:  w.pc,
-		Log:        log,
-		Now:        w.pclock.Now,
-		NoUserRate: true,
-		Observer:   m.Bot(InteractionLabels()),
+		Token:       token,
+		Engine:      w.engine,
+		Links:       w.links,
+		Pinterest:   w.pc,
+		Log:         log,
+		Now:         w.pclock.Now,
+		NoUserRate:  true,
+		Observer:    m.Bot(InteractionLabels()),
+		DigestClock: w.digests,
 	}, w.dc)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +171,7 @@ func TestHandlerPin(t *testing.T) {
 	}
 	jump := fmt.Sprintf("https://discord.com/channels/%d/%d/%d", w.guild, w.channel, m.ID)
 	for i, p := range pins {
-		if p.Link != jump || p.Title != "Two cats" || p.ImageURL != m.Attachments[i].URL {
+		if !markedLink(p.Link, jump) || p.Title != "Two cats" || p.ImageURL != m.Attachments[i].URL {
 			t.Errorf("pin %d = %+v; want link %s, title %q, the attachment's URL", i, p, jump, "Two cats")
 		}
 	}

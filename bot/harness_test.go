@@ -311,6 +311,28 @@ func newBackends(t testing.TB, ctx context.Context, o worldOptions, log zerolog.
 	return b
 }
 
+// fastForward is Bot.sleepUntil for tests: it moves the engine's clock
+// and the Pinterest stand-in's to at, at once, instead of waiting.
+func (b *backends) fastForward(_ context.Context, at time.Time) error {
+	if at.UnixMilli() > b.eclock.Now() {
+		b.eclock.Set(at)
+	}
+	if at.After(b.pclock.Now()) {
+		b.pclock.Set(at)
+	}
+	return nil
+}
+
+// failLookups makes every listing of pins fail, so that a search for a
+// pin of unknown outcome gives up (its outcome stays unknown), and moves
+// the engine clock through the searches at once.
+func (w *world) failLookups() {
+	f := pinteresttest.ListingFailed(http.StatusServiceUnavailable)
+	f.Times = -1
+	w.ps.Inject(f)
+	w.bot.sleepUntil = w.fastForward
+}
+
 // countedPinterestHTTP returns hc (a default client if nil) with its
 // transport counted in the world's metrics, as the program does.
 func (b *backends) countedPinterestHTTP(hc *http.Client) *http.Client {

@@ -46,12 +46,18 @@ func (b *Bot) RunJob(j actors.Job) {
 	if q.Interaction != 0 {
 		jctx = logctx.With(jctx, logctx.InteractionID, q.Interaction.String())
 	}
-	// A recovered job is ended as unknown before anything else, whatever
-	// the bot's state: its pin may exist, so its slot is never released
-	// and it is never sent again (not even when the bot is closing).
+	// A recovered job is never sent again: its pin may exist. It is
+	// looked for on Pinterest (found: done; proven absent: back to the
+	// queue); when it cannot be, or the bot is closing, it ends as
+	// unknown at once, its slot never released.
 	if j.Recovered {
-		b.endJob(jctx, j, actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
-			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}, q, b.storedAccountName(jctx, j.Account))
+		unknown := actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
+			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}
+		name := b.storedAccountName(jctx, j.Account)
+		if lk, ok := b.recoveredLookup(jctx, j); ok && !b.isClosing() && b.resolveJobLater(jctx, j, q, name, lk, unknown) {
+			return
+		}
+		b.endJob(jctx, j, unknown, q, name)
 		return
 	}
 	if err != nil {
@@ -86,7 +92,10 @@ func (b *Bot) RunJob(j actors.Job) {
 	}
 	ctx, cancel := context.WithTimeout(jctx, by.Sub(eng.Now()))
 	defer cancel()
-	o, name := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
+	o, name, lk := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
+	if lk != nil && b.resolveJobLater(jctx, j, q, name, *lk, o) {
+		return // the search ends the job
+	}
 	b.endJob(jctx, j, o, q, name)
 }
 
@@ -110,30 +119,31 @@ func failedJob(reason, why string) actors.Outcome {
 }
 
 // runQueuedPin does the work of a queued pin and returns its outcome and
-// the account's display name ("" when unknown).
-func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (actors.Outcome, string) {
+// the account's display name ("" when unknown), and, when the outcome is
+// unknown, how to look for the pin.
+func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (actors.Outcome, string, *lookup) {
 	acct, _, err := b.lookupLinked(ctx, q.User.String(), j.Account)
 	if errors.Is(err, errNotLinked) {
-		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), ""
+		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), "", nil
 	}
 	if err != nil {
 		// The links store could not say: nothing was sent, try later.
-		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, ""
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, "", nil
 	}
 	name := accountName(acct.Username, acct.ID)
 	if acct.RelinkNeeded {
-		return failedJob(failReauth, "Pinterest no longer accepts Pinbot's access to the account; run /link"), name
+		return failedJob(failReauth, "Pinterest no longer accepts Pinbot's access to the account; run /link"), name, nil
 	}
 	sess, err := b.session(ctx, acct.ID)
 	switch {
 	case errors.Is(err, links.ErrNoToken):
-		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), name
+		return failedJob(failUnlinked, "the Pinterest account is no longer linked to you"), name, nil
 	case errors.Is(err, pinterest.ErrReauthRequired):
 		b.markRelink(ctx, acct.ID, sess)
-		return failedJob(failReauth, "Pinbot could not use the account's access; run /link"), name
+		return failedJob(failReauth, "Pinbot could not use the account's access; run /link"), name, nil
 	case err != nil:
 		b.logger(ctx).Warn().Str("error", errText(err)).Msg("reading a queued pin's access failed; retrying later")
-		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name, nil
 	}
 
 	ref := q.ref()
@@ -141,33 +151,37 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	switch reason {
 	case "":
 	case failMessageGone:
-		return failedJob(failMessageGone, "the message was deleted"), name
+		return failedJob(failMessageGone, "the message was deleted"), name, nil
 	case failNoAccess:
-		return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name
+		return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name, nil
 	default:
 		// Discord did not answer: nothing was sent, try later.
-		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
+		return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name, nil
 	}
 	if q.Guild != 0 {
 		ac := &accessChecker{api: b.api, ctx: ctx, guildID: q.Guild, userID: q.User}
 		res, err := ac.canRead(q.Channel)
 		if err != nil {
 			b.logger(ctx).Warn().Str("error", errText(err)).Msg("permission check of a queued pin failed; retrying later")
-			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name
+			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name, nil
 		}
 		if !res.ok {
-			return failedJob(failNoAccess, "you can no longer read that channel ("+res.why+")"), name
+			return failedJob(failNoAccess, "you can no longer read that channel ("+res.why+")"), name, nil
 		}
 	}
 	imgs := imagesOf(*msg)
 	if q.Image > len(imgs) {
-		return failedJob(failNoImage, "the image is no longer in the message"), name
+		return failedJob(failNoImage, "the image is no longer in the message"), name, nil
 	}
 	// A queued pin's context ends at its slot's send deadline, or with the
 	// bot (canceled): only the latter ends the work itself.
-	r := b.sendPin(ctx, j.Slot, sess, pinRequest(ref, *msg, imgs[q.Image-1], q.Board), func(err error) bool { return errors.Is(err, context.Canceled) })
+	r := b.sendPin(ctx, j.Slot, sess, pinRequest(ref, *msg, imgs[q.Image-1], q.Board, j.Slot), func(err error) bool { return errors.Is(err, context.Canceled) })
 	b.afterSend(ctx, j.Account, sess, r)
-	return queuedOutcome(r), name
+	var lk *lookup
+	if r.kind == sentUnknown {
+		lk = &lookup{slot: j.Slot, sess: sess, ended: r.at}
+	}
+	return queuedOutcome(r), name, lk
 }
 
 // queuedOutcome is a queued pin's outcome for the engine and its digest:

@@ -360,7 +360,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 		return
 	}
 	slot := g.Reservations()[0]
-	r := p.b.sendPin(ctx, slot, p.sess, pinRequest(e.ref, msg, im, p.boardID), func(error) bool { return p.inv.ctx.Err() != nil })
+	r := p.b.sendPin(ctx, slot, p.sess, pinRequest(e.ref, msg, im, p.boardID, slot), func(error) bool { return p.inv.ctx.Err() != nil })
 
 	rctx, cancel := context.WithTimeout(logctx.Inherit(p.b.workCtx, ctx), resolveTimeout)
 	defer cancel()
@@ -404,6 +404,9 @@ func (p *pinner) failed(ctx context.Context, slot actors.Reservation, r sendResu
 	case causeUnknown:
 		if rerr == nil {
 			e.count = p.b.rule.pinCount(st)
+		}
+		if p.b.resolveSlotLater(p.inv, lookup{slot: slot, sess: p.sess, ended: r.at}, e.what(), p.name) {
+			e.why += "; Pinbot will look for it on Pinterest and tell you what it finds"
 		}
 		p.stopWith(failUnavailable, "Pinterest is having trouble, so Pinbot stopped here. Please try the rest later.", "not attempted after Pinterest's error")
 	case causeNoTime:
@@ -484,12 +487,19 @@ func (r report) render(name, boardName string) string {
 	return strings.TrimRight(sb.String(), "\n")
 }
 
-// line renders one entry.
-func (e entry) line() string {
+// what names the entry's picture: its message's link and, for one of
+// several images, which.
+func (e entry) what() string {
 	what := "<" + e.ref.jumpURL() + ">"
 	if e.image > 0 && e.images > 1 {
 		what += fmt.Sprintf(" (image %d of %d)", e.image, e.images)
 	}
+	return what
+}
+
+// line renders one entry.
+func (e entry) line() string {
+	what := e.what()
 	switch e.res {
 	case resPinned:
 		return fmt.Sprintf("✅ %s → <%s> · %s", what, e.pinURL, e.count)

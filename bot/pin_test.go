@@ -10,6 +10,7 @@ import (
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 )
 
@@ -24,6 +25,12 @@ func must(t *testing.T, text string, want ...string) {
 		}
 		rest = rest[i+len(w):]
 	}
+}
+
+// markedLink reports whether a pin's link is link with a pinbot mark.
+func markedLink(got, link string) bool {
+	rest, ok := strings.CutPrefix(got, link+"?"+pinterest.MarkParam+"=")
+	return ok && rest != "" && pinterest.MarkOf(got) == rest
 }
 
 // mustNot fails the test if text holds any of bad.
@@ -53,7 +60,7 @@ func TestPinOneMessage(t *testing.T) {
 	}
 	jump := fmt.Sprintf("https://discord.com/channels/%d/%d/%d", w.guild.ID, w.channel.ID, m.ID)
 	for i, p := range pins {
-		if p.BoardID != "b1001" || p.Link != jump || p.Title != "Two cats" || p.AltText == "" || p.ImageURL != m.Attachments[i].URL {
+		if p.BoardID != "b1001" || !markedLink(p.Link, jump) || p.Title != "Two cats" || p.AltText == "" || p.ImageURL != m.Attachments[i].URL {
 			t.Errorf("pin %d = %+v; want board b1001, link %s, title %q, the attachment's fresh URL", i, p, jump, "Two cats")
 		}
 	}

@@ -45,10 +45,12 @@ func (b *Bot) fetchMessage(ctx context.Context, channel, message snowflake.ID) (
 	return nil, failDiscord
 }
 
-// pinRequest is the pin of picture im of message msg (at ref) on board.
-func pinRequest(ref messageRef, msg discord.Message, im image, board string) pinterest.PinRequest {
+// pinRequest is the pin of picture im of message msg (at ref) on board,
+// sent in slot: its mark is the slot's (see slotMark).
+func pinRequest(ref messageRef, msg discord.Message, im image, board string, slot actors.Reservation) pinterest.PinRequest {
 	title := pinTitle(msg)
 	return pinterest.PinRequest{
+		Mark:     slotMark(slot),
 		BoardID:  board,
 		ImageURL: im.URL,
 		Link:     ref.jumpURL(),

@@ -37,7 +37,7 @@ func (b *Bot) HandleInteraction(i discord.Interaction) {
 
 // dispatch runs the command table's handler of an admitted interaction.
 func (b *Bot) dispatch(e *event) error {
-	c, account, ok := lookup(e.Interaction)
+	c, account, ok := route(e.Interaction)
 	if !ok {
 		return b.notFound(e)
 	}
