@@ -118,6 +118,14 @@
 //     engine counts it as a pin made at the end of its lease; releases it
 //     if the pin surely was not made.
 //
+// Every pin carries its slot's mark in its link. A pin of unknown outcome
+// is then looked for in the account's pins on Pinterest, after the reply
+// (resolve.go): found, its slot is committed at the pin's own time and
+// the user told it was pinned; proven never made, its slot is released
+// and the user told so; a search that fails leaves the slot to count at
+// its deadline. Queued pins, and those a restart left running, are
+// settled the same way, a queued pin never made going back to the queue.
+//
 // A 429 holds the account in the engine until Pinterest's reset, and so
 // does a pin the client held back because Pinterest's rate-limit headers
 // said the account had no request left; a refused grant marks the account
