@@ -23,9 +23,12 @@ import (
 // to an account), the messages the Discord stand-in holds (every result
 // in the user's DMs or in the channel where its /pin ran), the lines in
 // which each run logged the jobs it found running, and the queue left in
-// the data directory dir (each job found running after a kill ended as
-// unknown; no queued pin lost: each is on Pinterest, or its user was
-// told it failed or may exist, or it still waits).
+// the data directory dir (a job found running after a kill is never sent
+// again unless Pinterest lacks its pin: it ended pinned with its pin on
+// Pinterest, or unknown, or went back to the queue with its pin not on
+// Pinterest, or is still being looked for; no queued pin lost: each is
+// on Pinterest, or its user was told it failed or may exist, or it still
+// waits).
 func (s *soak) audit(dir layout, runs []*child) {
 	s.t.Helper()
 	made := map[pinKey]int{}
@@ -54,33 +57,36 @@ func (s *soak) audit(dir layout, runs []*child) {
 
 	told, inDMs, inChannels := s.results()
 	stored := s.storedJobs(dir)
-	waiting, done := map[pinKey]bool{}, map[pinKey]bot.QueuedPinResult{}
+	waiting, inflight, done := map[pinKey]bool{}, map[pinKey]bool{}, map[pinKey]bot.QueuedPinResult{}
 	running := 0
 	for _, j := range stored {
 		switch j.state {
 		case persistence.JobWaiting:
 			waiting[j.key] = true
 		case persistence.JobRunning:
-			waiting[j.key] = true
+			// Sending, or being looked for on Pinterest (a job found
+			// running is never sent again unless proven absent).
+			inflight[j.key] = true
 			running++
 		case persistence.JobDone:
 			done[j.key] = j.result
 		}
 	}
-	// A job found running after a kill may have sent its pin: it ends
-	// as unknown, and never goes back to the queue (nor its slot to the
-	// account). Those the store no longer keeps (it keeps the newest
-	// done jobs) cannot be checked.
+	// A job found running after a kill may have sent its pin: it is
+	// looked for on Pinterest, and ends pinned (its pin there), or
+	// unknown, or goes back to the queue only when Pinterest lacks its
+	// pin (checked below for every waiting job). Those the store no
+	// longer keeps (it keeps the newest done jobs) cannot be checked.
 	for ref := range recoveredJobs(s.t, runs) {
 		j, ok := stored[ref]
 		switch {
 		case !ok:
-		case j.state == persistence.JobWaiting:
-			s.t.Errorf("job %d of account %s (%v) was found running after a kill, yet waits in the queue to be sent again", ref.id, ref.account, j.key)
 		case j.state == persistence.JobDone && j.result.Outcome == "":
 			s.t.Errorf("job %d of account %s (%v) was found running after a kill, and ended with no result: its user is never told", ref.id, ref.account, j.key)
-		case j.state == persistence.JobDone && j.result.Outcome != "unknown":
-			s.t.Errorf("job %d of account %s (%v) was found running after a kill, yet ended %s: its pin may have been sent before the kill", ref.id, ref.account, j.key, j.result.Outcome)
+		case j.state == persistence.JobDone && j.result.Outcome == "pinned" && made[j.key] == 0:
+			s.t.Errorf("job %d of account %s (%v) was found running after a kill and ended pinned, but Pinterest does not hold its pin", ref.id, ref.account, j.key)
+		case j.state == persistence.JobDone && j.result.Outcome != "unknown" && j.result.Outcome != "pinned":
+			s.t.Errorf("job %d of account %s (%v) was found running after a kill, yet ended %s: it may only end pinned, unknown, or go back to the queue", ref.id, ref.account, j.key, j.result.Outcome)
 		}
 	}
 	var pinned, failed, still, lost int
@@ -90,7 +96,7 @@ func (s *soak) audit(dir layout, runs []*child) {
 			pinned++
 		case mark == "❌" || mark == "❔":
 			failed++
-		case waiting[k]:
+		case waiting[k] || inflight[k]:
 			still++
 		default:
 			lost++
