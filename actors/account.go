@@ -31,17 +31,19 @@ const (
 	opFinish
 	opRunJobs // from the job timer: start the jobs due; no reply
 	opSurvey  // Engine.Survey: the status and pins, not a use of the account
+	opObserve // Engine.Observe: pins made elsewhere
 )
 
 // request is the one message type callers send to an account actor.
 type request struct {
-	op     opKind
-	n      int
-	id     uint64
-	at     int64
-	job    *jobArgs      // the job requests' arguments
-	survey *surveyArgs   // opSurvey's timeline
-	reply  chan response // capacity 1: the actor never blocks on it; nil for no reply
+	op      opKind
+	n       int
+	id      uint64
+	at      int64
+	job     *jobArgs      // the job requests' arguments
+	survey  *surveyArgs   // opSurvey's timeline
+	observe *observeArgs  // opObserve's pins
+	reply   chan response // capacity 1: the actor never blocks on it; nil for no reply
 	// posted marks a request from Engine.post: nobody waits for it, and
 	// the actor puts it back in requestPool once served.
 	posted bool
@@ -359,6 +361,10 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	}
 	a.served++
 	a.lastUsed = now
+	if m.op == opObserve {
+		a.observe(m, now)
+		return
+	}
 	if m.op >= opEnqueue {
 		a.led.expire(now)
 		a.handleJobs(m, now)

@@ -44,6 +44,13 @@
 // they leave free: a later request never moves the start times that
 // Enqueue and Engine.Jobs gave ("The queue").
 //
+// # Pins made elsewhere
+//
+// Engine.Observe records pins an account made outside pinbot (found on
+// Pinterest by the reconciler, package internal/reconcile) at their
+// creation times, so that they count against the limit as pinbot's own
+// do ("Pins made elsewhere and drift").
+//
 // # The journal and the store
 //
 // Every change is an event of its account, written through a

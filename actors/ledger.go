@@ -310,6 +310,12 @@ func (l *ledger) apply(e persistence.Event) {
 	case persistence.EventReserve:
 		l.addPending(e.ID, int(e.Count), e.At, e.Deadline)
 	case persistence.EventCommit:
+		if e.ID == ObservedID {
+			// A pin made elsewhere (Engine.Observe): no reservation, and
+			// recorded as Observe recorded it.
+			l.observe(e.At)
+			return
+		}
 		switch i, j := l.find(e.ID), l.findLapsed(e.ID); {
 		case i >= 0:
 			l.removePending(i)

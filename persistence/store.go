@@ -15,7 +15,8 @@ const (
 	EventReserve EventKind = 1
 	// EventCommit records that reservation ID became a pin at time At. A
 	// reservation that had lapsed (its pin counted at its deadline) has
-	// that pin moved forward to At.
+	// that pin moved forward to At. ID 0, which no reservation has,
+	// records a pin the account made outside pinbot (actors.ObservedID).
 	EventCommit EventKind = 2
 	// EventRelease records that reservation ID's pin definitely did not happen.
 	EventRelease EventKind = 3

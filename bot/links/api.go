@@ -121,3 +121,21 @@ type Request struct {
 
 // MaxOutboxLineLen is the longest digest line the outbox stores, in bytes.
 const MaxOutboxLineLen = 8 << 10
+
+// ObservedPin is a pin an account made outside pinbot that the engine
+// counts (actors.Engine.Observe): the token store remembers it so that
+// the next reconciliation does not count it again.
+type ObservedPin struct {
+	// ID is Pinterest's id of the pin.
+	ID string
+	// CreatedAt is when Pinterest says the pin was made.
+	CreatedAt time.Time
+	// Until is when the record may be forgotten: the pin counts under no
+	// rule from then on (its creation plus the window, plus a margin).
+	Until time.Time
+}
+
+// MaxObservedPerAccount is how many pins made elsewhere the store
+// remembers per account; beyond it, those to be forgotten first go.
+// Forgetting a pin early may only count it twice, never less.
+const MaxObservedPerAccount = 4096

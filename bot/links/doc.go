@@ -1,21 +1,24 @@
 // Package links keeps who linked which Pinterest account: Discord users,
 // the Pinterest accounts each linked (one of them active), each account's
 // OAuth token and default board, the single-use OAuth states of links in
-// progress, the users' settings (what /pin does when an account is full)
-// and the digests' outbox.
+// progress, the users' settings (what /pin does when an account is full),
+// the digests' outbox, and the pins each account made outside pinbot
+// that the engine counts (Observations).
 //
 // The package holds the contract and no storage: the types (User,
-// Account, Request), the Store interface and the smaller ones it is made
-// of (Directory, Tokens, States), the errors every implementation
-// returns, the limits on what a store accepts and the checks that apply
-// them. Package badgerlinks is the implementation the program runs, in a
-// Badger database encrypted at rest; package linkstest is the suite every
-// implementation passes.
+// Account, Request, ObservedPin), the Store interface and the smaller ones
+// it is made of (Directory, Tokens, States, Observations), the errors
+// every implementation returns, the limits on what a store accepts and
+// the checks that apply them. Package badgerlinks is the implementation
+// the program runs, in a Badger database encrypted at rest; package
+// linkstest is the suite every implementation passes.
 //
 // The rate limit belongs to the Pinterest account (its user_account id),
 // not to the Discord user: several users may link one account and share its
 // limit, and one user may link several accounts. A Store keeps no
 // rate-limit state: linking, unlinking and relinking never touch a limit.
+// What it remembers of the pins made elsewhere only says which the engine
+// counts already.
 //
 // # Usage
 //
@@ -51,6 +54,6 @@
 //
 // # Time
 //
-// No method reads the wall clock: NewState, ConsumeState and PurgeStates
-// take the current time as an argument.
+// No method reads the wall clock: NewState, ConsumeState, PurgeStates and
+// MarkObserved take the current time as an argument.
 package links

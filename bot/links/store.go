@@ -9,14 +9,15 @@ import (
 	"github.com/pinbot/pinbot/bot/digest"
 )
 
-// Store is the token store: Directory, Tokens and States in one
-// database, beside the digests' outbox. Every implementation is safe for
+// Store is the token store: Directory, Tokens, States and Observations
+// in one database, beside the digests' outbox. Every implementation is safe for
 // simultaneous use by multiple goroutines, makes each write durable
 // before the method returns, and passes linkstest.TestStore.
 type Store interface {
 	Directory
 	Tokens
 	States
+	Observations
 
 	// Outbox returns the store's digest outbox: the lines of digests
 	// (package digest) that Discord has not yet accepted. Put keeps the
@@ -153,4 +154,28 @@ type States interface {
 	// PurgeStates deletes the states that expired before now and returns
 	// how many it deleted.
 	PurgeStates(ctx context.Context, now time.Time) (int, error)
+}
+
+// Observations are the pins each account made outside pinbot that the
+// engine counts (see actors.Engine.Observe), so that a pin is counted
+// once across reconciliations and restarts. They belong to the account,
+// not to its links: unlinking and linking again keep them. Every method
+// fails with an error wrapping ErrInvalid, before reading or writing
+// anything, when an id is malformed (see CheckID).
+//
+// The engine counts a pin first and the store remembers it second: a
+// crash between the two counts the pin again at the next
+// reconciliation, twice, never less. For the same reason a store may
+// forget a record early (its clock running ahead): that too can only
+// count a pin twice.
+type Observations interface {
+	// Unobserved returns, of pinIDs, those not remembered for
+	// accountID, in the order given and each once; none when all are.
+	Unobserved(ctx context.Context, accountID string, pinIDs []string) ([]string, error)
+	// MarkObserved remembers pins for accountID, durably, each until its
+	// Until (a pin remembered already keeps the later Until), and
+	// forgets those of the account whose Until is at or before now. Of
+	// more than MaxObservedPerAccount, those with the earliest Until go.
+	// A pin without an Until fails with ErrInvalid.
+	MarkObserved(ctx context.Context, accountID string, pins []ObservedPin, now time.Time) error
 }

@@ -61,10 +61,13 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Listener: ln,
 		HTTPLimit: edge.Config{Rate: cfg.httpRate, TrustedProxies: cfg.trustedProxies,
 			OperatorRate: cfg.operatorRate, NoOperatorLimit: cfg.operatorRate.IsZero()},
-		NoHTTPLimit:   cfg.httpRate.IsZero(),
-		AdminToken:    cfg.adminToken,
-		ControlSocket: dir.control(),
-		Log:           log,
+		NoHTTPLimit:    cfg.httpRate.IsZero(),
+		AdminToken:     cfg.adminToken,
+		ReconcileEvery: cfg.reconcileEvery,
+		NoReconcile:    cfg.reconcileEvery == 0,
+		CountAllPins:   cfg.countAllPins,
+		ControlSocket:  dir.control(),
+		Log:            log,
 	})
 	if err != nil {
 		// Build closed what it had opened.
@@ -84,6 +87,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
+		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {

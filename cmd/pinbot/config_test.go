@@ -156,6 +156,10 @@ func TestBotConfigErrors(t *testing.T) {
 			want: []string{`invalid PINBOT_MEMORY_LIMIT "2GB": want a positive whole number of bytes`}},
 		{env: full, args: []string{"--memory-limit", "-1"},
 			want: []string{`invalid --memory-limit "-1"`}},
+		{env: with(full, map[string]string{"PINBOT_RECONCILE_EVERY": "30s"}),
+			want: []string{`invalid PINBOT_RECONCILE_EVERY "30s": want a duration from 1m0s to 24h0m0s, such as 15m, or off`}},
+		{env: full, args: []string{"--count-all-pins", "sometimes"},
+			want: []string{`invalid --count-all-pins "sometimes": want true or false`}},
 	}
 	if runtime.GOOS != "windows" {
 		open := writeKey(t, t.TempDir(), 32, 0o644)

@@ -137,10 +137,24 @@ var (
 		defHelp: "3/4 of the memory available: the cgroup's limit, else the RAM; GOMEMLIMIT, when set, wins",
 		help:    "soft memory limit of the Go runtime, such as 2GiB, or off; pinbot also runs with GOGC=400 unless GOGC is set (docs/design.md, \"Memory and the collector\")",
 	}
+	reconcileEveryOption = option{
+		flag: "reconcile-every", env: "PINBOT_RECONCILE_EVERY", arg: "DURATION", def: "15m",
+		help: fmt.Sprintf("interval between the rounds that compare the active accounts' counts with Pinterest's listing of their pins, %v to %v, or off", minReconcileEvery, maxReconcileEvery),
+	}
+	countAllPinsOption = option{
+		flag: "count-all-pins", env: "PINBOT_COUNT_ALL_PINS", arg: "BOOL", def: "false",
+		help: "count every pin an account made in the window against its limit, those made outside pinbot (Pinterest's app, other tools) included, as each reconciliation round finds them",
+	}
 	userRateOption = option{
 		flag: "user-rate", env: "PINBOT_USER_RATE", arg: "RATE", def: "60/10m",
 		help: `units of work each Discord user may ask for (a /pin costs one per image, other commands one): N/PERIOD with an optional ",burst=B", or off`,
 	}
+)
+
+// Bounds of --reconcile-every.
+const (
+	minReconcileEvery = time.Minute
+	maxReconcileEvery = 24 * time.Hour
 )
 
 // Bounds of --pin-limit and --pin-window.
@@ -204,6 +218,7 @@ type settings struct {
 	operatorRate                         setting
 	adminTokenFile                       setting
 	memoryLimit                          setting
+	reconcileEvery, countAllPins         setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -233,6 +248,8 @@ func newSettings(getenv func(string) string) settings {
 		discordClientSecret: setting{opt: &discordClientSecretOption},
 		discordOAuth:        setting{opt: &discordOAuthOption},
 		memoryLimit:         setting{opt: &memoryLimitOption},
+		reconcileEvery:      setting{opt: &reconcileEveryOption},
+		countAllPins:        setting{opt: &countAllPinsOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -254,6 +271,7 @@ func (st *settings) all() []*setting {
 		&st.pinLimit, &st.pinWindow,
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile, &st.memoryLimit,
+		&st.reconcileEvery, &st.countAllPins,
 	}
 }
 
@@ -286,6 +304,7 @@ var allOptions = []*option{
 	&pinLimitOption, &pinWindowOption,
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption, &memoryLimitOption,
+	&reconcileEveryOption, &countAllPinsOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -416,6 +435,10 @@ type botSettings struct {
 	operatorRate   gcra.Rate
 	trustedProxies []netip.Prefix
 	userRate       gcra.Rate
+	// reconcileEvery is the interval between reconciliation rounds, 0
+	// for none (off); countAllPins counts the pins made elsewhere.
+	reconcileEvery time.Duration
+	countAllPins   bool
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
 	// adminToken is the operator dashboard's token (see readAdminToken);
@@ -543,6 +566,19 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		errs.add(fmt.Errorf("invalid %s %s: %s", st.trustedProxies.name(), st.trustedProxies.shown(), strings.TrimPrefix(err.Error(), "edge: ")))
 	}
 	b.trustedProxies = proxies
+	if v := strings.TrimSpace(st.reconcileEvery.value); v != "off" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < minReconcileEvery || d > maxReconcileEvery {
+			errs.add(fmt.Errorf("invalid %s %s: want a duration from %v to %v, such as 15m, or off",
+				st.reconcileEvery.name(), st.reconcileEvery.shown(), minReconcileEvery, maxReconcileEvery))
+		}
+		b.reconcileEvery = d
+	}
+	ca, err := strconv.ParseBool(st.countAllPins.value)
+	if err != nil {
+		errs.add(fmt.Errorf("invalid %s %s: want true or false", st.countAllPins.name(), st.countAllPins.shown()))
+	}
+	b.countAllPins = ca
 	return b
 }
 
@@ -638,6 +674,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile,
 		&st.discordClientSecret, &st.discordOAuth,
+		&st.reconcileEvery, &st.countAllPins,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)

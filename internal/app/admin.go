@@ -10,6 +10,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/internal/dashboard"
+	"github.com/pinbot/pinbot/internal/reconcile"
 )
 
 // withAdmin mounts the operator dashboard (package internal/dashboard) at
@@ -26,10 +27,14 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 	if g == nil {
 		g = prometheus.DefaultGatherer
 	}
-	d, err := dashboard.New(dashboard.Config{
+	dcfg := dashboard.Config{
 		Token: cfg.AdminToken, Engine: a.Engine, Gatherer: g, Log: cfg.Log,
 		Names: a.accountName, Rules: a.store,
-	})
+	}
+	if a.Reconciler != nil {
+		dcfg.Drift = driftReader{a.Reconciler}
+	}
+	d, err := dashboard.New(dcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -63,4 +68,28 @@ func (a *App) accountName(ctx context.Context, account string) (dashboard.Name, 
 		return dashboard.Name{}, err
 	}
 	return dashboard.Name{Username: acct.Username, LinkedBy: users}, nil
+}
+
+// driftReader shows the reconciler's drifts on the dashboard.
+type driftReader struct{ r *reconcile.Reconciler }
+
+func (d driftReader) Drift(account string) (dashboard.Drift, bool) {
+	x, ok := d.r.Drift(account)
+	return dashboardDrift(x), ok
+}
+
+func (d driftReader) Largest(n int) []dashboard.Drift {
+	ds := d.r.Drifts(n)
+	out := make([]dashboard.Drift, len(ds))
+	for i, x := range ds {
+		out[i] = dashboardDrift(x)
+	}
+	return out
+}
+
+func dashboardDrift(x reconcile.Drift) dashboard.Drift {
+	return dashboard.Drift{
+		Account: x.Account, At: x.At, Pinterest: x.Pinterest, Counted: x.Counted, Pending: x.Pending,
+		Elsewhere: x.Elsewhere, CountAll: x.CountAll, Drift: x.Drift, Unexplained: x.Unexplained,
+	}
 }

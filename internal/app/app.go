@@ -3,8 +3,9 @@
 // handler (OAuth callback, liveness at /healthz, readiness at /readyz,
 // metrics at /metrics and, given an admin token, the operator dashboard,
 // behind a per-client rate limit, package internal/edge), the metrics
-// every part reports to, and the Discord bot, and tears them down in
-// reverse order with one closer stack. The bot command and the local
+// every part reports to, the reconciliation with Pinterest's ledger
+// (package internal/reconcile) and the Discord bot, and tears them down
+// in reverse order with one closer stack. The bot command and the local
 // sandbox both build through it; the sandbox passes the stand-ins'
 // addresses.
 //
@@ -45,6 +46,7 @@ import (
 	"github.com/pinbot/pinbot/internal/control"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/metrics"
+	"github.com/pinbot/pinbot/internal/reconcile"
 )
 
 // Errors of Build. Match them with errors.Is.
@@ -124,6 +126,15 @@ type Config struct {
 	// PurgeEvery is how often expired OAuth states are deleted; 0 means
 	// DefaultPurgeEvery.
 	PurgeEvery time.Duration
+	// ReconcileEvery is the interval between the rounds that compare
+	// each active account's count with Pinterest's ledger (package
+	// internal/reconcile, PINBOT_RECONCILE_EVERY); 0 means
+	// reconcile.DefaultEvery. NoReconcile runs none. CountAllPins counts
+	// the pins the accounts made outside pinbot against their limits
+	// (PINBOT_COUNT_ALL_PINS).
+	ReconcileEvery time.Duration
+	NoReconcile    bool
+	CountAllPins   bool
 	// ControlSocket, when not empty, is the path of the Unix socket on
 	// which the program serves its stores' owner: online backups
 	// (package internal/backup) and the listings of the accounts and of
@@ -146,6 +157,9 @@ type App struct {
 	Links     links.Store
 	Pinterest *pinterest.Client
 	Bot       *bot.Bot
+	// Reconciler compares the accounts' counts with Pinterest's ledger;
+	// nil with Config.NoReconcile.
+	Reconciler *reconcile.Reconciler
 	// Edge limits the HTTP listener's clients; nil when
 	// Config.NoHTTPLimit is set.
 	Edge *edge.Limiter
@@ -233,6 +247,11 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil, &configError{kind: ErrPinterestConfig, err: err}
 	}
 	a.Metrics.WatchBreaker(a.Pinterest.BreakerState)
+	if !cfg.NoReconcile {
+		if err := a.startReconciler(cfg); err != nil {
+			return nil, err
+		}
+	}
 
 	purgeEvery := cfg.PurgeEvery
 	if purgeEvery <= 0 {
@@ -416,10 +435,10 @@ func (a *App) HTTPFailed() <-chan error { return a.httpDone }
 // down"), so that a load balancer stops sending work while everything
 // still runs; then, in reverse order: the bot (its handlers finish first,
 // and the token refreshes they started), the control socket, the HTTP
-// server, the OAuth state purge, the engine (which writes every
-// account's state), the token store, the engine store. Each step is
-// bounded by its own timeout and by ctx. It returns every error met;
-// Close may be called more than once.
+// server, the OAuth state purge, the reconciliation (a round in progress
+// cut short), the engine (which writes every account's state), the token
+// store, the engine store. Each step is bounded by its own timeout and by
+// ctx. It returns every error met; Close may be called more than once.
 func (a *App) Close(ctx context.Context) error {
 	a.closeOnce.Do(func() {
 		if a.ready != nil {
@@ -451,6 +470,38 @@ func countedClient(hc *http.Client, m *metrics.Metrics) *http.Client {
 	}
 	out.Transport = m.Transport(metrics.Pinterest, out.Transport, pinterest.RetryWait)
 	return out
+}
+
+// startReconciler starts the rounds that compare the accounts' counts
+// with Pinterest's ledger, one every cfg.ReconcileEvery, and the metrics
+// of their drifts. Close stops them, a round in progress cut short,
+// before the engine and the token store close.
+func (a *App) startReconciler(cfg Config) error {
+	r, err := reconcile.New(reconcile.Config{
+		Engine: a.Engine, Links: a.Links, Pinterest: a.Pinterest,
+		CountAll: cfg.CountAllPins, Every: cfg.ReconcileEvery,
+		Observer: a.Metrics.Reconcile(), Log: cfg.Log,
+	})
+	if err != nil {
+		return err
+	}
+	a.Reconciler = r
+	a.Metrics.WatchDrift(func() metrics.DriftSummary {
+		s := r.Summary()
+		return metrics.DriftSummary{Positive: s.Positive, Negative: s.Negative, Largest: s.Largest, Smallest: s.Smallest}
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	a.push("the reconciliation", 0, func(context.Context) error {
+		stop()
+		<-done
+		return nil
+	})
+	return nil
 }
 
 // purgeStates deletes expired OAuth states every interval until ctx ends.

@@ -22,8 +22,8 @@ const screenshotEnv = "PINBOT_DASHBOARD_SCREENSHOT"
 const browserBudget = 20 * time.Second
 
 // TestBrowserDashboard signs in to the dashboard in headless Chromium,
-// over a seeded engine and metrics registry, and checks the numbers it
-// shows, that it loads without a console error and that it refuses
+// over a seeded engine, metrics registry and reconciler's drifts, and
+// checks the numbers it shows, the drift column and card, that it loads without a console error and that it refuses
 // without the token and with a wrong one; it saves a screenshot.
 func TestBrowserDashboard(t *testing.T) {
 	browser := browsertest.New(t, browserBudget)
@@ -129,6 +129,27 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 		if bars := mustRun(t, tab, chromedp.Evaluate[int](`document.querySelectorAll("#timeline rect.pinbar").length`)); bars != 49 {
 			t.Errorf("%d bars in the timeline, want 49", bars)
+		}
+	})
+
+	t.Run("drift", func(t *testing.T) {
+		// The column, beside each busiest account; a dash where no
+		// reconciliation measured one.
+		cells := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#busiest tbody tr")].map(r => r.querySelector(".id").textContent + " " + r.querySelector(".driftcol").innerText.replace(/\s+/g, " ").trim())`))
+		want := []string{"acct-alice-art 0", "acct-bob-photos +1", "acct-carol −2", "acct-dave –", "acct-erin 0 4 made elsewhere"}
+		if !slices.Equal(cells, want) {
+			t.Errorf("drift column %q, want %q", cells, want)
+		}
+		rows := mustRun(t, tab, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#drift tbody tr")].map(r => [...r.cells].slice(0, 6).map(c => c.innerText.replace(/\s+/g, " ").trim()).join(" | "))`))
+		want = []string{
+			"acct-zed | 60 | 55 | 5 | 0 | +5",
+			"acct-carol | 39 | 41 | 0 | 0 | −2",
+			"@bob_photos acct-bob-photos linked by Discord users 802, 803 | 76 | 75 | 0 | 0 | +1 1 unexplained",
+		}
+		if !slices.Equal(rows, want) {
+			t.Errorf("drift card\n%q\nwant\n%q", rows, want)
 		}
 	})
 

@@ -52,6 +52,11 @@ type Config struct {
 	// store's): the page names the earlier ones still in force, which
 	// hold slots the current limit leaves free.
 	Rules RuleReader
+	// Drift, when not nil, gives what the reconciler last found of each
+	// account (package internal/reconcile): the accounts lists show its
+	// drift as a column, and the page lists the largest drifts. Nil: no
+	// drift is shown.
+	Drift DriftReader
 	// TTL is how long one assembly of the data is shown to every request
 	// (0: DefaultTTL); Top how many accounts each list shows (0:
 	// DefaultTop); MaxAccounts how many accounts one survey examines at
@@ -113,6 +118,7 @@ type Dashboard struct {
 	gatherer prometheus.Gatherer
 	names    func(context.Context, string) (Name, error)
 	rules    RuleReader
+	drift    DriftReader
 	ttl      time.Duration
 	top, max int
 	now      func() time.Time
@@ -142,6 +148,7 @@ func New(cfg Config) (*Dashboard, error) {
 		gatherer: cfg.Gatherer,
 		names:    cfg.Names,
 		rules:    cfg.Rules,
+		drift:    cfg.Drift,
 		ttl:      cfg.TTL,
 		top:      cfg.Top,
 		max:      cfg.MaxAccounts,
@@ -192,6 +199,7 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 	data := assemble(s, serr, m, problems, d.now())
 	if serr == nil {
 		data.Earlier = d.earlierRules(ctx, s.At)
+		d.drifts(data)
 		d.name(sctx, data)
 	}
 	return data
@@ -205,20 +213,29 @@ func (d *Dashboard) name(ctx context.Context, data *Data) {
 	}
 	known := map[string]Name{}
 	failed := 0
+	nameOf := func(account string) Name {
+		n, ok := known[account]
+		if !ok {
+			var err error
+			if n, err = d.names(ctx, account); err != nil {
+				failed++
+				logctx.Logger(ctx, d.log).Warn().Err(err).Str("account", account).Msg("naming an account failed")
+			}
+			known[account] = n
+		}
+		return n
+	}
 	for _, list := range [][]Account{data.Busiest, data.Queue} {
 		for i := range list {
 			a := &list[i]
-			n, ok := known[a.Account]
-			if !ok {
-				var err error
-				if n, err = d.names(ctx, a.Account); err != nil {
-					failed++
-					logctx.Logger(ctx, d.log).Warn().Err(err).Str("account", a.Account).Msg("naming an account failed")
-				}
-				known[a.Account] = n
-			}
+			n := nameOf(a.Account)
 			a.Username, a.LinkedBy = n.Username, n.LinkedBy
 		}
+	}
+	for i := range data.Drifted {
+		a := &data.Drifted[i]
+		n := nameOf(a.Account)
+		a.Username, a.LinkedBy = n.Username, n.LinkedBy
 	}
 	if failed > 0 {
 		data.Problems = append(data.Problems, "Some accounts show their ID alone: their names could not be read (see the log).")

@@ -34,6 +34,11 @@ type Data struct {
 	Resident int  `json:"resident"`
 	Failed   int  `json:"failed"`
 	Complete bool `json:"complete"`
+	// Reconciled says that the dashboard has the reconciler's drifts
+	// (Config.Drift); Drifted are the accounts with the largest drifts,
+	// largest first.
+	Reconciled bool      `json:"reconciled"`
+	Drifted    []Drifted `json:"drifted,omitempty"`
 	// Metrics are read from the gatherer, each part by name.
 	Metrics Metrics `json:"metrics"`
 	// Problems says what could not be read, for the page to show.
@@ -70,6 +75,9 @@ type Account struct {
 	NextFree time.Time `json:"next_free"`
 	Free     int       `json:"free"`
 	Held     bool      `json:"held"`
+	// Drift is what the account's last reconciliation within the window
+	// found (Config.Drift); nil when there was none.
+	Drift *Drift `json:"drift,omitempty"`
 }
 
 // Share is the part of the limit in use, 0 to 1 (blocked slots count as

@@ -1,9 +1,10 @@
 // Package dashboard is the operator dashboard served at /admin on the
 // bot's HTTP listener: the accounts nearest their limit, named by their
 // Pinterest username and the Discord users who linked them, a timeline of
-// pins over the window, failures by reason, Pinterest's and Discord's
-// error rates and latency over the last 5 minutes, the last hour and
-// since the start, the gateway shards and the queue.
+// pins over the window, the drift between pinbot's count and Pinterest's
+// ledger, failures by reason, Pinterest's and Discord's error rates and
+// latency over the last 5 minutes, the last hour and since the start, the
+// gateway shards and the queue.
 //
 //	GET /admin             the dashboard, rendered on the server    token
 //	GET /admin/data.json   the same data as JSON                    token
@@ -53,6 +54,11 @@
 // slots the current limit leaves free (actors.Status.Blocked), the page
 // names that rule and when it ends, and counts those slots as held, not
 // free, as /pin does.
+//
+// The drift: Config.Drift, the reconciler's memory of each account's
+// last reconciliation (package internal/reconcile), read without a
+// request to Pinterest: a column beside the busiest accounts, and a card
+// of the largest drifts.
 //
 // The metrics: a prometheus.Gatherer, from which the families named by
 // the Metric constants are read by name. A family that is absent shows

@@ -61,7 +61,7 @@ func newFixture(t testing.TB) *fixture {
 	f.eng = eng
 	f.reg = prometheus.NewRegistry()
 	tm := registerTestMetrics(t, f.reg)
-	f.dash, err = New(Config{Token: []byte(testToken), Engine: eng, Gatherer: f.reg, Names: fixtureNames, Now: f.now, Started: monday})
+	f.dash, err = New(Config{Token: []byte(testToken), Engine: eng, Gatherer: f.reg, Names: fixtureNames, Drift: fixtureDrift{}, Now: f.now, Started: monday})
 	if err != nil {
 		t.Fatal(err)
 	}

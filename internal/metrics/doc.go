@@ -1,9 +1,10 @@
 // Package metrics owns pinbot's Prometheus registry (not the global one)
 // and every collector in it: pinbot's own, the Go runtime's and the
-// process's. The engine, the bot and the HTTP clients report to it through
-// hooks of their own (actors.Observer, bot.Observer, a wrapped
-// http.RoundTripper), so that none of them imports Prometheus; package
-// app wires them and serves Handler at Path on the HTTP listener.
+// process's. The engine, the bot, the reconciler and the HTTP clients
+// report to it through hooks of their own (actors.Observer, bot.Observer,
+// reconcile.Observer, a wrapped http.RoundTripper), so that none of them
+// imports Prometheus; package app wires them and serves Handler at Path
+// on the HTTP listener.
 //
 // # Metrics
 //
@@ -35,6 +36,13 @@
 //	pinbot_journal_write_failures_total             counter
 //	pinbot_engine_snapshot_seconds                  histogram: final snapshot of a passivation
 //	pinbot_engine_replay_seconds                    histogram: load and replay of an account
+//	pinbot_reconcile_accounts_total{result}         counter: ReconcileResults (reconciled|failed|skipped)
+//	pinbot_reconcile_rounds_total{end}              counter: ReconcileEnds (complete|bounded|paused|failed)
+//	pinbot_reconcile_observed_pins_total            counter: pins made elsewhere counted (PINBOT_COUNT_ALL_PINS)
+//	pinbot_reconcile_unexplained_total              counter: drifts beyond what the rules explain
+//	pinbot_reconcile_drift_accounts{sign}           gauge: positive|negative, accounts at their last reconciliation
+//	pinbot_reconcile_drift_max_pins                 gauge: the largest positive drift
+//	pinbot_reconcile_drift_min_pins                 gauge: the most negative drift
 //	go_*, process_*                                 the Go runtime's and the process's collectors
 //
 // # Usage
@@ -46,6 +54,8 @@
 //	pcfg.HTTPClient = &http.Client{Transport: m.Transport(metrics.Pinterest, nil, pinterest.RetryWait)}
 //	bcfg.Observer = m.Bot(bot.InteractionLabels())
 //	lcfg.Refused = m.HTTPRefused // lcfg: the edge.Config of the HTTP listener
+//	rcfg.Observer = m.Reconcile() // rcfg: the reconcile.Config
+//	m.WatchDrift(func() metrics.DriftSummary { ... }) // the reconciler's Summary
 //	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper { return m.Transport(metrics.Discord, rt, nil) }
 //	mux.Handle(metrics.Path, m.Handler())
 package metrics

@@ -20,8 +20,9 @@ const Path = "/metrics"
 type Metrics struct {
 	reg *prometheus.Registry
 
-	engine engineObserver
-	bot    BotObserver
+	engine    engineObserver
+	bot       BotObserver
+	reconcile ReconcileObserver
 
 	upstreamRequests *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
@@ -33,6 +34,7 @@ type Metrics struct {
 	// The sources of the gauges read at each scrape; nil reads as 0.
 	resident, queued, shards atomic.Pointer[func() int]
 	breaker                  atomic.Pointer[func() string]
+	drift                    atomic.Pointer[func() DriftSummary]
 }
 
 // New returns a Metrics with every collector registered: pinbot's own,
@@ -47,6 +49,7 @@ func New() *Metrics {
 	m.bot.init(m.reg)
 	m.initUpstream()
 	m.initEdge()
+	m.initReconcile()
 	gauge := func(name, help string, src *atomic.Pointer[func() int]) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 			if f := src.Load(); f != nil {

@@ -1,6 +1,7 @@
 // Package badgerlinks is the links.Store of the program: users, accounts,
-// tokens, OAuth states, settings and the digests' outbox in a Badger
-// database encrypted at rest with Badger's own encryption.
+// tokens, OAuth states, settings, the digests' outbox and the pins made
+// elsewhere that the engine counts, in a Badger database encrypted at
+// rest with Badger's own encryption.
 //
 // # Usage
 //
@@ -21,7 +22,9 @@
 // # Time
 //
 // States are not given a Badger TTL (Badger's TTL follows the wall
-// clock); PurgeStates removes expired ones.
+// clock); PurgeStates removes expired ones. The records of pins made
+// elsewhere are, as a bound: forgetting one early can only count a pin
+// twice (see links.Observations).
 //
 // # Records
 //
@@ -33,6 +36,7 @@
 //	t/<account id>  the OAuth token and its grant generation
 //	s/<sha256 hex>  an OAuth state: its user, expiry, /link interaction token and time
 //	o/<account id>/<job id, 20 digits>  a digest line not yet delivered
+//	e/<account id>  the pins the account made outside pinbot that the engine counts
 //
 // and m/grant-gen holds the last grant generation handed out. A record
 // that cannot be decoded yields an error wrapping links.ErrCorrupt that

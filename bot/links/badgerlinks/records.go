@@ -230,6 +230,19 @@ func setRecord(txn *badger.Txn, key string, rec record) error {
 	return nil
 }
 
+// setRecordTTL stores rec under key in txn, to expire ttl from now by
+// Badger's clock (rounded up to a whole second).
+func setRecordTTL(txn *badger.Txn, key string, rec record, ttl time.Duration) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("links: encode %q: %w", key, err)
+	}
+	if err := txn.SetEntry(badger.NewEntry([]byte(key), v).WithTTL(ttl.Round(time.Second) + time.Second)); err != nil {
+		return fmt.Errorf("links: write %q: %w", key, err)
+	}
+	return nil
+}
+
 // deleteKey deletes key in txn.
 func deleteKey(txn *badger.Txn, key string) error {
 	if err := txn.Delete([]byte(key)); err != nil {

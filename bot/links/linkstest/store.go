@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/links"
@@ -62,6 +63,10 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 		}},
 		{"Outbox Delete", func() error { return s.Outbox().Delete(ctx, []digest.Key{{Account: "a1", Job: 1}}) }},
 		{"Outbox Lines", func() error { return s.Outbox().Lines(ctx, func(digest.Line) error { return nil }) }},
+		{"Unobserved", func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err }},
+		{"MarkObserved", func() error {
+			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
+		}},
 	}
 	for _, c := range calls {
 		if err := c.call(); !errors.Is(err, links.ErrClosed) {
@@ -78,10 +83,14 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := map[string]func() error{
-		"User":   func() error { _, err := s.User(ctx, "u1"); return err },
-		"Link":   func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, TokenFor("a2", 0)) },
-		"Unlink": func() error { return s.Unlink(ctx, "u1", "a1") },
-		"Users":  func() error { return s.Users(ctx, func(links.User) error { return nil }) },
+		"User":       func() error { _, err := s.User(ctx, "u1"); return err },
+		"Link":       func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, TokenFor("a2", 0)) },
+		"Unlink":     func() error { return s.Unlink(ctx, "u1", "a1") },
+		"Users":      func() error { return s.Users(ctx, func(links.User) error { return nil }) },
+		"Unobserved": func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err },
+		"MarkObserved": func() error {
+			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
+		},
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
@@ -90,6 +99,9 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 	}
 	if u := MustUser(t, s, "u1"); !slices.Equal(u.Accounts, []string{"a1"}) {
 		t.Errorf("canceled calls changed the user: %+v", u)
+	}
+	if got := mustUnobserved(t, s, "a1", "p1"); !slices.Equal(got, []string{"p1"}) {
+		t.Errorf("a canceled mark stored p1: Unobserved = %v", got)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 // maximum per user, listings, settings (the default board, when_full),
 // RelinkNeeded, tokens and their grant generations, a rotated token
 // stored before the session uses it, single-use OAuth states and their
-// expiry, the digests' outbox, the errors of unknown users and accounts
+// expiry, the digests' outbox, the pins made elsewhere that the engine
+// counts (remembered per account, forgotten after their Until, bounded),
+// the errors of unknown users and accounts
 // and of malformed arguments, a closed store, a canceled context, and
 // concurrent use.
 //
@@ -51,6 +53,13 @@ func TestStore(t *testing.T, open func(t *testing.T) links.Store) {
 		{"OutboxKeepsFirst", testOutboxKeepsFirst},
 		{"OutboxDeleteMany", testOutboxDeleteMany},
 		{"OutboxRefusesBadLines", testOutboxRefusesBadLines},
+		// The pins made elsewhere that the engine counts.
+		{"ObservedRemembers", testObservedRemembers},
+		{"ObservedExpires", testObservedExpires},
+		{"ObservedBound", testObservedBound},
+		{"ObservedOutlivesLinks", testObservedOutlivesLinks},
+		{"ObservedValidation", testObservedValidation},
+		{"ObservedConcurrent", testObservedConcurrent},
 		// The store as a whole.
 		{"ClosedStore", testClosedStore},
 		{"CanceledContext", testCanceledContext},
