@@ -289,7 +289,7 @@ const checkpointRound = 10 * time.Millisecond
 // within spread. With every account active, nearly all are stale at each
 // checkpoint; snapshotted at once, their snapshots made group commits of
 // thousands of Badger keys that held up every grant queued behind them
-// for most of a second (docs/benchmarks.md).
+// for most of a second (measured: the history of docs/benchmarks.md).
 func (e *Engine) checkpoint(ctx context.Context, cp Checkpointer, spread time.Duration) (int, error) {
 	var stale []string
 	if err := cp.Stale(e.cfg.CheckpointKeep, func(account string) error {

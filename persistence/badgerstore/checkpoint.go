@@ -15,7 +15,7 @@ import (
 // scanChunk is how many accounts a checkpoint's scans of the index look
 // at under one hold of its locks. Writes wait for those locks: a scan of
 // every account at once held them up for a large part of a second with
-// 100,000 active accounts (docs/benchmarks.md).
+// 100,000 active accounts (measured: the history of docs/benchmarks.md).
 const scanChunk = 1024
 
 // Stale, which the engine's checkpoints call (actors.Checkpointer), calls fn for each account with events

@@ -14,8 +14,9 @@ import (
 // Badger drops its last reference on a flushed memtable while holding the
 // database lock, and the last reference deletes the memtable's log file:
 // unmapping, truncating and removing twice MemTableSize bytes, which takes
-// milliseconds (docs/benchmarks.md). Every write waits for that lock
-// before it can commit, so each flush stalled every grant that long. A
+// milliseconds (measured: the history of docs/benchmarks.md). Every
+// write waits for that lock before it can commit, so each flush stalled
+// every grant that long. A
 // Badger iterator references every memtable that exists when it is made
 // (and nothing else Badger waits on: its prefix matches no table). The hold
 // swaps such an iterator for a fresh one every holdEvery bytes written,

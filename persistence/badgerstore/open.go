@@ -90,7 +90,8 @@ func Open(dir string, opts Options, log zerolog.Logger) (*Store, error) {
 		// Segments go whole, so a checkpoint more often than once a
 		// segment frees nothing sooner; it only replays less at the next
 		// open. Each one syncs Badger, and the log's fdatasyncs queue
-		// behind that on the same disk (docs/benchmarks.md).
+		// behind that on the same disk (measured: the history of
+		// docs/benchmarks.md).
 		s.ckptEvery = max(int64(segmentSize(opts)), 1)
 		s.ckptWake = make(chan struct{}, 1)
 		s.ckptDone = make(chan struct{})

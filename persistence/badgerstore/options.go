@@ -27,8 +27,9 @@ const (
 	// it does, the commits' own syncs wait behind it and its CPU work
 	// competes with the engine's. 16 MiB gave durable grants a shorter
 	// tail latency at half load and more steady-state throughput than
-	// 64 MiB, and 4 or 8 MiB did worse again (docs/benchmarks.md,
-	// "Latency at half load", has the measurements).
+	// 64 MiB, and 4 or 8 MiB did worse again (the measurements are in
+	// the history of docs/benchmarks.md, "Measurements behind the
+	// defaults").
 	DefaultMemTableSize = 16 << 20
 	// DefaultBlockCacheSize is the size of the cache of decoded (and
 	// decrypted) table blocks, in bytes.

@@ -15,7 +15,8 @@ import (
 //
 // Journal events are not stored one key per event: a Badger key costs a
 // skiplist insertion, a value-log entry and later compaction work, which
-// capped the engine far below what fsync allows (docs/benchmarks.md).
+// capped the engine far below what fsync allows (measured: the history
+// of docs/benchmarks.md).
 // Instead each Write puts all the events of its batch in one WAL record
 // (codec.AppendWALRecord) inside its record of the journal's log (see
 // log.go), numbered as that record, and the store keeps, in memory,
