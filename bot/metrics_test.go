@@ -207,6 +207,11 @@ func TestMetricsLabels(t *testing.T) {
 			t.Errorf("reason %q is not in metrics.PinFailureReasons", r)
 		}
 	}
+	for _, r := range []string{lookupDoneFound, lookupDoneAbsent, lookupDoneFailed} {
+		if !slices.Contains(metrics.LookupResults, r) {
+			t.Errorf("lookup result %q is not in metrics.LookupResults", r)
+		}
+	}
 	for _, r := range []string{pinPinned, pinFailed, pinUnknown, pinSkipped, pinQueued} {
 		if !slices.Contains(metrics.PinResults, r) {
 			t.Errorf("result %q is not in metrics.PinResults", r)

@@ -39,6 +39,12 @@ type Observer interface {
 	// resumed when it resumed its session, again when the shard had been
 	// ready before in this run (a reconnect).
 	ShardReady(shard int, resumed, again bool)
+	// LookupDone reports the end of a search on Pinterest for a pin of
+	// unknown outcome (see resolve.go): "found", "absent" (never made)
+	// or "failed" (Pinterest could not be asked; the slot counts until
+	// its deadline). A search cut short by the bot closing is not
+	// reported.
+	LookupDone(result string)
 }
 
 // nopObserver observes nothing: the Observer of a Config without one.
@@ -48,6 +54,7 @@ func (nopObserver) PinDone(string, string)         {}
 func (nopObserver) InteractionDone(string, string) {}
 func (nopObserver) Acknowledged(time.Duration)     {}
 func (nopObserver) ShardReady(int, bool, bool)     {}
+func (nopObserver) LookupDone(string)              {}
 
 // The results of Observer.PinDone.
 const (

@@ -93,6 +93,27 @@ type lookupResult struct {
 // returns lookupFailed when ctx ends or lookups fail maxLookupFailures
 // times.
 func (b *Bot) resolve(ctx context.Context, lk lookup) lookupResult {
+	r := b.search(ctx, lk)
+	switch {
+	case r.kind == lookupFound:
+		b.cfg.Observer.LookupDone(lookupDoneFound)
+	case r.kind == lookupAbsent:
+		b.cfg.Observer.LookupDone(lookupDoneAbsent)
+	case ctx.Err() == nil:
+		b.cfg.Observer.LookupDone(lookupDoneFailed)
+	}
+	return r
+}
+
+// The results of Observer.LookupDone.
+const (
+	lookupDoneFound  = "found"
+	lookupDoneAbsent = "absent"
+	lookupDoneFailed = "failed"
+)
+
+// search is resolve without the report.
+func (b *Bot) search(ctx context.Context, lk lookup) lookupResult {
 	eng := b.cfg.Engine
 	acted := lk.slot.Deadline
 	if !lk.ended.IsZero() && lk.ended.Add(b.cfg.SlotMargin).Before(acted) {

@@ -13,6 +13,7 @@ import (
 	"github.com/pinbot/pinbot/bot/internal/discordio/discordiotest"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/metrics/metricstest"
 )
 
 // The searches for pins whose outcome is unknown, on the in-memory
@@ -62,6 +63,12 @@ func (w *fakeWorld) status(account string) actors.Status {
 	return st
 }
 
+// lookups returns pinbot_unknown_pins_resolved_total by result.
+func (w *fakeWorld) lookups(result string) float64 {
+	w.t.Helper()
+	return metricstest.ScrapeHandler(w.t, w.metrics.Handler()).Get("pinbot_unknown_pins_resolved_total", "result", result)
+}
+
 // listings counts the listings of pins the stand-in answered.
 func (w *fakeWorld) listings() int {
 	n := 0
@@ -93,6 +100,9 @@ func TestResolveLostAnswerFound(t *testing.T) {
 	if n := w.listings(); n != 1 {
 		t.Errorf("%d listings, want 1 (found at the first)", n)
 	}
+	if w.lookups("found") != 1 || w.lookups("absent")+w.lookups("failed") != 0 {
+		t.Errorf("lookups found %v, absent %v, failed %v; want one found", w.lookups("found"), w.lookups("absent"), w.lookups("failed"))
+	}
 }
 
 // TestResolveNeverMade: a POST answered 5xx that made nothing is proven
@@ -117,6 +127,9 @@ func TestResolveNeverMade(t *testing.T) {
 	}
 	if n := w.listings(); n != 2 {
 		t.Errorf("%d listings, want 2 (after Pinterest acted, then once it must list the pin)", n)
+	}
+	if w.lookups("absent") != 1 {
+		t.Errorf("lookups absent %v, want 1", w.lookups("absent"))
 	}
 }
 
@@ -156,6 +169,9 @@ func TestResolveLookupFails(t *testing.T) {
 	}
 	if n := w.listings(); n < maxLookupFailures {
 		t.Errorf("%d listings, want %d tries", n, maxLookupFailures)
+	}
+	if w.lookups("failed") != 1 {
+		t.Errorf("lookups failed %v, want 1", w.lookups("failed"))
 	}
 }
 

@@ -32,6 +32,13 @@ var (
 	// or would have started during shutdown), busy (autocomplete answered
 	// empty: too many at once).
 	InteractionRefusals = []string{"throttled", "closing", "busy"}
+	// LookupResults are the values of
+	// pinbot_unknown_pins_resolved_total's result label: what looking
+	// for a pin of unknown outcome on Pinterest found: found (it exists,
+	// and counts from its creation), absent (never made: its slot was
+	// given back), failed (Pinterest could not be asked: it counts until
+	// its slot's deadline).
+	LookupResults = []string{"found", "absent", "failed"}
 )
 
 // other is the label value of anything outside a label's list.
@@ -54,6 +61,7 @@ type BotObserver struct {
 	ack          prometheus.Histogram
 	reconnects   prometheus.Counter
 	resumes      prometheus.Counter
+	lookups      map[string]prometheus.Counter
 }
 
 // ackBuckets cover Discord's 3-second deadline for the initial response.
@@ -89,7 +97,12 @@ func (o *BotObserver) init(reg *prometheus.Registry) {
 		Name: "pinbot_gateway_resumes_total",
 		Help: "Gateway shards whose session resumed after a reconnect.",
 	})
-	reg.MustRegister(pins, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes)
+	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_unknown_pins_resolved_total",
+		Help: "Searches on Pinterest for pins whose outcome was unknown (an answer lost, a restart while sending), by result: found, absent (never made, slot given back), failed (counted until the slot's deadline).",
+	}, []string{"result"})
+	reg.MustRegister(pins, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes, lookups)
+	o.lookups = children(lookups, LookupResults)
 	o.pins = children(pins, PinResults)
 	o.failures = children(failures, PinFailureReasons)
 	o.refusals = make(map[string]prometheus.Counter, len(InteractionRefusals))
@@ -120,6 +133,16 @@ func (o *BotObserver) PinDone(result, reason string) {
 	}
 	if c, ok = o.failures[reason]; !ok {
 		c = o.failures[other]
+	}
+	c.Inc()
+}
+
+// LookupDone counts one search for a pin of unknown outcome by its
+// result (see LookupResults).
+func (o *BotObserver) LookupDone(result string) {
+	c, ok := o.lookups[result]
+	if !ok {
+		c = o.lookups[other]
 	}
 	c.Inc()
 }
