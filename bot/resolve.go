@@ -121,8 +121,14 @@ func (b *Bot) search(ctx context.Context, lk lookup) lookupResult {
 	}
 	proves := acted.Add(b.cfg.ListingLag) // a listing begun then shows the pin, if made
 	// Pins created since the slot was reserved, as far as Pinterest's
-	// clock may lag the engine's.
-	since := lk.slot.Deadline.Add(-eng.Config().Lease - b.cfg.SlotMargin)
+	// clock may lag the engine's. A recovered job's slot was reserved by
+	// an earlier run, whose lease may have been longer: its search goes
+	// back a window at least (pinbot made at most a limit of pins in it).
+	back := eng.Config().Lease
+	if lk.ended.IsZero() {
+		back = max(back, eng.Config().Window)
+	}
+	since := lk.slot.Deadline.Add(-back - b.cfg.SlotMargin)
 	mark := slotMark(lk.slot)
 	log := b.logger(ctx).With().Str("account", lk.slot.Account).Uint64("slot", lk.slot.ID).Logger()
 	sleep := b.sleepUntil

@@ -245,6 +245,16 @@ func TestResolveRecoveredJob(t *testing.T) {
 			t.Fatalf("%d pins, want the one made before the restart", len(pins))
 		}
 	})
+	t.Run("reserved under a longer lease", func(t *testing.T) {
+		// The run that sent it had a lease of an hour: its pin predates
+		// this run's lease before the deadline.
+		w, alice, _, j, link := queuedJobWorld(t)
+		made := w.ps.CreateDirect(pinteresttest.Pin{AccountID: "1001", BoardID: "b1001", CreatedAt: j.Slot.Deadline.Add(-time.Hour),
+			Link: link + "?" + pinterest.MarkParam + "=" + slotMark(j.Slot)})
+		j.Recovered = true
+		w.bot.RunJob(j)
+		must(t, w.dms(alice), "✅ <"+link+"> · @alicepins → <"+pinPage(made)+">")
+	})
 	t.Run("absent", func(t *testing.T) {
 		w, _, _, j, _ := queuedJobWorld(t)
 		j.Recovered = true
