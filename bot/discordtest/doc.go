@@ -92,15 +92,28 @@
 // trouble with Reconnect (opcode 7), InvalidateSession (opcode 9,
 // resumable or not) and Disconnect (a close code, or a dropped
 // connection). Dispatches to a session whose connection is down are kept
-// for its RESUME. AddGuild sends GUILD_CREATE, AddMessage MESSAGE_CREATE
-// and DeleteMessage MESSAGE_DELETE (under GUILD_MESSAGES; content under
-// MESSAGE_CONTENT) to the shard owning the guild. Sessions, Session, Identifies, Resumes and WaitShardReady report
-// on the gateway.
+// for its RESUME. AddGuild sends GUILD_CREATE, AddMessage MESSAGE_CREATE,
+// EditMessage MESSAGE_UPDATE and DeleteMessage MESSAGE_DELETE (under
+// GUILD_MESSAGES; content, attachments and embeds under MESSAGE_CONTENT
+// unless the bot wrote or is mentioned in the message) to the shard owning
+// the guild. AddReaction and RemoveReaction send MESSAGE_REACTION_ADD and
+// MESSAGE_REACTION_REMOVE (under GUILD_MESSAGE_REACTIONS) with Discord's
+// fields: user_id, channel_id, message_id, guild_id, emoji {id, name}
+// (a unicode emoji's id null; custom emoji are given as "name:id"),
+// burst false, type 0, and on an add the reacting member and
+// message_author_id. A reaction the user already made, or a removal of
+// one not made, changes nothing and sends nothing, as on Discord. The
+// message keeps its reactions, which GET message answers with counts
+// (me for the bot's own). An EditMessage of the content or attachments
+// sets edited_timestamp; of the embeds alone, as when Discord unfolds a
+// link, it does not. Sessions, Session, Identifies, Resumes and
+// WaitShardReady report on the gateway.
 //
 // Not modeled: the gateway send rate limit (120 per minute), closing
 // connections that stop heartbeating, REQUEST_GUILD_MEMBERS answers,
 // presence and voice updates (accepted and ignored), the ETF encoding,
-// direct messages, threads' own members.
+// direct messages and their reactions, super reactions (burst), the
+// removal of all reactions or of one emoji's, threads' own members.
 //
 // # Interactions
 //
@@ -170,13 +183,14 @@
 // Channels have permission overwrites for roles and members (threads use
 // their parent's); Roles have guild-wide permissions; Members have roles;
 // Messages have content, attachments (with content types, sizes and signed
-// CDN URLs) and embeds. Permissions computes a member's permissions in a
-// channel as Discord does: owner and ADMINISTRATOR get everything, then
-// @everyone and role permissions, the @everyone overwrite, role overwrites
-// together, the member's overwrite; no VIEW_CHANNEL means no permission
-// at all. A bot checks whether a user may view a channel with
-// GET /guilds/{id}/members/{user}, GET /guilds/{id}/roles and
-// GET /channels/{id}, or from disgo's cache filled by GUILD_CREATE.
+// CDN URLs), embeds and reactions. Permissions computes a member's
+// permissions in a channel as Discord does: owner and ADMINISTRATOR get
+// everything, then @everyone and role permissions, the @everyone
+// overwrite, role overwrites together, the member's overwrite; no
+// VIEW_CHANNEL means no permission at all. A bot checks whether a user
+// may view a channel with GET /guilds/{id}/members/{user}, GET
+// /guilds/{id}/roles and GET /channels/{id}, or from disgo's cache filled
+// by GUILD_CREATE.
 //
 // # OAuth2
 //

@@ -670,6 +670,15 @@ func (s *Server) dispatchGuildCreateLocked(gs *guildState) {
 // dispatchMessageCreateLocked tells the shard owning a message's guild
 // about it, if it asked for guild messages. The caller holds s.mu.
 func (s *Server) dispatchMessageCreateLocked(m *Message) {
+	s.dispatchMessageLocked(m, "MESSAGE_CREATE")
+}
+
+// dispatchMessageLocked sends a message as MESSAGE_CREATE or
+// MESSAGE_UPDATE (typ) to the shard owning its guild, if it asked for
+// guild messages: the full message with guild_id and the author's member,
+// its content only where messageContentVisibleLocked allows. The caller
+// holds s.mu.
+func (s *Server) dispatchMessageLocked(m *Message, typ string) {
 	sess := s.sessionForGuildLocked(m.GuildID)
 	if sess == nil || !sess.intents.Has(IntentGuildMessages) {
 		return
@@ -682,7 +691,7 @@ func (s *Server) dispatchMessageCreateLocked(m *Message) {
 			w.Member = &wm
 		}
 	}
-	s.dispatchLocked(sess, "MESSAGE_CREATE", w)
+	s.dispatchLocked(sess, typ, w)
 }
 
 // dispatchMessageDeleteLocked tells the shard owning a message's guild that

@@ -200,6 +200,10 @@ type Message struct {
 	EditedAt time.Time
 	// InteractionID is the interaction the message answers, if any.
 	InteractionID snowflake.ID
+	// Reactions are the message's reactions, in the order their emoji was
+	// first added. AddReaction and RemoveReaction change them; AddMessage
+	// takes them as given, as reactions made before the bot looked.
+	Reactions []Reaction
 }
 
 // userInfo is what the model knows of a user.
@@ -453,6 +457,7 @@ func (s *Server) AddMessage(m Message) (Message, error) {
 	m.Embeds = slices.Clone(m.Embeds)
 	m.Mentions = slices.Clone(m.Mentions)
 	m.Components = slices.Clone(m.Components)
+	m.Reactions = cloneReactions(m.Reactions)
 	stored := m
 	s.messages[m.ID] = &stored
 	s.dispatchMessageCreateLocked(&stored)
@@ -599,6 +604,7 @@ func cloneMessage(m *Message) Message {
 	c.Mentions = slices.Clone(m.Mentions)
 	c.Components = slices.Clone(m.Components)
 	c.AllowedMentions = cloneAllowedMentions(m.AllowedMentions)
+	c.Reactions = cloneReactions(m.Reactions)
 	return c
 }
 

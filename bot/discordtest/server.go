@@ -75,13 +75,14 @@ var (
 	ErrNotConnected = errors.New("discordtest: shard not connected")
 
 	// ErrUnknownGuild, ErrUnknownChannel, ErrUnknownRole, ErrUnknownMember,
-	// ErrUnknownMessage and ErrUnknownInteraction are returned when the model
-	// has no such object.
+	// ErrUnknownMessage, ErrUnknownUser and ErrUnknownInteraction are
+	// returned when the model has no such object.
 	ErrUnknownGuild       = errors.New("discordtest: unknown guild")
 	ErrUnknownChannel     = errors.New("discordtest: unknown channel")
 	ErrUnknownRole        = errors.New("discordtest: unknown role")
 	ErrUnknownMember      = errors.New("discordtest: unknown member")
 	ErrUnknownMessage     = errors.New("discordtest: unknown message")
+	ErrUnknownUser        = errors.New("discordtest: unknown user")
 	ErrUnknownInteraction = errors.New("discordtest: unknown interaction")
 
 	// ErrInvalid is returned for arguments the stand-in cannot model.

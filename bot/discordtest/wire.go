@@ -149,6 +149,7 @@ type wireMessage struct {
 	WebhookID           *snowflake.ID            `json:"webhook_id,omitempty"`
 	ApplicationID       *snowflake.ID            `json:"application_id,omitempty"`
 	InteractionMetadata *wireInteractionMetadata `json:"interaction_metadata,omitempty"`
+	Reactions           []wireReaction           `json:"reactions,omitempty"`
 }
 
 type wireGuild struct {
@@ -332,6 +333,10 @@ func (s *Server) wireMessageLocked(m *Message, withContent bool) wireMessage {
 				w.InteractionMetadata.OriginalResponseMessageID = nil
 			}
 		}
+	}
+	// Reactions are not message content: they are sent without the intent.
+	for _, r := range m.Reactions {
+		w.Reactions = append(w.Reactions, r.wire(s.botUser.ID))
 	}
 	if !withContent {
 		return w
