@@ -18,6 +18,7 @@ type Store interface {
 	Tokens
 	States
 	Observations
+	History
 
 	// Outbox returns the store's digest outbox: the lines of digests
 	// (package digest) that Discord has not yet accepted. Put keeps the
@@ -154,6 +155,23 @@ type States interface {
 	// PurgeStates deletes the states that expired before now and returns
 	// how many it deleted.
 	PurgeStates(ctx context.Context, now time.Time) (int, error)
+}
+
+// History remembers which pictures were pinned to which board, so that a
+// picture asked for again is not pinned twice (see package bot: a
+// picture's key is its Discord attachment, or its image address without
+// the signed query of Discord's CDN).
+type History interface {
+	// PinnedBefore returns, of keys, those remembered as pinned to
+	// boardID of accountID and not forgotten by now: key → the pin's
+	// address. A key never remembered, or remembered until now or
+	// earlier, is absent.
+	PinnedBefore(ctx context.Context, accountID, boardID string, keys []string, now time.Time) (map[string]string, error)
+	// RememberPinned remembers, durably, that the picture of key was
+	// pinned to boardID of accountID as pinURL, until until (a later
+	// Remember replaces it). An empty pinURL or a zero until fails with
+	// ErrInvalid.
+	RememberPinned(ctx context.Context, accountID, boardID, key, pinURL string, until time.Time) error
 }
 
 // Observations are the pins each account made outside pinbot that the

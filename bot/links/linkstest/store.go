@@ -64,6 +64,8 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 		{"Outbox Delete", func() error { return s.Outbox().Delete(ctx, []digest.Key{{Account: "a1", Job: 1}}) }},
 		{"Outbox Lines", func() error { return s.Outbox().Lines(ctx, func(digest.Line) error { return nil }) }},
 		{"Unobserved", func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err }},
+		{"PinnedBefore", func() error { _, err := s.PinnedBefore(ctx, "a1", "b1", []string{"k1"}, t0); return err }},
+		{"RememberPinned", func() error { return s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/1", t0.Add(time.Hour)) }},
 		{"MarkObserved", func() error {
 			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
 		}},
@@ -83,11 +85,15 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := map[string]func() error{
-		"User":       func() error { _, err := s.User(ctx, "u1"); return err },
-		"Link":       func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, TokenFor("a2", 0)) },
-		"Unlink":     func() error { return s.Unlink(ctx, "u1", "a1") },
-		"Users":      func() error { return s.Users(ctx, func(links.User) error { return nil }) },
-		"Unobserved": func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err },
+		"User":         func() error { _, err := s.User(ctx, "u1"); return err },
+		"Link":         func() error { return s.Link(ctx, "u1", links.Account{ID: "a2"}, TokenFor("a2", 0)) },
+		"Unlink":       func() error { return s.Unlink(ctx, "u1", "a1") },
+		"Users":        func() error { return s.Users(ctx, func(links.User) error { return nil }) },
+		"Unobserved":   func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err },
+		"PinnedBefore": func() error { _, err := s.PinnedBefore(ctx, "a1", "b1", []string{"k1"}, t0); return err },
+		"RememberPinned": func() error {
+			return s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/1", t0.Add(time.Hour))
+		},
 		"MarkObserved": func() error {
 			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
 		},

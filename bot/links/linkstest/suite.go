@@ -60,6 +60,10 @@ func TestStore(t *testing.T, open func(t *testing.T) links.Store) {
 		{"ObservedOutlivesLinks", testObservedOutlivesLinks},
 		{"ObservedValidation", testObservedValidation},
 		{"ObservedConcurrent", testObservedConcurrent},
+		// The pictures pinned to each board.
+		{"HistoryRemembers", testHistoryRemembers},
+		{"HistoryForgets", testHistoryForgets},
+		{"HistoryValidation", testHistoryValidation},
 		// The store as a whole.
 		{"ClosedStore", testClosedStore},
 		{"CanceledContext", testCanceledContext},
