@@ -19,6 +19,7 @@ const (
 	optBoard    = "board"
 	optAccount  = "account"
 	optWhenFull = "when_full"
+	optAgain    = "again"
 
 	// The choices of /pin's when_full option.
 	whenFullSkip  = "skip"
@@ -104,6 +105,10 @@ func commandTable() []command {
 								{Name: "skip the rest", Value: whenFullSkip},
 								{Name: "queue the rest", Value: whenFullQueue},
 							},
+						},
+						discord.ApplicationCommandOptionBool{
+							Name:        optAgain,
+							Description: "Pin pictures already pinned to this board again (default: no)",
 						},
 					},
 				}

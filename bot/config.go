@@ -88,6 +88,11 @@ type Config struct {
 	// outcome is unknown is proven never made only by a listing begun
 	// this long after the last moment Pinterest can have made it.
 	ListingLag time.Duration
+	// RememberPinsFor is how long pinbot remembers the pictures it
+	// pinned to each board, so that a picture asked for again is not
+	// pinned twice (history.go); default DefaultRememberPinsFor, and a
+	// negative value remembers nothing.
+	RememberPinsFor time.Duration
 	// Digest configures the digests that tell users what became of their
 	// queued pins (see package digest); zero fields take its defaults.
 	Digest digest.Config
@@ -215,6 +220,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ListingLag == 0 {
 		c.ListingLag = DefaultListingLag
+	}
+	if c.RememberPinsFor == 0 {
+		c.RememberPinsFor = DefaultRememberPinsFor
 	}
 	if c.Now == nil {
 		c.Now = time.Now

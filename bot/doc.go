@@ -118,6 +118,10 @@
 //     engine counts it as a pin made at the end of its lease; releases it
 //     if the pin surely was not made.
 //
+// A picture pinned to the board before is not pinned again (history.go):
+// the reply says "already pinned" with the pin's address and no slot is
+// used, unless /pin's again:true says otherwise.
+//
 // Every pin carries its slot's mark in its link. A pin of unknown outcome
 // is then looked for in the account's pins on Pinterest, after the reply
 // (resolve.go): found, its slot is committed at the pin's own time and

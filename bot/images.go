@@ -16,6 +16,8 @@ type image struct {
 	Alt string
 	// Name is the attachment's file name, "" for embeds.
 	Name string
+	// Key names the picture in the history of pins (see imageKey).
+	Key string
 }
 
 // imageExts are the file extensions taken as images when Discord sent no
@@ -34,6 +36,9 @@ func imagesOf(m discord.Message) []image {
 		if im.URL == "" || seen[im.URL] || !isWebURL(im.URL) {
 			return
 		}
+		if im.Key == "" {
+			im.Key = imageKey("", im.URL)
+		}
 		seen[im.URL] = true
 		out = append(out, im)
 	}
@@ -49,7 +54,7 @@ func imagesOf(m discord.Message) []image {
 		if !isImage {
 			continue
 		}
-		im := image{URL: a.URL, Name: a.Filename}
+		im := image{URL: a.URL, Name: a.Filename, Key: imageKey(a.ID.String(), "")}
 		if a.Description != nil {
 			im.Alt = *a.Description
 		}

@@ -33,9 +33,11 @@ func DescribeQueuedPin(payload []byte) (QueuedPinInfo, error) {
 // job's result (actors.Job.Result).
 type QueuedPinResult struct {
 	// Outcome is "pinned", "failed", "unknown" (the pin may exist and
-	// counts toward the limit) or "canceled".
+	// counts toward the limit), "duplicate" (pinned to the board before:
+	// nothing sent) or "canceled".
 	Outcome string
-	// PinURL is the pin's address, when pinned; Why says why it was not.
+	// PinURL is the pin's address, when pinned or pinned before; Why says
+	// why it was not.
 	PinURL, Why string
 }
 

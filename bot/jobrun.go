@@ -173,10 +173,18 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	if q.Image > len(imgs) {
 		return failedJob(failNoImage, "the image is no longer in the message"), name, nil
 	}
+	im := imgs[q.Image-1]
+	if u, ok := b.pinnedBefore(ctx, j.Account, q.Board, im.Key); ok && !q.Again {
+		// Its slot is released: nothing is sent.
+		return actors.Outcome{Result: jobResult{Outcome: jobDuplicate, PinURL: u, Reason: failDuplicate}.encode()}, name, nil
+	}
 	// A queued pin's context ends at its slot's send deadline, or with the
 	// bot (canceled): only the latter ends the work itself.
-	r := b.sendPin(ctx, j.Slot, sess, pinRequest(ref, *msg, imgs[q.Image-1], q.Board, j.Slot), func(err error) bool { return errors.Is(err, context.Canceled) })
+	r := b.sendPin(ctx, j.Slot, sess, pinRequest(ref, *msg, im, q.Board, j.Slot), func(err error) bool { return errors.Is(err, context.Canceled) })
 	b.afterSend(ctx, j.Account, sess, r)
+	if r.kind == sentPinned {
+		b.rememberPinned(ctx, j.Account, q.Board, im.Key, r.pin.URL)
+	}
 	var lk *lookup
 	if r.kind == sentUnknown {
 		lk = &lookup{slot: j.Slot, sess: sess, ended: r.at}
@@ -255,6 +263,8 @@ func jobLine(q queuedPin, r jobResult, name string) string {
 	switch r.Outcome {
 	case jobPinned:
 		return fmt.Sprintf("✅ %s → <%s>", what, r.PinURL)
+	case jobDuplicate:
+		return fmt.Sprintf("↩️ %s · already pinned → <%s>", what, r.PinURL)
 	case jobUnknown:
 		return fmt.Sprintf("❔ %s · %s", what, r.Why)
 	}

@@ -29,6 +29,8 @@ type queuedPin struct {
 	// Interaction is the /pin that queued it, for the run's log lines;
 	// 0 in payloads stored before it was kept.
 	Interaction snowflake.ID `json:"x,omitempty"`
+	// Again pins the picture even if it was pinned to the board before.
+	Again bool `json:"a,omitempty"`
 }
 
 func (q queuedPin) encode() []byte {
@@ -58,7 +60,7 @@ func (q queuedPin) ref() messageRef {
 // jobResult is what became of a queued pin, kept with the done job.
 type jobResult struct {
 	// Outcome is "pinned", "failed", "unknown" (the pin may exist and
-	// counts) or "canceled".
+	// counts), "duplicate" (pinned to the board before) or "canceled".
 	Outcome string `json:"o"`
 	PinURL  string `json:"p,omitempty"`
 	Why     string `json:"w,omitempty"`
@@ -72,6 +74,8 @@ const (
 	jobPinned  = "pinned"
 	jobFailed  = "failed"
 	jobUnknown = "unknown"
+	// jobDuplicate: pinned to the board before (PinURL); nothing sent.
+	jobDuplicate = "duplicate"
 )
 
 func (r jobResult) encode() []byte {

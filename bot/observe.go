@@ -88,13 +88,14 @@ const (
 	failDiscord        = "discord_unavailable" // Discord did not return the message
 	failInvalid        = "invalid"             // a queued pin Pinbot could not read
 	failThrottled      = "throttled"           // the user's own allowance ran out (skipped)
+	failDuplicate      = "duplicate"           // pinned to the board before (skipped, no slot used)
 )
 
 // failReasons lists every reason, for the metrics' check of their labels.
 var failReasons = []string{
 	failLimit, failHeld, failQueueFull, failRateLimited, failSpamBlock, failReauth, failImageRejected,
 	failRefused, failUnavailable, failOutcomeUnknown, failNoTime, failTimeout, failMessageGone,
-	failNoImage, failNoAccess, failUnlinked, failEngine, failBatchCap, failDiscord, failInvalid,
+	failNoImage, failNoAccess, failUnlinked, failEngine, failBatchCap, failDiscord, failInvalid, failDuplicate,
 	failThrottled,
 }
 
@@ -120,7 +121,7 @@ func (b *Bot) reportPins(r report) {
 			b.cfg.Observer.PinDone(pinPinned, "")
 		case resQueued:
 			b.cfg.Observer.PinDone(pinQueued, "")
-		case resSkipped:
+		case resSkipped, resDuplicate:
 			b.cfg.Observer.PinDone(pinSkipped, e.reason)
 		case resFailed:
 			if e.reason == failOutcomeUnknown {
@@ -151,6 +152,8 @@ func (b *Bot) reportJob(r jobResult) {
 		b.cfg.Observer.PinDone(pinUnknown, firstNonEmpty(r.Reason, failOutcomeUnknown))
 	case jobFailed:
 		b.cfg.Observer.PinDone(pinFailed, r.Reason)
+	case jobDuplicate:
+		b.cfg.Observer.PinDone(pinSkipped, failDuplicate)
 	}
 }
 

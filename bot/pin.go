@@ -27,12 +27,12 @@ const MaxPinsPerBatch = 10
 // handlePin serves /pin.
 func (b *Bot) handlePin(data discord.SlashCommandInteractionData, e *event) error {
 	inv := b.invocation(e.Ctx, e.Interaction)
-	b.reply(inv.ctx, inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard), data.String(optWhenFull)))
+	b.reply(inv.ctx, inv.token, b.pinCommand(inv, data.String(optMessages), data.String(optBoard), data.Bool(optAgain), data.String(optWhenFull)))
 	return nil
 }
 
 // pinCommand parses /pin's options and runs the batch.
-func (b *Bot) pinCommand(inv invocation, messages, board string, whenFull ...string) reply {
+func (b *Bot) pinCommand(inv invocation, messages, board string, again bool, whenFull ...string) reply {
 	if inv.guildID == 0 || inv.channelID == 0 {
 		return reply{content: msgGuildOnly}
 	}
@@ -40,7 +40,7 @@ func (b *Bot) pinCommand(inv invocation, messages, board string, whenFull ...str
 	if err != nil {
 		return reply{content: err.Error()}
 	}
-	bt := batch{refs: refs, board: board}
+	bt := batch{refs: refs, board: board, again: again}
 	if len(whenFull) > 0 {
 		bt.whenFull = whenFull[0]
 		switch whenFull[0] {
@@ -84,6 +84,8 @@ type batch struct {
 	// whenFull says what to do with the pictures the limit refuses:
 	// whenFullQueue or whenFullSkip; "" for the user's default (/settings).
 	whenFull string
+	// again pins the pictures pinned to the board before all the same.
+	again bool
 }
 
 // runBatch checks everything that can refuse the whole batch (the
@@ -167,7 +169,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 		}
 	}
 
-	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue}
+	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue, again: bt.again}
 	p.run(bt)
 	p.enqueue()
 	b.reportPins(p.rep)
@@ -182,6 +184,8 @@ const (
 	resFailed
 	resSkipped
 	resQueued
+	// resDuplicate: pinned to the board before (pinURL); no slot used.
+	resDuplicate
 )
 
 // entry is one line of a batch's report: a picture, or a whole message
@@ -228,6 +232,8 @@ type pinner struct {
 	// too, in order, and refusal is the account's status then.
 	queue, queueing bool
 	refusal         actors.Status
+	// again pins pictures pinned to the board before all the same.
+	again bool
 
 	attempts int
 	rep      report
@@ -286,6 +292,7 @@ func (p *pinner) run(bt batch) {
 			switch {
 			case p.stopped():
 				e.res, e.why, e.reason = resSkipped, p.rep.stopWhy, p.rep.stopReason
+			case p.duplicate(im, &e):
 			case p.attempts >= MaxPinsPerBatch:
 				e.res, e.why, e.reason = resSkipped, fmt.Sprintf("one command pins at most %d images", MaxPinsPerBatch), failBatchCap
 			case j > 0 && bt.target == nil && !p.chargeExtra():
@@ -300,6 +307,20 @@ func (p *pinner) run(bt batch) {
 			p.add(e)
 		}
 	}
+}
+
+// duplicate reports whether im was pinned to the batch's board before,
+// unless the batch pins again, and then marks e so: already pinned, with
+// the pin's address, and no slot used.
+func (p *pinner) duplicate(im image, e *entry) bool {
+	if p.again {
+		return false
+	}
+	u, ok := p.b.pinnedBefore(p.inv.ctx, p.acct.ID, p.boardID, im.Key)
+	if ok {
+		e.res, e.pinURL, e.reason = resDuplicate, u, failDuplicate
+	}
+	return ok
 }
 
 // fetch returns the message: the command's target, or a fresh copy from
@@ -372,6 +393,7 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
 		}
 		e.res, e.pinURL, e.count = resPinned, r.pin.URL, p.b.rule.pinCount(g.Status)
+		p.b.rememberPinned(ctx, p.acct.ID, p.boardID, im.Key, r.pin.URL)
 		if p.b.onPin != nil {
 			p.b.onPin(time.Since(start), r.took)
 		}
@@ -445,11 +467,13 @@ func pinTitle(m discord.Message) string {
 // (with its Pinterest URL and the count after it), failed or skipped (with
 // why), and why the batch stopped, before what it skipped.
 func (r report) render(name, boardName string) string {
-	var pinned, failed, skipped, queued int
+	var pinned, failed, skipped, queued, already int
 	for _, e := range r.entries {
 		switch e.res {
 		case resPinned:
 			pinned++
+		case resDuplicate:
+			already++
 		case resFailed:
 			failed++
 		case resSkipped:
@@ -468,6 +492,9 @@ func (r report) render(name, boardName string) string {
 	}
 	if skipped > 0 {
 		fmt.Fprintf(&sb, ", %d skipped", skipped)
+	}
+	if already > 0 {
+		fmt.Fprintf(&sb, ", %d pinned before", already)
 	}
 	sb.WriteString(".\n")
 	if r.queued != "" {
@@ -507,6 +534,8 @@ func (e entry) line() string {
 		return fmt.Sprintf("⏭️ %s · skipped: %s", what, e.why)
 	case resQueued:
 		return fmt.Sprintf("⏳ %s · queued: starts at %s", what, timeText(e.due))
+	case resDuplicate:
+		return fmt.Sprintf("↩️ %s · already pinned → <%s>", what, e.pinURL)
 	}
 	s := fmt.Sprintf("❌ %s · failed: %s", what, e.why)
 	if e.count != "" {

@@ -24,6 +24,7 @@ func (p *pinner) queueEntry(msg discord.Message, e *entry) {
 		Board:       p.boardID,
 		BoardName:   p.boardName,
 		Interaction: p.inv.id,
+		Again:       p.again,
 	}
 	if e.job.Channel == 0 {
 		e.job.Channel = e.ref.ChannelID

@@ -274,6 +274,8 @@ func resultText(j actors.Job) string {
 			return "✅ pinned" + when
 		}
 		return "✅ pinned → <" + r.PinURL + ">" + when
+	case jobDuplicate:
+		return "↩️ already pinned → <" + r.PinURL + ">" + when
 	case jobFailed:
 		if why == "" {
 			return "❌ failed" + when

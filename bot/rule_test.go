@@ -100,7 +100,7 @@ func TestPinFollowsRule(t *testing.T) {
 	must(t, text, "Pin limit reached (3/20s), so nothing was pinned with @alicepins")
 
 	w.eclock.Advance(20 * time.Second)
-	text, _ = w.pin(alice, m.ID.String())
+	text, _ = w.pin(alice, w.addImages(w.channel.ID, 5, "five more").ID.String())
 	must(t, text, "20-second pin count: 3/3")
 
 	var found bool

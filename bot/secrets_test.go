@@ -37,7 +37,7 @@ func TestLogsHoldNoSecretsOnFailures(t *testing.T) {
 
 	w.ps.Inject(pinteresttest.Fault{Method: http.MethodPost, Path: pinteresttest.PathPins, Status: http.StatusInternalServerError,
 		Message: "upstream choked on Bearer " + tok.AccessToken})
-	text, in = w.pin(user, msg.ID.String())
+	text, in = w.pin(user, w.addImages(w.channel.ID, 1, "").ID.String())
 	secrets = append(secrets, in.Token)
 	if strings.Contains(text, tok.AccessToken) {
 		t.Errorf("the reply shows the access token:\n%s", text)
@@ -46,7 +46,7 @@ func TestLogsHoldNoSecretsOnFailures(t *testing.T) {
 	w.ps.ExpireAccessTokens("acct")
 	w.ps.Inject(pinteresttest.Fault{Method: http.MethodPost, Path: pinteresttest.PathToken, Status: http.StatusUnauthorized,
 		Code: 283, Message: "The authorization grant is invalid: " + tok.RefreshToken})
-	text, in = w.pin(user, msg.ID.String())
+	text, in = w.pin(user, w.addImages(w.channel.ID, 1, "").ID.String())
 	secrets = append(secrets, in.Token)
 	if !strings.Contains(text, "/link") {
 		t.Fatalf("/pin after the refused refresh does not ask for /link:\n%s", text)

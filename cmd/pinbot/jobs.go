@@ -172,6 +172,8 @@ func resultCell(r *control.Result) string {
 			return "pinned"
 		}
 		return "pinned " + oneLine(r.PinURL)
+	case "duplicate":
+		return "already pinned " + oneLine(r.PinURL)
 	case "unknown":
 		if why == "" {
 			return "may exist (counts toward the limit)"

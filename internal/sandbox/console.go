@@ -67,6 +67,7 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
                                   one command pins at most 10 images and skips the rest
   /pin messages:LINK ...          the same, naming the option
   /pin 1001 when_full:queue       at the limit, queue the rest (they pin when slots free)
+  /pin 1001 again:true            pin pictures pinned to the board before again
   /queue                          your queued pins, their start times, recent results
   /cancel N                       cancel the waiting pins of message N of /queue (its menu)
   /cancel all [ACCOUNT]           cancel an account's waiting pins (/queue's button; ACCOUNT
@@ -395,18 +396,22 @@ func splitPinArgs(s string) (msgs, board string) {
 }
 
 func (c *Console) pin(ctx context.Context, args string) {
-	var whenFull string
+	var whenFull, again string
 	var kept []string
 	for _, f := range strings.Fields(args) {
 		if v, ok := strings.CutPrefix(f, "when_full:"); ok {
 			whenFull = v
 			continue
 		}
+		if v, ok := strings.CutPrefix(f, "again:"); ok {
+			again = v
+			continue
+		}
 		kept = append(kept, f)
 	}
 	msgs, board := splitPinArgs(strings.Join(kept, " "))
 	if msgs == "" {
-		c.errorf("usage: /pin MESSAGE... [board:BOARD] [when_full:skip|queue], with message IDs or links")
+		c.errorf("usage: /pin MESSAGE... [board:BOARD] [when_full:skip|queue] [again:true], with message IDs or links")
 		return
 	}
 	opts := []discordtest.CommandOption{{Name: "messages", Value: msgs}}
@@ -415,6 +420,14 @@ func (c *Console) pin(ctx context.Context, args string) {
 	}
 	if board != "" {
 		opts = append(opts, discordtest.CommandOption{Name: "board", Value: board})
+	}
+	if again != "" {
+		b, err := strconv.ParseBool(again)
+		if err != nil {
+			c.errorf("again: takes true or false, not %q", again)
+			return
+		}
+		opts = append(opts, discordtest.CommandOption{Name: "again", Value: b})
 	}
 	c.run(ctx, discordtest.ChatInput{Name: cmdPin, Options: opts}, c.channel.ID)
 }

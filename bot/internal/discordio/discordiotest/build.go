@@ -26,6 +26,9 @@ type Opt struct {
 	// Focused marks the option being typed, in an autocomplete
 	// interaction; its Value is the partial input.
 	Focused bool
+	// Bool, when not nil, makes the option a boolean of that value
+	// (Value is not used).
+	Bool *bool
 }
 
 // SlashCommand is the interaction of a user running slash command name
@@ -118,7 +121,7 @@ func (f *Fake) StringSelect(inv Invocation, customID string, messageID snowflake
 type wireOption struct {
 	Name    string                               `json:"name"`
 	Type    discord.ApplicationCommandOptionType `json:"type"`
-	Value   string                               `json:"value"`
+	Value   any                                  `json:"value"`
 	Focused bool                                 `json:"focused,omitempty"`
 }
 
@@ -133,6 +136,9 @@ func (f *Fake) commandDataLocked(name string, opts []Opt) any {
 		w := make([]wireOption, len(opts))
 		for i, o := range opts {
 			w[i] = wireOption{Name: o.Name, Type: discord.ApplicationCommandOptionTypeString, Value: o.Value, Focused: o.Focused}
+			if o.Bool != nil {
+				w[i].Type, w[i].Value = discord.ApplicationCommandOptionTypeBool, *o.Bool
+			}
 		}
 		data["options"] = w
 	}
