@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,10 +63,15 @@ type compareOptions struct {
 	skipRedis     bool
 	redisServer   string
 	redisPipeline string
+	rate          string
 
 	callers int
 	spec    workload.Spec
 	systems []string
+	// pace is --rate parsed, zero for closed loop. closedSpec is the workload
+	// of the closed-loop run that measures the maximum a fraction is of.
+	pace       paceSpec
+	closedSpec workload.Spec
 }
 
 // parseCompareFlags parses and checks the flags of pinbench compare.
@@ -77,8 +83,21 @@ func parseCompareFlags(args []string, stdout io.Writer) (*compareOptions, error)
 	fs.BoolVar(&o.skipRedis, "skip-redis", false, "")
 	fs.StringVar(&o.redisServer, "redis-server", redislog.DefaultBinary, "")
 	fs.StringVar(&o.redisPipeline, "redis-pipeline", pipelineAuto, "")
+	fs.StringVar(&o.rate, "rate", "", "")
 	if err := parseFlags(fs, "compare", args, stdout); err != nil {
 		return nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.rate != "" {
+		p, err := parseRate(o.rate)
+		if err != nil {
+			return nil, err
+		}
+		o.pace = p
+		if !set["duration"] {
+			o.duration = pacedDuration
+		}
 	}
 	callers, spec, err := o.validate("compare")
 	if err != nil {
@@ -115,7 +134,20 @@ func parseCompareFlags(args []string, stdout io.Writer) (*compareOptions, error)
 	if len(o.systems) == 0 {
 		return nil, usagef("compare", "no system left to measure")
 	}
+	if o.pace.Of != "" && o.skipRedis && isRedis(o.pace.Of) {
+		return nil, usagef("compare", "--rate %q is a fraction of %s, which --skip-redis leaves out", o.rate, o.pace.Of)
+	}
+	o.closedSpec = o.spec
+	if o.pace.Of != "" && o.spec.Ops == 0 && !set["duration"] {
+		o.closedSpec.Duration = closedDuration
+	}
+	o.spec.Rate = o.pace.PerS // 0 until a fraction's maximum is measured
 	return o, nil
+}
+
+// needsRedis reports whether the comparison starts a redis-server.
+func (o *compareOptions) needsRedis() bool {
+	return slices.ContainsFunc(o.systems, isRedis) || isRedis(o.pace.Of)
 }
 
 func isRedis(s string) bool { return s == sysRedisAlways || s == sysRedisEverysec }
@@ -129,7 +161,11 @@ type compareRow struct {
 	Denied        int64   `json:"denied"`
 	ElapsedS      float64 `json:"elapsed_s"`
 	DecisionsPerS float64 `json:"decisions_per_s"`
-	Latency       latency `json:"latency"`
+	// Latency counts, paced, from each decision's scheduled instant.
+	Latency latency `json:"latency"`
+	// Late counts, paced, the decisions no caller was free to start at
+	// their instant.
+	Late int64 `json:"late_starts"`
 	// Fingerprint is the same for every system of a run with --ops: they
 	// were asked about the same accounts.
 	Fingerprint string `json:"workload_fingerprint"`
@@ -157,12 +193,18 @@ type compareReport struct {
 	Workload      workloadJSON `json:"workload"`
 	Callers       int          `json:"callers"`
 	RedisPipeline string       `json:"redis_pipeline,omitempty"`
-	Systems       []compareRow `json:"systems"`
-	Targets       []target     `json:"targets,omitempty"`
-	Skipped       []string     `json:"skipped,omitempty"`
-	PlotFiles     []string     `json:"plot_files,omitempty"`
-	StartedAt     time.Time    `json:"started_at"`
-	FinishedAt    time.Time    `json:"finished_at"`
+	// Load is closed or paced; a paced comparison offers every system
+	// OfferedPerS decisions/s, a fraction of RateOf's maximum when given.
+	Load           string          `json:"load"`
+	OfferedPerS    float64         `json:"offered_per_s,omitempty"`
+	RateOf         *rateOf         `json:"rate_of,omitempty"`
+	Systems        []compareRow    `json:"systems"`
+	Targets        []target        `json:"targets,omitempty"`
+	LatencyTargets []latencyTarget `json:"latency_targets,omitempty"`
+	Skipped        []string        `json:"skipped,omitempty"`
+	PlotFiles      []string        `json:"plot_files,omitempty"`
+	StartedAt      time.Time       `json:"started_at"`
+	FinishedAt     time.Time       `json:"finished_at"`
 }
 
 // compareCommand is pinbench compare.
@@ -172,7 +214,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	log := newLogger(stderr, o.logLevel)
-	if slices.ContainsFunc(o.systems, isRedis) {
+	if o.needsRedis() {
 		if _, err := redislog.Find(o.redisServer); err != nil {
 			if o.redisServer != redislog.DefaultBinary {
 				return fmt.Errorf("--redis-server %s: %w", o.redisServer, err)
@@ -190,9 +232,10 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		Machine:   thisMachine(),
 		Workload:  describeWorkload(o.spec, &o.commonFlags),
 		Callers:   o.callers,
+		Load:      loadClosed,
 		StartedAt: time.Now(),
 	}
-	if slices.ContainsFunc(o.systems, isRedis) {
+	if o.needsRedis() {
 		rep.RedisPipeline = o.redisPipeline
 	}
 	for _, s := range allSystems {
@@ -200,8 +243,11 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			rep.Skipped = append(rep.Skipped, s)
 		}
 	}
+	if o.rate != "" {
+		return o.comparePaced(ctx, rep, log, stdout, stderr)
+	}
 	for _, id := range o.systems {
-		row, err := o.measure(ctx, id, log, stderr)
+		row, err := o.measure(ctx, id, o.spec, log, stderr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", systemNames[id], err)
 		}
@@ -223,16 +269,20 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-// measure sets up system id, drives it with the workload and tears it
-// down.
-func (o *compareOptions) measure(ctx context.Context, id string, log zerolog.Logger, stderr io.Writer) (compareRow, error) {
+// measure sets up system id, drives it with spec (closed loop or paced)
+// and tears it down.
+func (o *compareOptions) measure(ctx context.Context, id string, spec workload.Spec, log zerolog.Logger, stderr io.Writer) (compareRow, error) {
 	row := compareRow{ID: id, Name: systemNames[id]}
 	t, notes, teardown, err := o.setup(ctx, id, log, stderr)
 	if err != nil {
 		return row, err
 	}
+	label := row.Name
+	if spec.Rate > 0 {
+		label += ", paced"
+	}
 	runtime.GC()
-	res, err := workload.Run(ctx, o.spec, t, progressPrinter(stderr, o.quiet, row.Name))
+	res, err := workload.Run(ctx, spec, t, progressPrinter(stderr, o.quiet, label))
 	if terr := teardown(); terr != nil {
 		err = errors.Join(err, terr)
 	}
@@ -245,6 +295,7 @@ func (o *compareOptions) measure(ctx context.Context, id string, log zerolog.Log
 	row.ElapsedS = res.Elapsed.Seconds()
 	row.DecisionsPerS = res.Throughput()
 	row.Latency = summarize(res.Latency)
+	row.Late = res.Late
 	row.Fingerprint = fmt.Sprintf("%016x", res.Fingerprint)
 	return row, nil
 }

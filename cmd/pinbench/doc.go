@@ -11,7 +11,12 @@
 //	                  log (Lua, appendfsync always and everysec) on a
 //	                  redis-server it starts itself, golang.org/x/time/rate,
 //	                  and the bare protoactor RequestFuture round trip;
-//	                  prints the ratios pinbot ÷ each
+//	                  prints the ratios pinbot ÷ each; with --rate R (or
+//	                  --rate 0.5xredis-always, half of that system's
+//	                  closed-loop maximum measured first) offers each
+//	                  system the same paced load, 60 s by default, and
+//	                  prints the rate achieved, latency p50 to max and the
+//	                  decisions late to start
 //	pinbench soak     SIGKILLs an engine process under load at random
 //	                  moments and checks that no acknowledged grant is lost,
 //	                  no window ever held more than the limit, and the data
@@ -24,5 +29,6 @@
 //
 // Latencies are recorded in a log-linear histogram (internal/hist) with
 // 0.8% precision. Paced runs count latency from each decision's scheduled
-// start, so a system that falls behind is charged its queueing delay.
+// start, so a system that falls behind is charged its queueing delay, and
+// count as late the decisions no caller was free to start at their instant.
 package main

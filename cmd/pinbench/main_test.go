@@ -144,7 +144,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"help"}, []string{"pinbench run", "pinbench compare", "pinbench soak"}},
 		{[]string{"--help"}, []string{"pinbench run", "pinbench compare", "pinbench soak"}},
 		{[]string{"run", "--help"}, []string{"--accounts", "--callers", "--dist", "--rate", "--restart", "--plot", "--json", "--durable", "--reserve-only"}},
-		{[]string{"help", "compare"}, []string{"--skip-redis", "make bench-deps", "--redis-pipeline", "--only"}},
+		{[]string{"help", "compare"}, []string{"--skip-redis", "make bench-deps", "--redis-pipeline", "--only", "--rate", "0.5xredis-always"}},
 		{[]string{"soak", "-h"}, []string{"--cycles", "--kill-max", "--disk-full", "--window", "--limit"}},
 	}
 	for i, tt := range tests {

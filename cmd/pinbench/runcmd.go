@@ -70,6 +70,7 @@ type runPoint struct {
 	ElapsedS      float64        `json:"elapsed_s"`
 	DecisionsPerS float64        `json:"decisions_per_s"`
 	Latency       latency        `json:"latency"`
+	Late          int64          `json:"late_starts"` // paced: no caller free at the instant
 	WarmS         float64        `json:"warm_s,omitempty"`
 	Memory        memoryResult   `json:"memory"`
 	Restart       *restartResult `json:"restart,omitempty"`
@@ -251,6 +252,7 @@ func (p *runPoint) fill(res workload.Result) {
 	p.ElapsedS = res.Elapsed.Seconds()
 	p.DecisionsPerS = res.Throughput()
 	p.Latency = summarize(res.Latency)
+	p.Late = res.Late
 	p.hist = res.Latency
 }
 
@@ -264,16 +266,17 @@ func printRun(w io.Writer, rep runReport) {
 	fmt.Fprintf(w, "workload: %s\n", rep.Workload)
 	fmt.Fprintf(w, "machine:  %s\n\n", rep.Machine)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "callers\t  load             \tdecisions/s\tgranted\tdenied\tp50\tp99\tp99.9\tmax\t")
+	fmt.Fprintln(tw, "callers\t  load             \tdecisions/s\tgranted\tdenied\tp50\tp99\tp99.9\tmax\tlate\t")
 	for _, p := range rep.Runs {
-		load := "closed loop"
+		load, late := "closed loop", "-"
 		if p.Load == "paced" {
 			load = "paced " + commas(int64(p.OfferedPerS)) + "/s"
+			late = commas(p.Late)
 		}
-		fmt.Fprintf(tw, "%d\t  %-17s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Callers, load,
+		fmt.Fprintf(tw, "%d\t  %-17s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Callers, load,
 			commas(int64(p.DecisionsPerS)), commas(p.Granted), commas(p.Denied),
 			fmtDur(time.Duration(p.Latency.P50)), fmtDur(time.Duration(p.Latency.P99)),
-			fmtDur(time.Duration(p.Latency.P999)), fmtDur(time.Duration(p.Latency.Max)))
+			fmtDur(time.Duration(p.Latency.P999)), fmtDur(time.Duration(p.Latency.Max)), late)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

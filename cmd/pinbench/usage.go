@@ -59,15 +59,27 @@ Redis sorted-set sliding-window log (one Lua script per decision) on a
 redis-server started here with appendfsync always, then everysec; one
 golang.org/x/time/rate limiter per account (the in-process ceiling); and the
 bare protoactor RequestFuture round trip (the actor-messaging ceiling). Prints
-decisions/s, latency, and the ratios pinbot ÷ each.
+decisions/s, latency, and the ratios pinbot ÷ each. With --rate, offers every
+system the same paced (open-loop) load instead and prints, per system, the
+rate achieved, latency from each decision's scheduled instant (p50 to max)
+and how many decisions were late to start (no caller free at their instant).
 
   -n, --accounts N       accounts, 1000 to 1000000 (default 100000)
   -c, --callers N        concurrent callers, and Redis connections, 1 to 1024
                          (default 256)
   --dist, --zipf-s, --zipf-v, --seed, --limit, --window, --reserve-only
                          as for run
-  --duration D           length of each system's run (default 10s)
+  --duration D           length of each system's run (default 10s; 60s with
+                         --rate, so that collections and the engine's minute
+                         checkpoint fall inside)
   --ops N                exactly N decisions per system instead of a duration
+  --rate R               paced load, the same for every system: R decisions/s,
+                         or FxSYSTEM, a fraction F of SYSTEM's closed-loop
+                         maximum measured first in the same run (10s unless
+                         --duration or --ops is given): 0.5xredis-always.
+                         SYSTEM is one of the --only names and is measured even
+                         when --only leaves it out. Targets: pinbot durable's
+                         p99 and p99.9 below Redis always's, when both ran
   --only LIST            comma-separated subset of: pinbot-durable, pinbot-relaxed,
                          redis-always, redis-everysec, xrate, actor
   --skip-redis           leave out Redis (it needs redis-server: make bench-deps)

@@ -70,7 +70,9 @@ type Spec struct {
 	// Rate, when positive, paces the run: decision i is due at
 	// start + i/Rate, and its latency counts from then, so a target that
 	// falls behind is charged its queueing delay (no coordinated
-	// omission). Zero runs closed loop: each caller asks again as soon as
+	// omission); Result.Late counts the decisions no caller was free to
+	// start on time. A run by Duration offers the decisions due before
+	// its end and waits for their answers. Zero runs closed loop: each caller asks again as soon as
 	// it has its answer.
 	Rate float64
 	// Seed picks the accounts.
@@ -127,6 +129,10 @@ type Result struct {
 	Spec Spec
 	// Ops decisions were made: Granted granted, Denied refused.
 	Ops, Granted, Denied int64
+	// Late counts, in a paced run, the decisions whose scheduled instant
+	// had passed when a caller took them up: no caller was free then, so
+	// their latency includes a wait in the queue. Always 0 closed loop.
+	Late int64
 	// Elapsed runs from the start to the last answer.
 	Elapsed time.Duration
 	// Latency holds every decision's latency.
@@ -178,20 +184,47 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// Clock is a run's time source. A run reads Now for every decision and,
+// when paced, waits with WaitUntil for each decision's instant; tests pass a
+// fake one.
+type Clock interface {
+	Now() time.Time
+	// WaitUntil returns true once t has come, false if ctx ends first.
+	WaitUntil(ctx context.Context, t time.Time) bool
+}
+
+// SystemClock is the wall clock (with Go's monotonic reading).
+var SystemClock Clock = systemClock{}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) WaitUntil(ctx context.Context, t time.Time) bool { return waitUntil(ctx, t) }
+
 // caller is one caller's share of the counts.
 type caller struct {
 	lat             *hist.Histogram
 	granted, denied int64
+	late            int64
+	answered        bool
 	fingerprint     uint64
 	last            time.Time
 	_               [64]byte // keep callers' counters off each other's cache lines
 }
 
-// Run drives t with spec and returns what it measured. progress, when not
-// nil, is called about once a second from another goroutine. Run stops at
-// the first error of t (returning it with the counts so far) or when ctx
-// ends (returning ctx's error).
+// Run drives t with spec on the system clock and returns what it
+// measured: RunWithClock(ctx, spec, t, progress, SystemClock).
 func Run(ctx context.Context, spec Spec, t Target, progress func(Progress)) (Result, error) {
+	return RunWithClock(ctx, spec, t, progress, SystemClock)
+}
+
+// RunWithClock drives t with spec, timing it with clock, and returns what
+// it measured. progress, when not nil, is called about once a second (of
+// real time) from another goroutine. It stops at the first error of t
+// (returning it with the counts so far) or when ctx ends (returning ctx's
+// error).
+func RunWithClock(ctx context.Context, spec Spec, t Target, progress func(Progress), clock Clock) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -216,7 +249,7 @@ func Run(ctx context.Context, spec Spec, t Target, progress func(Progress)) (Res
 	if spec.Rate > 0 {
 		period = time.Duration(float64(time.Second) / spec.Rate)
 	}
-	start := time.Now()
+	start := clock.Now()
 	end := start.Add(spec.Duration)
 	for c := range callers {
 		wg.Add(1)
@@ -235,11 +268,18 @@ func Run(ctx context.Context, spec Spec, t Target, progress func(Progress)) (Res
 					if spec.Ops == 0 && !t0.Before(end) {
 						return
 					}
-					if !waitUntil(ctx, t0) {
+					// Taken up after its instant by a caller that has
+					// answered before: every caller was busy then. (A
+					// caller's first decision only waited for it to start.)
+					if clock.Now().After(t0) {
+						if me.answered {
+							me.late++
+						}
+					} else if !clock.WaitUntil(ctx, t0) {
 						return
 					}
 				} else {
-					t0 = time.Now()
+					t0 = clock.Now()
 					if spec.Ops == 0 && !t0.Before(end) {
 						return
 					}
@@ -252,9 +292,9 @@ func Run(ctx context.Context, spec Spec, t Target, progress func(Progress)) (Res
 					}
 					return
 				}
-				now := time.Now()
+				now := clock.Now()
 				me.lat.Record(now.Sub(t0))
-				me.last = now
+				me.last, me.answered = now, true
 				me.fingerprint += mix(uint64(acc))
 				if granted {
 					me.granted++
@@ -265,7 +305,7 @@ func Run(ctx context.Context, spec Spec, t Target, progress func(Progress)) (Res
 			}
 		}()
 	}
-	stopProgress := reportProgress(start, &done, progress)
+	stopProgress := reportProgress(clock, start, &done, progress)
 	wg.Wait()
 	stopProgress()
 
@@ -276,6 +316,7 @@ func Run(ctx context.Context, spec Spec, t Target, progress func(Progress)) (Res
 		res.Latency.Merge(c.lat)
 		res.Granted += c.granted
 		res.Denied += c.denied
+		res.Late += c.late
 		res.Fingerprint += c.fingerprint
 		if c.last.After(last) {
 			last = c.last
@@ -310,7 +351,7 @@ func waitUntil(ctx context.Context, t time.Time) bool {
 
 // reportProgress calls progress once a second until the returned function
 // is called.
-func reportProgress(start time.Time, done *atomic.Int64, progress func(Progress)) (stop func()) {
+func reportProgress(clock Clock, start time.Time, done *atomic.Int64, progress func(Progress)) (stop func()) {
 	if progress == nil {
 		return func() {}
 	}
@@ -323,7 +364,7 @@ func reportProgress(start time.Time, done *atomic.Int64, progress func(Progress)
 		for {
 			select {
 			case <-tick.C:
-				progress(Progress{Elapsed: time.Since(start), Ops: done.Load()})
+				progress(Progress{Elapsed: clock.Now().Sub(start), Ops: done.Load()})
 			case <-quit:
 				return
 			}

@@ -192,3 +192,105 @@ func TestDurationRun(t *testing.T) {
 		t.Fatalf("ops %d elapsed %v throughput %v, returned after %v", res.Ops, res.Elapsed, res.Throughput(), took)
 	}
 }
+
+// stepClock is a fake clock for one caller: WaitUntil moves it to the
+// instant waited for, and the target moves it by what a decision costs.
+// startLag moves it on its second reading, the caller's first: the caller
+// starts that long after the run.
+type stepClock struct {
+	mu       sync.Mutex
+	now      time.Time
+	reads    int
+	startLag time.Duration
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reads++; c.reads == 2 {
+		c.now = c.now.Add(c.startLag)
+	}
+	return c.now
+}
+
+func (c *stepClock) WaitUntil(_ context.Context, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	return true
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestPacedLatencyFromScheduledInstant(t *testing.T) {
+	const period = time.Millisecond // 1000 decisions/s
+	tests := []struct {
+		name     string
+		startLag time.Duration
+		stall    map[int]time.Duration // decision → time it takes, 0 otherwise
+		// Every latency is a whole number of milliseconds: the histogram
+		// keeps them exactly, so the mean and the max are exact.
+		wantMax, wantSum time.Duration
+		wantLate         int64
+		// The run lasts to the last answer; decision 19 is due at 19 ms.
+		wantElapsed time.Duration
+	}{
+		{name: "on time", stall: nil, wantMax: 0, wantSum: 0, wantLate: 0, wantElapsed: 19 * period},
+		// 3 ends at 4 ms, the instant 4 is due: on time.
+		{name: "one cheap stall", stall: map[int]time.Duration{3: period}, wantMax: period, wantSum: period, wantLate: 0, wantElapsed: 19 * period},
+		// Decision 0 takes 5 ms: 1 to 4 are due at 1 to 4 ms, start at
+		// 5 ms, and wait 4, 3, 2, 1 ms; 5 is due when the caller is free.
+		{name: "stall then backlog", stall: map[int]time.Duration{0: 5 * period}, wantMax: 5 * period, wantSum: 15 * period, wantLate: 4, wantElapsed: 19 * period},
+		// 2 takes 3 ms and 6 takes 2 ms: 3 and 4 wait 2 and 1 ms, 7 waits 1.
+		{name: "two stalls", stall: map[int]time.Duration{2: 3 * period, 6: 2 * period}, wantMax: 3 * period, wantSum: 9 * period, wantLate: 3, wantElapsed: 19 * period},
+		{name: "last one stalls", stall: map[int]time.Duration{19: 2 * period}, wantMax: 2 * period, wantSum: 2 * period, wantLate: 0, wantElapsed: 21 * period},
+		// The caller starts at 3 ms: 0 waited for it to start, not for a
+		// busy caller; 1 and 2 are late.
+		{name: "slow start", startLag: 3 * period, wantMax: 3 * period, wantSum: 6 * period, wantLate: 2, wantElapsed: 19 * period},
+	}
+	for _, tt := range tests {
+		clock := &stepClock{now: time.Unix(1_000_000, 0), startLag: tt.startLag}
+		var n int
+		target := TargetFunc(func(context.Context, int) (bool, error) {
+			clock.advance(tt.stall[n]) // one caller: decisions come in order
+			n++
+			return true, nil
+		})
+		spec := Spec{Accounts: 10, Callers: 1, Dist: Uniform, Ops: 20, Rate: float64(time.Second / period)}
+		res, err := RunWithClock(context.Background(), spec, target, nil, clock)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		sum := time.Duration(res.Latency.Count()) * res.Latency.Mean()
+		if res.Ops != 20 || res.Latency.Max() != tt.wantMax || sum != tt.wantSum || res.Late != tt.wantLate {
+			t.Errorf("%s: ops %d, latency max %v sum %v, late %d; want 20, %v, %v, %d",
+				tt.name, res.Ops, res.Latency.Max(), sum, res.Late, tt.wantMax, tt.wantSum, tt.wantLate)
+		}
+		if res.Elapsed != tt.wantElapsed {
+			t.Errorf("%s: elapsed %v, want %v", tt.name, res.Elapsed, tt.wantElapsed)
+		}
+	}
+}
+
+func TestClosedLoopIsNeverLate(t *testing.T) {
+	clock := &stepClock{now: time.Unix(1_000_000, 0)}
+	target := TargetFunc(func(context.Context, int) (bool, error) {
+		clock.advance(time.Second)
+		return true, nil
+	})
+	res, err := RunWithClock(context.Background(), Spec{Accounts: 10, Callers: 1, Dist: Uniform, Ops: 5}, target, nil, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed loop, latency counts from the call: each is the target's own
+	// second, and no decision is late.
+	if res.Late != 0 || res.Latency.Max() != time.Second || res.Latency.Min() != time.Second || res.Elapsed != 5*time.Second {
+		t.Fatalf("late %d, latency %v to %v, elapsed %v; want 0, 1s to 1s, 5s", res.Late, res.Latency.Min(), res.Latency.Max(), res.Elapsed)
+	}
+}
