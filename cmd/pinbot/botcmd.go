@@ -51,6 +51,8 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			Shards:     cfg.shards,
 			UserRate:   cfg.userRate,
 			NoUserRate: cfg.userRate.IsZero(),
+			// -1 (off) remembers nothing: bot.Config takes a negative value so.
+			RememberPinsFor: cfg.rememberPins,
 		},
 		Discord: discorduser.Config{
 			ClientSecret: cfg.discordClientSecret,
@@ -87,7 +89,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
-		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).
+		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).Dur("remember_pins", cfg.rememberPins).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {

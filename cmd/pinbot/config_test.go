@@ -158,6 +158,8 @@ func TestBotConfigErrors(t *testing.T) {
 			want: []string{`invalid --memory-limit "-1"`}},
 		{env: with(full, map[string]string{"PINBOT_RECONCILE_EVERY": "30s"}),
 			want: []string{`invalid PINBOT_RECONCILE_EVERY "30s": want a duration from 1m0s to 24h0m0s, such as 15m, or off`}},
+		{env: with(full, map[string]string{"PINBOT_REMEMBER_PINS": "30m"}),
+			want: []string{`invalid PINBOT_REMEMBER_PINS "30m": want a duration from 1h0m0s to 26280h0m0s, such as 2160h (90 days), or off`}},
 		{env: full, args: []string{"--count-all-pins", "sometimes"},
 			want: []string{`invalid --count-all-pins "sometimes": want true or false`}},
 	}

@@ -145,16 +145,22 @@ var (
 		flag: "count-all-pins", env: "PINBOT_COUNT_ALL_PINS", arg: "BOOL", def: "false",
 		help: "count every pin an account made in the window against its limit, those made outside pinbot (Pinterest's app, other tools) included, as each reconciliation round finds them",
 	}
+	rememberPinsOption = option{
+		flag: "remember-pins", env: "PINBOT_REMEMBER_PINS", arg: "DURATION", def: "2160h",
+		help: fmt.Sprintf("how long pinbot remembers the pictures it pinned to each board, so that one asked for again is not pinned twice (/pin again:true overrides), %v to %v, or off", minRememberPins, maxRememberPins),
+	}
 	userRateOption = option{
 		flag: "user-rate", env: "PINBOT_USER_RATE", arg: "RATE", def: "60/10m",
 		help: `units of work each Discord user may ask for (a /pin costs one per image, other commands one): N/PERIOD with an optional ",burst=B", or off`,
 	}
 )
 
-// Bounds of --reconcile-every.
+// Bounds of --reconcile-every and --remember-pins.
 const (
 	minReconcileEvery = time.Minute
 	maxReconcileEvery = 24 * time.Hour
+	minRememberPins   = time.Hour
+	maxRememberPins   = 3 * 365 * 24 * time.Hour
 )
 
 // Bounds of --pin-limit and --pin-window.
@@ -219,6 +225,7 @@ type settings struct {
 	adminTokenFile                       setting
 	memoryLimit                          setting
 	reconcileEvery, countAllPins         setting
+	rememberPins                         setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -250,6 +257,7 @@ func newSettings(getenv func(string) string) settings {
 		memoryLimit:         setting{opt: &memoryLimitOption},
 		reconcileEvery:      setting{opt: &reconcileEveryOption},
 		countAllPins:        setting{opt: &countAllPinsOption},
+		rememberPins:        setting{opt: &rememberPinsOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -271,7 +279,7 @@ func (st *settings) all() []*setting {
 		&st.pinLimit, &st.pinWindow,
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile, &st.memoryLimit,
-		&st.reconcileEvery, &st.countAllPins,
+		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
 	}
 }
 
@@ -304,7 +312,7 @@ var allOptions = []*option{
 	&pinLimitOption, &pinWindowOption,
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption, &memoryLimitOption,
-	&reconcileEveryOption, &countAllPinsOption,
+	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -439,6 +447,9 @@ type botSettings struct {
 	// for none (off); countAllPins counts the pins made elsewhere.
 	reconcileEvery time.Duration
 	countAllPins   bool
+	// rememberPins is how long the pictures pinned are remembered; -1
+	// for not at all (off).
+	rememberPins time.Duration
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
 	// adminToken is the operator dashboard's token (see readAdminToken);
@@ -579,6 +590,15 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		errs.add(fmt.Errorf("invalid %s %s: want true or false", st.countAllPins.name(), st.countAllPins.shown()))
 	}
 	b.countAllPins = ca
+	b.rememberPins = -1
+	if v := strings.TrimSpace(st.rememberPins.value); v != "off" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < minRememberPins || d > maxRememberPins {
+			errs.add(fmt.Errorf("invalid %s %s: want a duration from %v to %v, such as 2160h (90 days), or off",
+				st.rememberPins.name(), st.rememberPins.shown(), minRememberPins, maxRememberPins))
+		}
+		b.rememberPins = d
+	}
 	return b
 }
 
@@ -674,7 +694,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile,
 		&st.discordClientSecret, &st.discordOAuth,
-		&st.reconcileEvery, &st.countAllPins,
+		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)
