@@ -96,9 +96,10 @@ func (s *Server) recordLocked(in *interaction, rec Response, rs restResponse) re
 	return rs
 }
 
-// callbackAllowed reports whether a callback type answers an interaction
-// type.
-func callbackAllowed(it discord.InteractionType, rt discord.InteractionResponseType) bool {
+// CallbackAllowed reports whether Discord takes a callback (initial
+// response) type for an interaction type: a rule of Discord's, shared
+// with the in-memory double of the bot's Discord adapter.
+func CallbackAllowed(it discord.InteractionType, rt discord.InteractionResponseType) bool {
 	switch it {
 	case discord.InteractionTypeApplicationCommand:
 		return rt == discord.InteractionResponseTypeCreateMessage ||
@@ -151,7 +152,7 @@ func (s *Server) handleCallback(rq *restRequest) restResponse {
 	if rq.now.Sub(in.createdAt) > InteractionDeadline {
 		return s.recordLocked(in, rec, unknown(10062, "Unknown interaction"))
 	}
-	if !callbackAllowed(in.typ, rec.Type) {
+	if !CallbackAllowed(in.typ, rec.Type) {
 		return s.recordLocked(in, rec, invalidForm(map[string]any{"type": formError("INTERACTION_RESPONSE_TYPE_INVALID", "Invalid interaction response type")}))
 	}
 	var p messagePayload

@@ -246,17 +246,26 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if o.rate != "" {
 		return o.comparePaced(ctx, rep, log, stdout, stderr)
 	}
+	return o.measureAll(ctx, rep, o.spec, "", log, stdout, stderr, (*compareReport).addRatios, plotCompare, printCompare)
+}
+
+// measureAll measures every system with spec, in order (what, such as
+// ", paced", names the runs in errors), then completes rep with complete
+// (ratios or targets) and writes its charts with plot, and JSON or the
+// table with print.
+func (o *compareOptions) measureAll(ctx context.Context, rep compareReport, spec workload.Spec, what string, log zerolog.Logger, stdout, stderr io.Writer,
+	complete func(*compareReport), plot func(string, compareReport) ([]string, error), print func(io.Writer, compareReport)) error {
 	for _, id := range o.systems {
-		row, err := o.measure(ctx, id, o.spec, log, stderr)
+		row, err := o.measure(ctx, id, spec, log, stderr)
 		if err != nil {
-			return fmt.Errorf("%s: %w", systemNames[id], err)
+			return fmt.Errorf("%s%s: %w", systemNames[id], what, err)
 		}
 		rep.Systems = append(rep.Systems, row)
 	}
 	rep.FinishedAt = time.Now()
-	rep.addRatios()
+	complete(&rep)
 	if o.plotDir != "" {
-		files, err := plotCompare(o.plotDir, rep)
+		files, err := plot(o.plotDir, rep)
 		if err != nil {
 			return err
 		}
@@ -265,7 +274,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if o.jsonOut {
 		return writeJSON(stdout, rep)
 	}
-	printCompare(stdout, rep)
+	print(stdout, rep)
 	return nil
 }
 

@@ -103,27 +103,7 @@ func (o *compareOptions) comparePaced(ctx context.Context, rep compareReport, lo
 		}
 	}
 	rep.OfferedPerS = spec.Rate
-	for _, id := range o.systems {
-		row, err := o.measure(ctx, id, spec, log, stderr)
-		if err != nil {
-			return fmt.Errorf("%s, paced: %w", systemNames[id], err)
-		}
-		rep.Systems = append(rep.Systems, row)
-	}
-	rep.FinishedAt = time.Now()
-	rep.addLatencyTargets()
-	if o.plotDir != "" {
-		files, err := plotPaced(o.plotDir, rep)
-		if err != nil {
-			return err
-		}
-		rep.PlotFiles = files
-	}
-	if o.jsonOut {
-		return writeJSON(stdout, rep)
-	}
-	printPaced(stdout, rep)
-	return nil
+	return o.measureAll(ctx, rep, spec, ", paced", log, stdout, stderr, (*compareReport).addLatencyTargets, plotPaced, printPaced)
 }
 
 // addLatencyTargets checks pinbot durable's p99 and p99.9 against Redis

@@ -9,6 +9,7 @@ import (
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/snowflake/v2"
 
+	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
@@ -47,26 +48,6 @@ func (in *interaction) expiredAt(now time.Time) bool {
 	return in.expired || now.Sub(in.createdAt) >= TokenLifetime
 }
 
-// allowed reports whether Discord takes a response type for an
-// interaction type.
-func allowed(it discord.InteractionType, rt discord.InteractionResponseType) bool {
-	switch it {
-	case discord.InteractionTypeApplicationCommand:
-		return rt == discord.InteractionResponseTypeCreateMessage ||
-			rt == discord.InteractionResponseTypeDeferredCreateMessage ||
-			rt == discord.InteractionResponseTypeModal
-	case discord.InteractionTypeComponent:
-		return rt == discord.InteractionResponseTypeCreateMessage ||
-			rt == discord.InteractionResponseTypeDeferredCreateMessage ||
-			rt == discord.InteractionResponseTypeDeferredUpdateMessage ||
-			rt == discord.InteractionResponseTypeUpdateMessage ||
-			rt == discord.InteractionResponseTypeModal
-	case discord.InteractionTypeAutocomplete:
-		return rt == discord.InteractionResponseTypeAutocompleteResult
-	}
-	return false
-}
-
 // Respond takes an interaction's initial response, as Discord does: 404
 // Unknown interaction (10062) for an unknown ID or token, or later than
 // InteractionDeadline after the interaction; 400 already acknowledged
@@ -92,7 +73,7 @@ func (f *Fake) Respond(ctx context.Context, id snowflake.ID, token string, r dis
 		if in.expired || now.Sub(in.createdAt) > InteractionDeadline {
 			return unknownInteraction()
 		}
-		if !allowed(in.typ, r.Type) {
+		if !discordtest.CallbackAllowed(in.typ, r.Type) {
 			return invalidForm("type: Invalid interaction response type")
 		}
 		if err := f.applyResponseLocked(in, r); err != nil {
