@@ -87,7 +87,9 @@ func benchmarkPinWave(b *testing.B, n, shards, workers int) {
 				for i := k; i < n; i += 8 {
 					j := jobs[i]
 					in, err := w.dc.Interact(discordtest.Invocation{ChannelID: j.channel, UserID: j.user,
-						Data: discordtest.ChatInput{Name: cmdPin, Options: []discordtest.CommandOption{{Name: optMessages, Value: j.msg}}}})
+						// again: every round pins the same messages, each
+						// time for real.
+						Data: discordtest.ChatInput{Name: cmdPin, Options: []discordtest.CommandOption{{Name: optMessages, Value: j.msg}, {Name: optAgain, Value: true}}}})
 					if err != nil {
 						b.Error(err)
 						return

@@ -343,7 +343,7 @@ func (w *fakeWorld) queueFull(user snowflake.ID, account string, ms ...discord.M
 	text := w.run(w.dc.SlashCommand(w.at(user), cmdPin,
 		discordiotest.Opt{Name: optMessages, Value: strings.Join(ids, " ")},
 		discordiotest.Opt{Name: optWhenFull, Value: whenFullQueue}))
-	must(w.t.(*testing.T), text, "queued")
+	must(w.t, text, "queued")
 }
 
 func TestHandlerQueue(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // Never the same picture twice: pinbot remembers, per account and board,
@@ -62,16 +64,24 @@ func (b *Bot) pinnedBefore(ctx context.Context, account, board, key string) (str
 	return u, ok
 }
 
-// rememberPinned records that the picture of key became pinURL on board
-// of account. A failure is logged: the picture may be pinned again.
-func (b *Bot) rememberPinned(ctx context.Context, account, board, key, pinURL string) {
-	if !b.remembering() || key == "" || board == "" || pinURL == "" {
+// rememberPinned records, in one durable write, that each picture of
+// pins (key → the pin's address) became a pin on board of account: a
+// command's pins together, after its batch, so that no pin waits for the
+// write. A failure is logged: the pictures may be pinned again.
+func (b *Bot) rememberPinned(ctx context.Context, account, board string, pins map[string]string) {
+	if !b.remembering() || board == "" || len(pins) == 0 {
 		return
+	}
+	until := b.cfg.Engine.Now().Add(b.cfg.RememberPinsFor)
+	ps := make([]links.PinnedPicture, 0, len(pins))
+	for key, u := range pins {
+		if key != "" && u != "" {
+			ps = append(ps, links.PinnedPicture{Key: key, PinURL: u, Until: until})
+		}
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
 	defer cancel()
-	until := b.cfg.Engine.Now().Add(b.cfg.RememberPinsFor)
-	if err := b.cfg.Links.RememberPinned(rctx, account, board, key, pinURL, until); err != nil {
-		b.logger(ctx).Warn().Err(err).Str("account", account).Msg("remembering a pinned picture failed; it may be pinned again")
+	if err := b.cfg.Links.RememberPinned(rctx, account, board, ps); err != nil {
+		b.logger(ctx).Warn().Err(err).Str("account", account).Msg("remembering pinned pictures failed; they may be pinned again")
 	}
 }

@@ -183,7 +183,7 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	r := b.sendPin(ctx, j.Slot, sess, pinRequest(ref, *msg, im, q.Board, j.Slot), func(err error) bool { return errors.Is(err, context.Canceled) })
 	b.afterSend(ctx, j.Account, sess, r)
 	if r.kind == sentPinned {
-		b.rememberPinned(ctx, j.Account, q.Board, im.Key, r.pin.URL)
+		b.rememberPinned(ctx, j.Account, q.Board, map[string]string{im.Key: r.pin.URL})
 	}
 	var lk *lookup
 	if r.kind == sentUnknown {

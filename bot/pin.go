@@ -171,6 +171,7 @@ func (b *Bot) runBatch(inv invocation, bt batch) reply {
 
 	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue, again: bt.again}
 	p.run(bt)
+	b.rememberPinned(ctx, acct.ID, boardID, p.pinned)
 	p.enqueue()
 	b.reportPins(p.rep)
 	return reply{content: p.rep.render(name, boardName)}
@@ -234,6 +235,9 @@ type pinner struct {
 	refusal         actors.Status
 	// again pins pictures pinned to the board before all the same.
 	again bool
+	// pinned are the pictures the batch pinned, key → the pin's address,
+	// remembered together once it ends (rememberPinned).
+	pinned map[string]string
 
 	attempts int
 	rep      report
@@ -316,7 +320,10 @@ func (p *pinner) duplicate(im image, e *entry) bool {
 	if p.again {
 		return false
 	}
-	u, ok := p.b.pinnedBefore(p.inv.ctx, p.acct.ID, p.boardID, im.Key)
+	u, ok := p.pinned[im.Key] // earlier in this batch, not yet remembered
+	if !ok {
+		u, ok = p.b.pinnedBefore(p.inv.ctx, p.acct.ID, p.boardID, im.Key)
+	}
 	if ok {
 		e.res, e.pinURL, e.reason = resDuplicate, u, failDuplicate
 	}
@@ -393,7 +400,10 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 			p.inv.log.Error().Err(cerr).Str("account", p.acct.ID).Msg("committing a pin failed")
 		}
 		e.res, e.pinURL, e.count = resPinned, r.pin.URL, p.b.rule.pinCount(g.Status)
-		p.b.rememberPinned(ctx, p.acct.ID, p.boardID, im.Key, r.pin.URL)
+		if p.pinned == nil {
+			p.pinned = map[string]string{}
+		}
+		p.pinned[im.Key] = r.pin.URL
 		if p.b.onPin != nil {
 			p.b.onPin(time.Since(start), r.took)
 		}

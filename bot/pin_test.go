@@ -15,7 +15,7 @@ import (
 )
 
 // must fails the test unless text holds every want, in order.
-func must(t *testing.T, text string, want ...string) {
+func must(t testing.TB, text string, want ...string) {
 	t.Helper()
 	rest := text
 	for _, w := range want {

@@ -167,11 +167,18 @@ type History interface {
 	// address. A key never remembered, or remembered until now or
 	// earlier, is absent.
 	PinnedBefore(ctx context.Context, accountID, boardID string, keys []string, now time.Time) (map[string]string, error)
-	// RememberPinned remembers, durably, that the picture of key was
-	// pinned to boardID of accountID as pinURL, until until (a later
-	// Remember replaces it). An empty pinURL or a zero until fails with
-	// ErrInvalid.
-	RememberPinned(ctx context.Context, accountID, boardID, key, pinURL string, until time.Time) error
+	// RememberPinned remembers, durably and in one write, that each of
+	// pins was pinned to boardID of accountID, until its Until (a later
+	// Remember replaces it). A pin without an address or an Until fails
+	// with ErrInvalid, and nothing is stored.
+	RememberPinned(ctx context.Context, accountID, boardID string, pins []PinnedPicture) error
+}
+
+// PinnedPicture is a picture pinned to a board (see History).
+type PinnedPicture struct {
+	Key    string // the picture's key
+	PinURL string // the pin's address
+	Until  time.Time
 }
 
 // Observations are the pins each account made outside pinbot that the

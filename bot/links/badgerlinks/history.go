@@ -82,20 +82,32 @@ func (s *Store) PinnedBefore(ctx context.Context, accountID, boardID string, key
 	return out, nil
 }
 
-// RememberPinned remembers that the picture of key was pinned to boardID
-// of accountID as pinURL, until until.
-func (s *Store) RememberPinned(ctx context.Context, accountID, boardID, key, pinURL string, until time.Time) error {
-	if err := checkHistoryIDs(accountID, boardID, []string{key}); err != nil {
+// RememberPinned remembers, in one write, that each of pins was pinned to
+// boardID of accountID, until its Until.
+func (s *Store) RememberPinned(ctx context.Context, accountID, boardID string, pins []links.PinnedPicture) error {
+	keys := make([]string, len(pins))
+	for i, p := range pins {
+		keys[i] = p.Key
+		switch {
+		case strings.TrimSpace(p.PinURL) == "":
+			return fmt.Errorf("%w: picture %s: no pin address", links.ErrInvalid, p.Key)
+		case p.Until.IsZero():
+			return fmt.Errorf("%w: picture %s: no until", links.ErrInvalid, p.Key)
+		}
+	}
+	if err := checkHistoryIDs(accountID, boardID, keys); err != nil {
 		return err
 	}
-	switch {
-	case strings.TrimSpace(pinURL) == "":
-		return fmt.Errorf("%w: no pin address", links.ErrInvalid)
-	case until.IsZero():
-		return fmt.Errorf("%w: no until", links.ErrInvalid)
+	if len(pins) == 0 {
+		return nil
 	}
-	rec := historyRecord{V: recordVersion, URL: pinURL, Until: until.UnixMilli()}
 	return s.update(ctx, "remember pinned", func(txn *badger.Txn) error {
-		return setRecordTTL(txn, historyKey(accountID, boardID, key), &rec, max(time.Until(until), time.Second))
+		for _, p := range pins {
+			rec := historyRecord{V: recordVersion, URL: p.PinURL, Until: p.Until.UnixMilli()}
+			if err := setRecordTTL(txn, historyKey(accountID, boardID, p.Key), &rec, max(time.Until(p.Until), time.Second)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

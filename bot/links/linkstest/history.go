@@ -21,14 +21,15 @@ func mustPinnedBefore(t *testing.T, s links.Store, account, board string, now ti
 }
 
 // testHistoryRemembers: a picture remembered for a board is found there,
-// with its pin's address, and nowhere else; a later Remember replaces it.
+// with its pin's address, and nowhere else; a later Remember replaces it;
+// one call remembers several.
 func testHistoryRemembers(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
 	if got := mustPinnedBefore(t, s, "a1", "b1", t0, "k1", "k2"); len(got) != 0 {
 		t.Fatalf("nothing remembered: %v", got)
 	}
-	if err := s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/1", t0.Add(time.Hour)); err != nil {
+	if err := s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: t0.Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustPinnedBefore(t, s, "a1", "b1", t0, "k1", "k2"); !maps.Equal(got, map[string]string{"k1": "https://pin/1"}) {
@@ -39,11 +40,19 @@ func testHistoryRemembers(t *testing.T, open func(*testing.T) links.Store) {
 			t.Fatalf("%v: PinnedBefore = %v, want nothing (another board or account)", other, got)
 		}
 	}
-	if err := s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/2", t0.Add(time.Hour)); err != nil {
+	if err := s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/2", Until: t0.Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustPinnedBefore(t, s, "a1", "b1", t0, "k1"); got["k1"] != "https://pin/2" {
 		t.Fatalf("after a second Remember: %v, want pin/2", got)
+	}
+	if err := s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{
+		{Key: "k2", PinURL: "https://pin/3", Until: t0.Add(time.Hour)}, {Key: "k3", PinURL: "https://pin/4", Until: t0.Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"k1": "https://pin/2", "k2": "https://pin/3", "k3": "https://pin/4"}
+	if got := mustPinnedBefore(t, s, "a1", "b1", t0, "k1", "k2", "k3"); !maps.Equal(got, want) {
+		t.Fatalf("after remembering two more: %v, want %v", got, want)
 	}
 }
 
@@ -51,7 +60,7 @@ func testHistoryRemembers(t *testing.T, open func(*testing.T) links.Store) {
 func testHistoryForgets(t *testing.T, open func(*testing.T) links.Store) {
 	s := open(t)
 	until := t0.Add(time.Hour)
-	if err := s.RememberPinned(context.Background(), "a1", "b1", "k1", "https://pin/1", until); err != nil {
+	if err := s.RememberPinned(context.Background(), "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: until}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustPinnedBefore(t, s, "a1", "b1", until.Add(-time.Millisecond), "k1"); len(got) != 1 {
@@ -68,18 +77,20 @@ func testHistoryValidation(t *testing.T, open func(*testing.T) links.Store) {
 	ctx := context.Background()
 	s := open(t)
 	for name, err := range map[string]error{
-		"account":   s.RememberPinned(ctx, "", "b1", "k1", "https://pin/1", t0.Add(time.Hour)),
-		"board":     s.RememberPinned(ctx, "a1", "b/1", "k1", "https://pin/1", t0.Add(time.Hour)),
-		"key":       s.RememberPinned(ctx, "a1", "b1", "k 1", "https://pin/1", t0.Add(time.Hour)),
-		"address":   s.RememberPinned(ctx, "a1", "b1", "k1", " ", t0.Add(time.Hour)),
-		"until":     s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/1", time.Time{}),
+		"account": s.RememberPinned(ctx, "", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: t0.Add(time.Hour)}}),
+		"board":   s.RememberPinned(ctx, "a1", "b/1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: t0.Add(time.Hour)}}),
+		"key":     s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k 1", PinURL: "https://pin/1", Until: t0.Add(time.Hour)}}),
+		"address": s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: " ", Until: t0.Add(time.Hour)}}),
+		"until":   s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: time.Time{}}}),
+		"one of two": s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{
+			{Key: "k2", PinURL: "https://pin/2", Until: t0.Add(time.Hour)}, {Key: "k3", Until: t0.Add(time.Hour)}}),
 		"read keys": func() error { _, err := s.PinnedBefore(ctx, "a1", "b1", []string{"k/1"}, t0); return err }(),
 	} {
 		if !errors.Is(err, links.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
-	if got := mustPinnedBefore(t, s, "a1", "b1", t0, "k1"); len(got) != 0 {
+	if got := mustPinnedBefore(t, s, "a1", "b1", t0, "k1", "k2", "k3"); len(got) != 0 {
 		t.Fatalf("refused calls stored %v", got)
 	}
 }

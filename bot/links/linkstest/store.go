@@ -65,7 +65,9 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 		{"Outbox Lines", func() error { return s.Outbox().Lines(ctx, func(digest.Line) error { return nil }) }},
 		{"Unobserved", func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err }},
 		{"PinnedBefore", func() error { _, err := s.PinnedBefore(ctx, "a1", "b1", []string{"k1"}, t0); return err }},
-		{"RememberPinned", func() error { return s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/1", t0.Add(time.Hour)) }},
+		{"RememberPinned", func() error {
+			return s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: t0.Add(time.Hour)}})
+		}},
 		{"MarkObserved", func() error {
 			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
 		}},
@@ -92,7 +94,7 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 		"Unobserved":   func() error { _, err := s.Unobserved(ctx, "a1", []string{"p1"}); return err },
 		"PinnedBefore": func() error { _, err := s.PinnedBefore(ctx, "a1", "b1", []string{"k1"}, t0); return err },
 		"RememberPinned": func() error {
-			return s.RememberPinned(ctx, "a1", "b1", "k1", "https://pin/1", t0.Add(time.Hour))
+			return s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{{Key: "k1", PinURL: "https://pin/1", Until: t0.Add(time.Hour)}})
 		},
 		"MarkObserved": func() error {
 			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
