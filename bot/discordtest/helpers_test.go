@@ -64,12 +64,18 @@ func newServer(t testing.TB, opts ...discordtest.Option) *discordtest.Server {
 
 // TestMain fails the run if, after all tests closed their servers, a
 // goroutine still runs code of the stand-in. Close waits for all of them,
-// so there is nothing to wait for here.
+// but a handler goroutine may still be returning from its deferred
+// WaitGroup.Done when Close's Wait returns: the check gives goroutines a
+// moment to exit (as goleak does), then reports those still there.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
 	if code == 0 {
-		if leaks := leakedGoroutines(); len(leaks) > 0 {
+		leaks := leakedGoroutines()
+		for deadline := time.Now().Add(2 * time.Second); len(leaks) > 0 && time.Now().Before(deadline); leaks = leakedGoroutines() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if len(leaks) > 0 {
 			fmt.Fprintf(os.Stderr, "goroutines still running after Close:\n\n%s\n", strings.Join(leaks, "\n\n"))
 			code = 1
 		}
