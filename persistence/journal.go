@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"time"
@@ -134,6 +135,12 @@ func (j *Journal) AppendEvent(account string, ev Event, expiresAt, highWater int
 	j.append(pendingWrite{w: AccountWrite{Account: account, ExpiresAt: expiresAt}, ev: ev, hasEv: true, hw: highWater, done: done})
 }
 
+// AppendFencedEvent is AppendEvent for a write carrying its own fencing
+// token (AccountWrite.Fence).
+func (j *Journal) AppendFencedEvent(account string, fence []byte, ev Event, expiresAt, highWater int64, done func(error)) {
+	j.append(pendingWrite{w: AccountWrite{Account: account, ExpiresAt: expiresAt, Fence: fence}, ev: ev, hasEv: true, hw: highWater, done: done})
+}
+
 // Flush waits until everything appended before the call has been written,
 // and returns the first error among those writes' outcome for the flush
 // marker itself (nil when the store accepted the batch).
@@ -255,11 +262,31 @@ func (j *Journal) write(take []pendingWrite) {
 	}
 }
 
-// answer calls the done function of each write in ws with err.
+// answer calls the done function of each write in ws with its outcome of
+// the batch that carried them, which err, the batch's error, tells: a
+// PartialWriteError fails only the writes it names. A write with no
+// account (a flush marker) gets err itself.
 func answer(ws []pendingWrite, err error) {
-	for i := range ws {
-		if ws[i].done != nil {
-			ws[i].done(err)
+	var pe *PartialWriteError
+	if !errors.As(err, &pe) {
+		for i := range ws {
+			if ws[i].done != nil {
+				ws[i].done(err)
+			}
 		}
+		return
+	}
+	k := 0 // index in the batch of the next write with an account
+	for i := range ws {
+		if ws[i].w.Account == "" {
+			if ws[i].done != nil {
+				ws[i].done(err)
+			}
+			continue
+		}
+		if ws[i].done != nil {
+			ws[i].done(pe.Failed[k])
+		}
+		k++
 	}
 }

@@ -289,3 +289,72 @@ type ctxStore struct {
 }
 
 func (s *ctxStore) Write(ctx context.Context, b *Batch) error { return s.write(ctx, b) }
+
+// TestJournalPartialOutcomes checks that a Write that failed part of its
+// batch (PartialWriteError) fails only the writes it names, that each
+// write's own fence reaches the store, and that a flush marker in the
+// same batch learns the batch failed in part.
+func TestJournalPartialOutcomes(t *testing.T) {
+	errFenced := fmt.Errorf("partition 3: %w", ErrFenced)
+	release, holding := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var seen []string // account=fence of each write the store got
+	st := &scriptStore{write: func(b *Batch) error {
+		if len(b.Accounts) == 1 && b.Accounts[0].Account == "first" {
+			close(holding)
+			<-release // hold the first batch so the rest gather into one
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		failed := map[int]error{}
+		for i, w := range b.Accounts {
+			seen = append(seen, w.Account+"="+string(w.Fence))
+			if string(w.Fence) == "stale" {
+				failed[i] = errFenced
+			}
+		}
+		return &PartialWriteError{Failed: failed}
+	}}
+	j := NewJournal(context.Background(), st, 0, zerolog.Nop())
+	defer j.Close()
+	o := newOutcomes()
+	j.AppendEvent("first", reserve(1, 1, t0), 0, t0, o.done(0))
+	<-holding
+	j.AppendFencedEvent("a", []byte("ok"), reserve(1, 1, t0), 0, t0, o.done(1))
+	j.AppendFencedEvent("b", []byte("stale"), reserve(1, 1, t0), 0, t0, o.done(2))
+	flushed := make(chan error, 1)
+	j.Append(AccountWrite{}, 0, func(err error) { flushed <- err })
+	j.Append(AccountWrite{Account: "c", Fence: []byte("ok")}, t0, o.done(3))
+	j.Append(AccountWrite{Account: "d", Fence: []byte("stale")}, t0, o.done(4))
+	close(release)
+	o.wait(t, 5)
+	for i, want := range []error{nil, nil, ErrFenced, nil, ErrFenced} {
+		got := o.get(i)
+		if len(got) != 1 || !errors.Is(got[0], want) || (got[0] == nil) != (want == nil) {
+			t.Errorf("write %d answered %v, want [%v]", i, got, want)
+		}
+	}
+	if err := <-flushed; !errors.Is(err, ErrFenced) {
+		t.Errorf("flush marker answered %v, want the partial error", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"a=ok", "b=stale", "c=ok", "d=stale"}; !slices.Equal(seen, want) {
+		t.Errorf("store saw %q, want %q", seen, want)
+	}
+}
+
+func TestWriteOutcome(t *testing.T) {
+	errDisk := errors.New("disk")
+	pe := &PartialWriteError{Failed: map[int]error{1: errDisk}}
+	if WriteOutcome(nil, 0) != nil || WriteOutcome(pe, 0) != nil {
+		t.Error("an applied write reported failed")
+	}
+	if WriteOutcome(pe, 1) != errDisk || WriteOutcome(errDisk, 0) != errDisk {
+		t.Error("a failed write reported applied")
+	}
+	if !errors.Is(fmt.Errorf("w: %w", pe), errDisk) {
+		t.Error("errors.Is does not see a failed write's error")
+	}
+}

@@ -89,6 +89,13 @@ type AccountWrite struct {
 	Jobs []Job
 	// DropJobs are the IDs of jobs to delete.
 	DropJobs []uint64
+	// Fence is the fencing token of this account's writer, for a store
+	// shared by several processes that each own some accounts (a cluster
+	// member owns partitions of them): such a store applies the write only
+	// while the token is current for the account, else fails it with an
+	// error wrapping ErrFenced. Empty: Batch.Fence applies. A store that
+	// one process owns ignores it. The store must not keep the slice.
+	Fence []byte
 }
 
 // Batch is one durable write. Each AccountWrite in it is atomic: all of it
@@ -186,6 +193,55 @@ var (
 	// now. Nothing of the batch was applied.
 	ErrFenced = errors.New("persistence: write fenced off")
 )
+
+// PartialWriteError is the error of a Write that applied some of its
+// batch's AccountWrites and failed others, each for its own reason (a
+// store shared by several processes writes each owner's part in its own
+// transaction). Failed maps the index in Batch.Accounts of every write
+// that was not applied to why; every other AccountWrite of the batch was
+// applied, as was the batch's HighWater unless HighWaterErr is set.
+type PartialWriteError struct {
+	Failed       map[int]error
+	HighWaterErr error
+}
+
+func (e *PartialWriteError) Error() string {
+	var first error
+	for _, err := range e.Failed {
+		first = err
+		break
+	}
+	if first == nil {
+		first = e.HighWaterErr
+	}
+	return fmt.Sprintf("persistence: %d account writes of the batch failed, e.g. %v", len(e.Failed), first)
+}
+
+// Unwrap returns the errors of the failed writes, so that errors.Is finds
+// ErrFenced in a batch that any fence refused.
+func (e *PartialWriteError) Unwrap() []error {
+	errs := make([]error, 0, len(e.Failed)+1)
+	for _, err := range e.Failed {
+		errs = append(errs, err)
+	}
+	if e.HighWaterErr != nil {
+		errs = append(errs, e.HighWaterErr)
+	}
+	return errs
+}
+
+// WriteOutcome returns what err, returned by a Write, means for the
+// batch's AccountWrite at index i: nil when it was applied.
+func WriteOutcome(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	var pe *PartialWriteError
+	if errors.As(err, &pe) {
+		return pe.Failed[i]
+	}
+	return err
+}
 
 // MaxAccountLen is the longest account ID, in bytes, a Store accepts.
 const MaxAccountLen = 128
