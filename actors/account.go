@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ const (
 	opRunJobs // from the job timer: start the jobs due; no reply
 	opSurvey  // Engine.Survey: the status and pins, not a use of the account
 	opObserve // Engine.Observe: pins made elsewhere
+	opDrop    // Engine.Drop: stop without writing
 )
 
 // request is the one message type callers send to an account actor.
@@ -166,6 +168,8 @@ type accountActor struct {
 	ledv      ledger
 	incv      incarnation
 	loadErr   error
+	fence     []byte // Config.Owner's token for this incarnation; nil without Owner
+	dropped   bool   // Engine.Drop: stop without writing
 	seq       uint64 // last journal event appended
 	snapSeq   uint64 // journal events up to here are folded into a snapshot
 	sinceSnap int    // events appended since the last snapshot
@@ -282,6 +286,16 @@ func (a *accountActor) load() bool {
 	if a.eng.obs != nil {
 		start = time.Now()
 	}
+	if owner := a.eng.cfg.Owner; owner != nil {
+		// Asked before reading anything: state read under a token is
+		// written back only under that token.
+		fence, err := owner(a.account)
+		if err != nil {
+			a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrNotOwner, err)
+			return false
+		}
+		a.fence = fence
+	}
 	st, err := a.eng.store.Load(a.eng.ctx, a.account)
 	if err != nil {
 		a.loadErr = fmt.Errorf("actors: account %q: %w: %w", a.account, ErrAccountState, err)
@@ -325,6 +339,13 @@ func (a *accountActor) load() bool {
 }
 
 func (a *accountActor) handle(c actor.Context, m *request) {
+	if m.op == opDrop {
+		// Engine.Drop: another member owns the account now.
+		a.dropped = true
+		a.answer(m, response{})
+		a.passivate(c)
+		return
+	}
 	if m.op == opIdle {
 		// Not a use of the account: no reply, lastUsed unchanged.
 		if a.loadErr != nil || a.eng.clock.Now()-a.lastUsed >= a.eng.cfg.IdleTimeout.Milliseconds() {
@@ -335,8 +356,9 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	// An incarnation that could not load is stopping; until it is gone,
 	// each request tries the store again rather than repeat a stale error.
 	if a.loadErr != nil && !a.load() {
-		if m.op == opRunJobs {
-			// Try again later: the jobs are in the store.
+		if m.op == opRunJobs && !errors.Is(a.loadErr, ErrNotOwner) {
+			// Try again later: the jobs are in the store. (An account
+			// served elsewhere is its owner's to run.)
 			a.eng.jobs.set(a.account, a.eng.clock.Now()+jobRetry.Milliseconds())
 		}
 		a.answer(m, response{err: a.loadErr})
@@ -495,7 +517,7 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 			w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now)}
 			a.attachSnapshot(&w, now)
 			a.appended = true
-			a.eng.journal.Append(w, now, nil)
+			a.journalWrite(w, now, nil)
 		}
 		a.answer(m, response{status: a.status(now)})
 		if a.served == 0 {
@@ -577,10 +599,21 @@ func (a *accountActor) append(now int64, ev persistence.Event, done func(error))
 	if a.sinceSnap >= a.eng.cfg.SnapshotEvery {
 		w := persistence.AccountWrite{Account: a.account, Events: []persistence.Event{ev}, ExpiresAt: a.expiry(now)}
 		a.attachSnapshot(&w, now)
-		a.eng.journal.Append(w, now, done)
+		a.journalWrite(w, now, done)
+		return
+	}
+	if a.fence != nil {
+		a.eng.journal.AppendFencedEvent(a.account, a.fence, ev, a.expiry(now), now, done)
 		return
 	}
 	a.eng.journal.AppendEvent(a.account, ev, a.expiry(now), now, done)
+}
+
+// journalWrite appends w, carrying this incarnation's fence, to the
+// engine's journal; done (may be nil) learns when it is durable.
+func (a *accountActor) journalWrite(w persistence.AccountWrite, now int64, done func(error)) {
+	w.Fence = a.fence
+	a.eng.journal.Append(w, now, done)
 }
 
 func (a *accountActor) attachSnapshot(w *persistence.AccountWrite, now int64) {
@@ -609,7 +642,7 @@ func (a *accountActor) passivate(c actor.Context) {
 func (a *accountActor) stop(c actor.Context) {
 	a.stopping = true
 	a.eng.reg.beginPassivate(a.account, c.Self())
-	if a.led == nil || a.loadErr != nil {
+	if a.led == nil || a.loadErr != nil || a.dropped {
 		return
 	}
 	if a.appended {
@@ -629,7 +662,7 @@ func (a *accountActor) stop(c actor.Context) {
 		w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now)}
 		a.attachSnapshot(&w, now)
 		done := make(chan error, 1)
-		a.eng.journal.Append(w, now, func(err error) { done <- err })
+		a.journalWrite(w, now, func(err error) { done <- err })
 		if err := <-done; err != nil {
 			a.logger().Error().Err(err).Msg("snapshot at passivation failed; the journal still holds the events")
 		} else if a.eng.obs != nil {

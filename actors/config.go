@@ -77,6 +77,17 @@ type Config struct {
 	// failed write, and nothing is granted. Empty for a store the engine
 	// has to itself. The engine keeps the slice; do not change it.
 	Fence []byte
+	// Owner, when not nil, says whether this engine may serve account
+	// now, for an engine that is one member of a cluster owning some of
+	// the accounts: it returns the fencing token of the account's
+	// writes (persistence.AccountWrite.Fence), or an error (the cluster's
+	// "not owner") that every request for an account not served here
+	// gets, before any actor is spawned or state loaded. It is asked when
+	// an account's actor is spawned and at its load; the actor carries the
+	// token for its life, so a member that loses the account must stop
+	// its actors (Engine.Drop): their writes would be fenced off. It must
+	// be cheap and must not block. Nil: the engine serves every account.
+	Owner func(account string) (fence []byte, err error)
 }
 
 // DefaultConfig returns the production settings: 100 pins per 12 hours,

@@ -740,3 +740,27 @@ func accountPropsOptions() []actor.PropsOption {
 		actor.WithGuardian(actor.NewRestartingStrategy()),
 	}
 }
+
+// Drop stops serving the accounts for which match returns true, for a
+// cluster member that lost them to another: their resident actors stop
+// once the messages already queued to them are served, without writing
+// anything more (a write of theirs now would be fenced off anyway: the
+// new owner holds a newer token), and their due instants leave the job
+// timer. Jobs already handed out go on; their Finish fails unless this
+// engine serves the account again by then. Requests arriving afterwards
+// go through Config.Owner, which must refuse the accounts before Drop is
+// called. Drop does not wait for the actors to stop; it returns how many
+// it asked to.
+func (e *Engine) Drop(match func(account string) bool) int {
+	e.jobs.drop(match)
+	accounts := e.reg.residentWhere(match)
+	for _, account := range accounts {
+		req := requestPool.Get().(*request)
+		*req = request{op: opDrop, posted: true}
+		if !e.reg.sendResident(account, req) {
+			*req = request{}
+			requestPool.Put(req)
+		}
+	}
+	return len(accounts)
+}

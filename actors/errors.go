@@ -36,3 +36,9 @@ var (
 	// account actor; supervision restarts the actor from its stored state.
 	ErrActorFailed = errors.New("actors: account actor failed")
 )
+
+// ErrNotOwner is wrapped by the error of a request for an account this
+// engine does not serve now (Config.Owner refused it: another member of
+// the cluster owns it, or nobody does yet). Nothing was granted or
+// loaded; the request may go to the account's owner.
+var ErrNotOwner = errors.New("actors: account not served by this engine")

@@ -295,7 +295,7 @@ func (a *accountActor) writeJobs(now int64, ev *persistence.Event, jobs []persis
 	}
 	a.appended = true
 	done := make(chan error, 1)
-	a.eng.journal.Append(w, now, func(err error) { done <- err })
+	a.journalWrite(w, now, func(err error) { done <- err })
 	if err := <-done; err != nil {
 		return fmt.Errorf("actors: account %q: %w: %w", a.account, ErrUnavailable, err)
 	}

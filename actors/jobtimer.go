@@ -151,3 +151,19 @@ func (e *Engine) runJobTimer(ctx context.Context) {
 		stop()
 	}
 }
+
+// drop removes the accounts for which match returns true and returns how
+// many it removed.
+func (t *jobTimer) drop(match func(account string) bool) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for account, e := range t.index {
+		if match(account) {
+			heap.Remove(&t.h, e.i)
+			delete(t.index, account)
+			n++
+		}
+	}
+	return n
+}

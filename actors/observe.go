@@ -81,7 +81,7 @@ func (a *accountActor) observe(m *request, now int64) {
 	}
 	reply, st, account := m.reply, a.status(now), a.account
 	a.replied = true // by the journal callback below
-	a.eng.journal.Append(w, now, func(err error) {
+	a.journalWrite(w, now, func(err error) {
 		if err != nil {
 			err = fmt.Errorf("actors: account %q: observe: %w: %w", account, ErrUnavailable, err)
 		}

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -203,6 +204,11 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 				return ctx.Err()
 			}
 		}
+		if owner := r.eng.cfg.Owner; owner != nil {
+			if _, err := owner(account); err != nil {
+				return fmt.Errorf("actors: account %q: %w: %w", account, ErrNotOwner, err)
+			}
+		}
 		sh.mu.Lock()
 		if r.eng.closed.Load() {
 			sh.mu.Unlock()
@@ -352,4 +358,21 @@ func (r *registry) resident() int {
 		sh.mu.RUnlock()
 	}
 	return n
+}
+
+// residentWhere returns the accounts of the resident actors for which
+// match returns true.
+func (r *registry) residentWhere(match func(account string) bool) []string {
+	var out []string
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.RLock()
+		for account := range sh.m {
+			if match(account) {
+				out = append(out, account)
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	return out
 }

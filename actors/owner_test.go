@@ -1,0 +1,241 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/persistencetest"
+	"github.com/rs/zerolog"
+)
+
+// ownerStore records, per account, how often its state was loaded and the
+// fence of every write of it.
+type ownerStore struct {
+	persistence.Store
+	mu     sync.Mutex
+	loads  map[string]int
+	fences map[string][]string
+}
+
+func newOwnerStore(inner persistence.Store) *ownerStore {
+	return &ownerStore{Store: inner, loads: map[string]int{}, fences: map[string][]string{}}
+}
+
+func (s *ownerStore) Load(ctx context.Context, account string) (persistence.Loaded, error) {
+	s.mu.Lock()
+	s.loads[account]++
+	s.mu.Unlock()
+	return s.Store.Load(ctx, account)
+}
+
+func (s *ownerStore) Write(ctx context.Context, b *persistence.Batch) error {
+	s.mu.Lock()
+	for _, w := range b.Accounts {
+		s.fences[w.Account] = append(s.fences[w.Account], string(w.Fence))
+	}
+	s.mu.Unlock()
+	return s.Store.Write(ctx, b)
+}
+
+func (s *ownerStore) seen(account string) (loads int, fences []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads[account], slices.Clone(s.fences[account])
+}
+
+// owners is a Config.Owner whose answers the test sets per account.
+type owners struct {
+	mu     sync.Mutex
+	fences map[string]string // absent: not owned
+	asked  map[string]int
+}
+
+var errElsewhere = errors.New("owned by another member")
+
+func (o *owners) owner(account string) ([]byte, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.asked == nil {
+		o.asked = map[string]int{}
+	}
+	o.asked[account]++
+	f, ok := o.fences[account]
+	if !ok {
+		return nil, errElsewhere
+	}
+	return []byte(f), nil
+}
+
+func (o *owners) set(account, fence string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if fence == "" {
+		delete(o.fences, account)
+	} else {
+		o.fences[account] = fence
+	}
+}
+
+func startOwned(t *testing.T, clock *ManualClock, store persistence.Store, o *owners) *Engine {
+	t.Helper()
+	cfg := testConfig(clock)
+	cfg.Owner = o.owner
+	eng, err := New(cfg, store, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	return eng
+}
+
+// TestOwnerRefusesBeforeLoading: a request for an account the engine does
+// not own fails with ErrNotOwner, wrapping the owner's reason, before any
+// actor is spawned or any state read; the accounts it owns are served, and
+// every write of theirs carries the account's own fence.
+func TestOwnerRefusesBeforeLoading(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(monday)
+	store := newOwnerStore(persistencetest.NewMemStore(clock.Now))
+	o := &owners{fences: map[string]string{"mine": "fence-7", "also": "fence-9"}}
+	eng := startOwned(t, clock, store, o)
+
+	g, err := eng.Reserve(ctx, "theirs", 1)
+	if !errors.Is(err, ErrNotOwner) || !errors.Is(err, errElsewhere) || g.Granted != 0 {
+		t.Fatalf("Reserve of an account not owned = %+v, %v; want ErrNotOwner wrapping the owner's error", g, err)
+	}
+	if _, err := eng.Status(ctx, "theirs"); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("Status of an account not owned: %v, want ErrNotOwner", err)
+	}
+	if loads, fences := store.seen("theirs"); loads != 0 || len(fences) != 0 {
+		t.Fatalf("an account not owned was loaded %d times and written %q", loads, fences)
+	}
+	if n := eng.Resident(); n != 0 {
+		t.Fatalf("%d actors resident after refusals, want 0", n)
+	}
+	o.mu.Lock()
+	asked := o.asked["theirs"]
+	o.mu.Unlock()
+	if asked != 2 {
+		// An actor spawned for it would have asked again at its load.
+		t.Fatalf("owner asked %d times about 2 refused requests, want 2: an actor was spawned", asked)
+	}
+
+	for _, account := range []string{"mine", "also"} {
+		if g, err := eng.Reserve(ctx, account, 2); err != nil || g.Granted != 2 {
+			t.Fatalf("Reserve(%s) = %+v, %v", account, g, err)
+		}
+	}
+	if err := eng.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for account, want := range map[string]string{"mine": "fence-7", "also": "fence-9"} {
+		_, fences := store.seen(account)
+		if len(fences) < 2 {
+			t.Fatalf("%s: %d writes, want the grant's and the snapshot at close at least", account, len(fences))
+		}
+		for _, f := range fences {
+			if f != want {
+				t.Fatalf("%s written under fences %q, want every one %q", account, fences, want)
+			}
+		}
+	}
+}
+
+// TestOwnerLostAtLoad: an account whose owner changed between the
+// registry's check and the actor's load is refused by the load, and
+// served again once owned.
+func TestOwnerLostAtLoad(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(monday)
+	o := &owners{fences: map[string]string{}}
+	checks := 0
+	cfg := testConfig(clock)
+	cfg.Owner = func(account string) ([]byte, error) {
+		checks++ // one goroutine: the test's requests run the actor's turns
+		if checks == 1 {
+			return []byte("f1"), nil // the registry's check passes ...
+		}
+		return o.owner(account) // ... the load's does not
+	}
+	eng, err := New(cfg, persistencetest.NewMemStore(clock.Now), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(ctx)
+	if _, err := eng.Reserve(ctx, "a", 1); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("Reserve with the account lost before its load: %v, want ErrNotOwner", err)
+	}
+	o.set("a", "f2")
+	if g, err := eng.Reserve(ctx, "a", 1); err != nil || g.Granted != 1 {
+		t.Fatalf("Reserve once owned again: %+v, %v", g, err)
+	}
+}
+
+// TestDropStopsWithoutWriting: Drop stops the matching accounts' actors
+// without a snapshot or any other write, takes their due instants out of
+// the job timer, and leaves the others alone; the accounts come back,
+// loaded afresh, once owned again.
+func TestDropStopsWithoutWriting(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(monday)
+	store := newOwnerStore(persistencetest.NewMemStore(clock.Now))
+	o := &owners{fences: map[string]string{"lost": "f1", "kept": "f1"}}
+	eng := startOwned(t, clock, store, o)
+	if err := eng.ServeJobs(func(Job) {}); err != nil {
+		t.Fatal(err)
+	}
+	for _, account := range []string{"lost", "kept"} {
+		// Fill the window so that the queued job waits in the timer.
+		for range eng.Config().Limit / 10 {
+			if g, err := eng.Reserve(ctx, account, 10); err != nil || g.Granted != 10 {
+				t.Fatalf("Reserve(%s): %+v, %v", account, g, err)
+			}
+		}
+		if _, err := eng.Enqueue(ctx, account, [][]byte{[]byte("later")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := eng.QueuedAccounts(); n != 2 {
+		t.Fatalf("%d accounts in the job timer, want 2", n)
+	}
+	_, before := store.seen("lost")
+
+	o.set("lost", "") // the cluster refuses it first, then drops it
+	if n := eng.Drop(func(a string) bool { return a == "lost" }); n != 1 {
+		t.Fatalf("Drop asked %d actors to stop, want 1", n)
+	}
+	if n := eng.QueuedAccounts(); n != 1 {
+		t.Fatalf("%d accounts in the job timer after Drop, want 1 (kept)", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for eng.Resident() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d actors resident long after Drop, want 1", eng.Resident())
+		}
+		time.Sleep(time.Millisecond) // the actor stops on a goroutine of its own
+	}
+	if _, after := store.seen("lost"); len(after) != len(before) {
+		t.Fatalf("the dropped account was written after Drop: %q then %q", before, after)
+	}
+	if _, err := eng.Status(ctx, "lost"); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("Status of the dropped account: %v, want ErrNotOwner", err)
+	}
+	if st, err := eng.Status(ctx, "kept"); err != nil || st.Used != eng.Config().Limit {
+		t.Fatalf("the kept account: %+v, %v", st, err)
+	}
+
+	o.set("lost", "f2") // owned again, at a newer fence
+	loads, _ := store.seen("lost")
+	st, err := eng.Status(ctx, "lost")
+	if err != nil || st.Used != eng.Config().Limit || st.Queued != 1 {
+		t.Fatalf("the account owned again: %+v, %v; want its stored state", st, err)
+	}
+	if again, _ := store.seen("lost"); again != loads+1 {
+		t.Fatalf("loads %d then %d: the account was not loaded afresh", loads, again)
+	}
+}
