@@ -187,12 +187,15 @@ func (e *Engine) ServeJobs(h func(Job)) error {
 			ctx := e.jobsCtx
 			// Every account with stored jobs is due at once: its actor
 			// hands out again the jobs a previous run left running and
-			// sets its own next instant.
-			if err := e.store.JobAccounts(ctx, func(account string) error {
-				e.jobs.set(account, 0)
-				return ctx.Err()
-			}); err != nil && ctx.Err() == nil {
-				e.log.Error().Err(err).Msg("listing the accounts with queued jobs failed")
+			// sets its own next instant. An engine that serves only the
+			// accounts it owns (Config.Owner) learns them by Adopt.
+			if e.cfg.Owner == nil {
+				if err := e.store.JobAccounts(ctx, func(account string) error {
+					e.jobs.set(account, 0)
+					return ctx.Err()
+				}); err != nil && ctx.Err() == nil {
+					e.log.Error().Err(err).Msg("listing the accounts with queued jobs failed")
+				}
 			}
 			e.runJobTimer(ctx)
 		}()
@@ -201,6 +204,26 @@ func (e *Engine) ServeJobs(h func(Job)) error {
 		return ErrJobsServed
 	}
 	return nil
+}
+
+// Adopt makes the accounts that list names due at once in the job timer,
+// for a cluster member that has just acquired them (their partition): each
+// one's actor loads its jobs, hands out again those its previous owner
+// left running (Job.Recovered: counted, reported, never run again) and
+// sets its own next instant. list calls fn for each account with stored
+// jobs (the store's scan of the partition) and returns its error; Adopt
+// returns how many accounts it made due and list's error.
+func (e *Engine) Adopt(list func(fn func(account string) error) error) (int, error) {
+	n := 0
+	err := list(func(account string) error {
+		if e.closed.Load() {
+			return ErrClosed
+		}
+		e.jobs.set(account, 0)
+		n++
+		return nil
+	})
+	return n, err
 }
 
 // serving reports whether jobs are served.

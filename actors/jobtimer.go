@@ -3,6 +3,7 @@ package actors
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"math"
 	"sync"
 )
@@ -130,7 +131,14 @@ func (e *Engine) runJobTimer(ctx context.Context) {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				if err := e.reg.send(ctx, account, &request{op: opRunJobs}); err != nil && ctx.Err() == nil {
+				err := e.reg.send(ctx, account, &request{op: opRunJobs})
+				switch {
+				case err == nil || ctx.Err() != nil:
+				case errors.Is(err, ErrNotOwner):
+					// Lost to another member since it came due: its jobs
+					// are the owner's to run.
+					e.log.Debug().Err(err).Str("account", account).Msg("account due for its queued jobs is not served here")
+				default:
 					e.log.Error().Err(err).Str("account", account).Msg("waking an account for its queued jobs failed")
 				}
 			}()

@@ -239,3 +239,74 @@ func TestDropStopsWithoutWriting(t *testing.T) {
 		t.Fatalf("loads %d then %d: the account was not loaded afresh", loads, again)
 	}
 }
+
+// TestAdoptHandsOutRecovered: an engine serving only the accounts it owns
+// does not scan the store's queues at ServeJobs; Adopt makes an acquired
+// account due, and the job its previous owner left running comes back
+// Recovered, once; an adopted account owned elsewhere is not served: its
+// running job stays its owner's.
+func TestAdoptHandsOutRecovered(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(monday)
+	mem := persistencetest.NewMemStore(clock.Now)
+
+	// The previous owner starts a job and dies before finishing it.
+	started := make(chan Job, 1)
+	prev, err := New(testConfig(clock), mem, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prev.ServeJobs(func(j Job) { started <- j }); err != nil {
+		t.Fatal(err)
+	}
+	for _, account := range []string{"a", "elsewhere"} {
+		if _, err := prev.Enqueue(ctx, account, [][]byte{[]byte("pin")}); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+	}
+	if err := prev.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	o := &owners{fences: map[string]string{"a": "f2"}}
+	eng := startOwned(t, clock, mem, o)
+	handed := make(chan Job, 4)
+	if err := eng.ServeJobs(func(j Job) { handed <- j }); err != nil {
+		t.Fatal(err)
+	}
+	if n := eng.QueuedAccounts(); n != 0 {
+		t.Fatalf("%d accounts in the timer before Adopt, want 0 (no scan of every queue)", n)
+	}
+	n, err := eng.Adopt(func(fn func(string) error) error {
+		for _, account := range []string{"a", "elsewhere"} {
+			if err := fn(account); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("Adopt = %d, %v; want 2, nil", n, err)
+	}
+	select {
+	case j := <-handed:
+		if j.Account != "a" || !j.Recovered {
+			t.Fatalf("handed out %+v, want a's job, recovered", j)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the adopted account's running job was not handed out")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for eng.QueuedAccounts() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d accounts left in the timer, want 0", eng.QueuedAccounts())
+		}
+		time.Sleep(time.Millisecond) // the timer wakes the actors on goroutines of their own
+	}
+	select {
+	case j := <-handed:
+		t.Fatalf("a second job handed out: %+v", j)
+	default:
+	}
+}
