@@ -20,6 +20,14 @@ type ownerStore struct {
 	mu     sync.Mutex
 	loads  map[string]int
 	fences map[string][]string
+	scans  int // JobAccounts calls
+}
+
+func (s *ownerStore) JobAccounts(ctx context.Context, fn func(string) error) error {
+	s.mu.Lock()
+	s.scans++
+	s.mu.Unlock()
+	return s.Store.JobAccounts(ctx, fn)
 }
 
 func newOwnerStore(inner persistence.Store) *ownerStore {
@@ -270,13 +278,14 @@ func TestAdoptHandsOutRecovered(t *testing.T) {
 	}
 
 	o := &owners{fences: map[string]string{"a": "f2"}}
-	eng := startOwned(t, clock, mem, o)
+	store := newOwnerStore(mem)
+	eng := startOwned(t, clock, store, o)
 	handed := make(chan Job, 4)
 	if err := eng.ServeJobs(func(j Job) { handed <- j }); err != nil {
 		t.Fatal(err)
 	}
 	if n := eng.QueuedAccounts(); n != 0 {
-		t.Fatalf("%d accounts in the timer before Adopt, want 0 (no scan of every queue)", n)
+		t.Fatalf("%d accounts in the timer before Adopt, want 0", n)
 	}
 	n, err := eng.Adopt(func(fn func(string) error) error {
 		for _, account := range []string{"a", "elsewhere"} {
@@ -308,5 +317,10 @@ func TestAdoptHandsOutRecovered(t *testing.T) {
 	case j := <-handed:
 		t.Fatalf("a second job handed out: %+v", j)
 	default:
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if store.scans != 0 {
+		t.Fatalf("the store's every queue was scanned %d times, want none: Adopt names the accounts", store.scans)
 	}
 }
