@@ -82,6 +82,8 @@ type Bot struct {
 	// onPin, when set (benchmarks), receives for every pin attempt the
 	// time the bot spent on it in total and inside the Pinterest call.
 	onPin func(total, pinterest time.Duration)
+	// forwardPatience, when set (tests), replaces forwardPatience.
+	forwardPatience time.Duration
 	// sleepUntil, when set (tests), replaces Engine.SleepUntil in the
 	// searches for pins of unknown outcome.
 	sleepUntil func(context.Context, time.Time) error

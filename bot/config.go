@@ -61,6 +61,9 @@ type Config struct {
 	Engine *actors.Engine
 	// Links holds who linked which Pinterest account, and the tokens.
 	Links links.Store
+	// Peers, in a cluster, forwards an account's work to the member that
+	// owns it (see Peers); nil when this process serves every account.
+	Peers Peers
 	// Pinterest is the client for every account.
 	Pinterest *pinterest.Client
 

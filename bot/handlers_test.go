@@ -65,6 +65,7 @@ func newFakeWorld(t testing.TB, opts ...func(*worldOptions)) *fakeWorld {
 		NoUserRate:  true,
 		Observer:    m.Bot(InteractionLabels()),
 		DigestClock: w.digests,
+		Peers:       o.peers,
 	}, w.dc)
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,8 @@ func (w *testWriter) String() string {
 
 // worldOptions tune newWorld.
 type worldOptions struct {
+	// peers makes the bot a cluster member (Config.Peers).
+	peers Peers
 	// realDiscordClock makes the Discord stand-in read the wall clock, so
 	// that the 3-second deadline is real; otherwise it stands still.
 	realDiscordClock bool

@@ -88,19 +88,33 @@ type batch struct {
 	again bool
 }
 
-// runBatch checks everything that can refuse the whole batch (the
-// account, the board, the user's access to every channel, the account's
-// count) and then pins.
+// runBatch finds the user's active account and runs the batch on it
+// (pinFor), here or, in a cluster, on the member that owns the account.
 func (b *Bot) runBatch(inv invocation, bt batch) reply {
 	ctx := inv.ctx
 	acct, refusal := b.activeAccount(ctx, inv.userID.String())
 	if refusal != "" {
 		return reply{content: refusal}
 	}
-	name := accountName(acct.Username, acct.ID)
 	if acct.RelinkNeeded {
-		return reply{content: msgRelink(name)}
+		return reply{content: msgRelink(accountName(acct.Username, acct.ID))}
 	}
+	if !b.serves(acct.ID) {
+		r := b.forwardPin(inv, acct.ID, bt)
+		if r.content != "" {
+			return r
+		}
+		// Not forwarded after all: the account came here meanwhile.
+	}
+	return b.pinFor(inv, acct, bt)
+}
+
+// pinFor runs the batch on acct, an account this member serves: the
+// board, the user's access to every channel, the account's count, then
+// the pins.
+func (b *Bot) pinFor(inv invocation, acct links.Account, bt batch) reply {
+	ctx := inv.ctx
+	name := accountName(acct.Username, acct.ID)
 	sess, err := b.session(ctx, acct.ID)
 	if err != nil {
 		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
