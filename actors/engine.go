@@ -764,3 +764,25 @@ func (e *Engine) Drop(match func(account string) bool) int {
 	}
 	return len(accounts)
 }
+
+// Passivate stops serving the accounts for which match returns true, for
+// a cluster member handing them over to another: their due instants leave
+// the job timer, their resident actors stop as after their idle timeout
+// (each writing its snapshot), and Passivate returns once every write of
+// theirs is durable, or with ctx's error. Requests arriving meanwhile go
+// through Config.Owner, which must refuse the accounts before Passivate
+// is called; otherwise an actor could start again behind it.
+func (e *Engine) Passivate(ctx context.Context, match func(account string) bool) error {
+	e.jobs.drop(match)
+	for _, done := range e.reg.stopWhere(match) {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("actors: passivate: %w", ctx.Err())
+		}
+	}
+	if err := e.journal.Flush(ctx); err != nil {
+		return fmt.Errorf("actors: passivate: %w", err)
+	}
+	return nil
+}

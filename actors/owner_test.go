@@ -324,3 +324,35 @@ func TestAdoptHandsOutRecovered(t *testing.T) {
 		t.Fatalf("the store's every queue was scanned %d times, want none: Adopt names the accounts", store.scans)
 	}
 }
+
+// TestPassivateHandsOver: Passivate stops the matching accounts' actors
+// with their snapshots durable (the next owner loads everything), takes
+// them out of the job timer, and leaves the others resident.
+func TestPassivateHandsOver(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(monday)
+	mem := persistencetest.NewMemStore(clock.Now)
+	store := newOwnerStore(mem)
+	o := &owners{fences: map[string]string{"moving": "f1", "staying": "f1"}}
+	eng := startOwned(t, clock, store, o)
+	for _, account := range []string{"moving", "staying"} {
+		if g, err := eng.Reserve(ctx, account, 3); err != nil || g.Granted != 3 {
+			t.Fatalf("Reserve(%s): %+v, %v", account, g, err)
+		}
+	}
+	_, before := store.seen("moving")
+	o.set("moving", "")
+	if err := eng.Passivate(ctx, func(a string) bool { return a == "moving" }); err != nil {
+		t.Fatal(err)
+	}
+	if n := eng.Resident(); n != 1 {
+		t.Fatalf("%d actors resident after Passivate, want 1 (staying)", n)
+	}
+	if _, after := store.seen("moving"); len(after) != len(before)+1 {
+		t.Fatalf("writes of the handed-over account: %q then %q, want one more (its snapshot)", before, after)
+	}
+	got, err := mem.Load(ctx, "moving")
+	if err != nil || got.Snapshot.Seq == 0 || len(got.Events) != 0 || len(got.Snapshot.Pending) != 3 {
+		t.Fatalf("stored state of the handed-over account: %+v, %v; want a snapshot of its 3 reservations", got, err)
+	}
+}

@@ -332,12 +332,19 @@ func (r *registry) sweepIdle() int {
 }
 
 // stopAll passivates every resident actor and returns what to wait for.
-func (r *registry) stopAll() []chan struct{} {
+func (r *registry) stopAll() []chan struct{} { return r.stopWhere(nil) }
+
+// stopWhere passivates the resident actors of the accounts for which
+// match (nil: every account) returns true and returns what to wait for.
+func (r *registry) stopWhere(match func(account string) bool) []chan struct{} {
 	var waits []chan struct{}
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
-		for _, e := range sh.m {
+		for account, e := range sh.m {
+			if match != nil && !match(account) {
+				continue
+			}
 			if e.startPassivating() {
 				go r.poisonWhenDrained(sh, e)
 			}
