@@ -1,0 +1,96 @@
+package etcdlinks
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/oauth2"
+
+	"github.com/pinbot/pinbot/bot/links"
+)
+
+// Token returns the stored OAuth token of account accountID, or an error
+// wrapping links.ErrNoToken when none is stored (the account was never
+// linked, or every user unlinked it). One request.
+func (s *Store) Token(ctx context.Context, accountID string) (*oauth2.Token, error) {
+	tok, _, err := s.Grant(ctx, accountID)
+	return tok, err
+}
+
+// Grant returns the stored OAuth token of account accountID, as Token
+// does, and the generation of its grant: a number that Link raises each
+// time the account is authorized again and that saving a refreshed token
+// keeps. A session built from a grant saves its refreshed tokens with
+// links.GrantSaver. One request.
+func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uint64, error) {
+	if err := links.CheckID("account id", accountID); err != nil {
+		return nil, 0, err
+	}
+	tk := tokenKey(accountID)
+	var rec tokenRecord
+	err := s.lookup(ctx, "token", []read{readKey(tk)}, func(v *view) error {
+		found, err := s.record(v, tk, &rec)
+		if err == nil && !found {
+			err = fmt.Errorf("%w: account %q", links.ErrNoToken, accountID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return rec.token(), rec.Gen, nil
+}
+
+// SaveToken replaces the token of the linked account accountID with tok,
+// keeping its grant generation; the token is committed to etcd (a quorum
+// of its members) when SaveToken returns nil. It fails with an error
+// wrapping links.ErrNoToken when no user links the account (it was
+// unlinked while the token was being refreshed), so that an unlinked
+// account's token is never written back. It does not clear RelinkNeeded:
+// only Link does. Two requests when nothing races it.
+func (s *Store) SaveToken(ctx context.Context, accountID string, tok *oauth2.Token) error {
+	return s.saveToken(ctx, accountID, tok, 0, false)
+}
+
+// SaveGrantToken is SaveToken for a token refreshed from generation gen
+// of the account's grant: when the account has been linked again since,
+// it saves nothing and fails with an error wrapping links.ErrRelinked, so
+// that a refresh of the old grant never replaces the new one.
+func (s *Store) SaveGrantToken(ctx context.Context, accountID string, gen uint64, tok *oauth2.Token) error {
+	return s.saveToken(ctx, accountID, tok, gen, true)
+}
+
+func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Token, gen uint64, checkGen bool) error {
+	if err := links.CheckID("account id", accountID); err != nil {
+		return err
+	}
+	if err := links.CheckToken(tok); err != nil {
+		return err
+	}
+	ak, tk := accountKey(accountID), tokenKey(accountID)
+	// The account's record is read for its presence only: a default
+	// board set meanwhile is no reason to try again.
+	reads := []read{readExists(ak), readKey(tk)}
+	err := s.update(ctx, "save token", reads, func(_ context.Context, v *view) ([]clientv3.Op, error) {
+		if !v.get(ak).found() {
+			return nil, fmt.Errorf("%w: account %q is not linked; token not saved", links.ErrNoToken, accountID)
+		}
+		var old tokenRecord
+		if _, err := s.record(v, tk, &old); err != nil {
+			return nil, err
+		}
+		if checkGen && old.Gen != gen {
+			return nil, fmt.Errorf("%w: account %q is at grant %d, the token is of grant %d; token not saved",
+				links.ErrRelinked, accountID, old.Gen, gen)
+		}
+		tr := newTokenRecord(tok)
+		tr.Gen = old.Gen
+		return s.puts(map[string]record{tk: tr})
+	})
+	if err != nil {
+		return err
+	}
+	s.logger(ctx).Debug().Str("account", accountID).Msg("token saved")
+	return nil
+}
