@@ -109,7 +109,7 @@ func (c *Cluster) start(i int, opts []Option) error {
 	if m.startedOut {
 		cfg.ClusterState = embed.ClusterStateFlagExisting
 	}
-	cfg.LogLevel = "error"
+	cfg.LogLevel = "fatal" // a member closing logs its listeners' errors
 	cfg.TickMs = 50
 	cfg.ElectionMs = 500
 	for _, o := range opts {
