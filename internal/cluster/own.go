@@ -1,0 +1,539 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/pinbot/pinbot/internal/partition"
+)
+
+// run is the member's loop: it follows the watch of the member and owner
+// keys, registers again after the lease expired, and acquires and hands
+// over partitions. Everything it does to etcd and every Acquired and
+// Release call starts here; Lost is also called by the deadline loop and
+// on a lease found expired.
+func (m *Member) run() {
+	defer close(m.done)
+	var wch clientv3.WatchChan
+	wcancel := func() {}
+	defer func() { wcancel() }()
+	backoff := m.minPause()
+	for {
+		if m.closeReq != nil {
+			wcancel()
+			m.shutdown(m.closeReq)
+			return
+		}
+		m.mu.Lock()
+		lease, synced := m.lease, m.synced
+		m.mu.Unlock()
+		if lease == 0 {
+			m.reregister()
+			continue
+		}
+		if wch == nil {
+			if !synced {
+				ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
+				err := m.sync(ctx)
+				cancel()
+				if err != nil {
+					m.log.Warn().Err(err).Msg("resynchronize")
+					m.pause(backoff)
+					backoff = min(2*backoff, m.maxPause())
+					continue
+				}
+			}
+			backoff = m.minPause()
+			wch, wcancel = m.watch()
+		}
+		retry := m.reconcile()
+		var retryCh <-chan struct{}
+		stopRetry := func() {}
+		if retry > 0 {
+			retryCh, stopRetry = m.clock.Wake(retry)
+		}
+		select {
+		case wr, ok := <-wch:
+			if !ok || wr.Canceled || wr.Err() != nil || wr.CompactRevision != 0 {
+				// Compacted, no leader, or the connection lost: read
+				// everything again and watch from there.
+				m.log.Info().Err(wr.Err()).Msg("watch ended; resynchronizing")
+				wcancel()
+				wch = nil
+				m.mu.Lock()
+				m.synced = false
+				m.mu.Unlock()
+				m.changed()
+			} else {
+				m.applyWatch(wr)
+			}
+		case <-m.kick:
+		case <-retryCh:
+		case req := <-m.closeCh:
+			m.closeReq = req
+		}
+		stopRetry()
+	}
+}
+
+// minPause and maxPause bound the pauses between retries of etcd requests.
+func (m *Member) minPause() time.Duration { return ttlSeconds(m.cfg.LeaseTTL) / 20 }
+func (m *Member) maxPause() time.Duration { return ttlSeconds(m.cfg.LeaseTTL) }
+
+// pause waits d on the member's clock, or less if Close is called.
+func (m *Member) pause(d time.Duration) {
+	at := m.clock.Now() + d
+	for m.clock.Now() < at {
+		ch, stop := m.clock.Wake(at)
+		select {
+		case <-ch:
+			stop()
+		case req := <-m.closeCh:
+			stop()
+			m.closeReq = req
+			return
+		case <-m.ctx.Done():
+			stop()
+			return
+		}
+	}
+}
+
+// reregister registers under a new lease after the last one expired,
+// retrying until it succeeds or Close is called.
+func (m *Member) reregister() {
+	backoff := m.minPause()
+	for m.closeReq == nil {
+		ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
+		err := m.register(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		m.log.Warn().Err(err).Msg("register again")
+		m.pause(backoff)
+		backoff = min(2*backoff, m.maxPause())
+	}
+}
+
+// rangeEnd ends the key range read and watched: the member keys, the
+// owner keys, and whatever may sort between them (ignored).
+func (m *Member) rangeEnd() string { return clientv3.GetPrefixRangeEnd(m.keys.Owners()) }
+
+// sync reads the member and owner keys into a new view.
+func (m *Member) sync(ctx context.Context) error {
+	resp, err := m.cli.Get(ctx, m.keys.Members(), clientv3.WithRange(m.rangeEnd()))
+	if err != nil {
+		return fmt.Errorf("cluster: read members and owners: %w", err)
+	}
+	v := newView(resp.Header.Revision)
+	for _, kv := range resp.Kvs {
+		m.apply(&v, kv.Key, kv.Value, kv.CreateRevision, kv.Lease, false)
+	}
+	m.mu.Lock()
+	m.view, m.synced = v, true
+	m.mu.Unlock()
+	m.changed()
+	return nil
+}
+
+// watch watches the member and owner keys from after the view's
+// revision. It ends if the etcd member it goes through loses its leader.
+func (m *Member) watch() (clientv3.WatchChan, context.CancelFunc) {
+	m.mu.Lock()
+	rev := m.view.rev
+	m.mu.Unlock()
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(m.ctx))
+	return m.cli.Watch(ctx, m.keys.Members(), clientv3.WithRange(m.rangeEnd()), clientv3.WithRev(rev+1)), cancel
+}
+
+// applyWatch applies one watch response to the view. The view's revision
+// becomes its last event's: every change up to it has been seen.
+func (m *Member) applyWatch(wr clientv3.WatchResponse) {
+	m.mu.Lock()
+	for _, ev := range wr.Events {
+		kv := ev.Kv
+		m.apply(&m.view, kv.Key, kv.Value, kv.CreateRevision, kv.Lease, ev.Type == clientv3.EventTypeDelete)
+		m.view.rev = max(m.view.rev, kv.ModRevision)
+	}
+	if wr.IsProgressNotify() {
+		m.view.rev = max(m.view.rev, wr.Header.Revision)
+	}
+	m.mu.Unlock()
+	m.changed()
+}
+
+// plan is what the member should do, from its view.
+type plan struct {
+	gone     []partition.ID    // held, but their key is gone
+	stale    []partition.Fence // owner keys under this lease that no tenure holds
+	handover []*tenure         // held, another member's by rendezvous
+	acquire  []partition.ID    // this member's by rendezvous, without an owner
+	reput    bool              // the member key is gone while the lease lives
+	retry    time.Duration     // when to look again, 0: at the next event
+}
+
+func (m *Member) plan() plan {
+	var pl plan
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing || !m.synced || m.lease == 0 || m.lapsed || now >= m.deadline {
+		return pl
+	}
+	if self, ok := m.view.members[m.id]; !ok || self.lease != m.lease {
+		// Not seen registered yet, or the key was deleted: decide nothing
+		// about a cluster without this member in it.
+		pl.reput = m.view.rev >= m.registered
+		return pl
+	}
+	live := make([]string, 0, len(m.view.members))
+	for id, mk := range m.view.members {
+		if m.compatible(mk.info) {
+			live = append(live, id)
+		}
+	}
+	slices.Sort(live)
+	for i := range m.cfg.Partitions {
+		p := partition.ID(i)
+		o, owned := m.view.owners[p]
+		if t := m.held[p]; t != nil {
+			if m.view.rev >= t.fence.Revision && (!owned || o.create != t.fence.Revision) {
+				t.lost = true
+				delete(m.held, p)
+				pl.gone = append(pl.gone, p)
+			} else if desired(live, p) != m.id {
+				pl.handover = append(pl.handover, t)
+			}
+			continue
+		}
+		if owned {
+			if o.member == m.id && o.lease == m.lease {
+				pl.stale = append(pl.stale, partition.Fence{Partition: p, Revision: o.create})
+			}
+			continue
+		}
+		if desired(live, p) != m.id {
+			continue
+		}
+		if at, ok := m.retryAt[p]; ok {
+			if at > now {
+				if pl.retry == 0 || at < pl.retry {
+					pl.retry = at
+				}
+				continue
+			}
+			delete(m.retryAt, p)
+		}
+		pl.acquire = append(pl.acquire, p)
+	}
+	return pl
+}
+
+// reconcile carries out the plan. It returns when to look again if
+// something must be retried without a new event, 0 otherwise.
+func (m *Member) reconcile() time.Duration {
+	// The Lost calls of a lapse end before anything is acquired again.
+	m.lossMu.Lock()
+	m.lossMu.Unlock()
+	pl := m.plan()
+	for _, p := range pl.gone {
+		m.log.Warn().Uint32("partition", uint32(p)).Msg("owner key gone: partition lost")
+		m.lost(p)
+	}
+	if len(pl.gone) > 0 {
+		m.changed()
+	}
+	failed := false
+	if pl.reput && m.reput() != nil {
+		failed = true
+	}
+	var mu sync.Mutex
+	parallel(m.cfg.Parallel, pl.stale, func(f partition.Fence) {
+		if err := m.deleteOwner(f); err != nil {
+			mu.Lock()
+			failed = true
+			mu.Unlock()
+		}
+	})
+	if len(pl.handover) > 0 {
+		parallel(m.cfg.Parallel, pl.handover, func(t *tenure) { m.handover(m.ctx, t) })
+		m.log.Info().Int("partitions", len(pl.handover)).Msg("handed over")
+	}
+	if len(pl.acquire) > 0 && m.acquireAll(pl.acquire) != nil {
+		failed = true
+	}
+	retry := pl.retry
+	if failed {
+		at := m.clock.Now() + m.minPause()
+		if retry == 0 || at < retry {
+			retry = at
+		}
+	}
+	return retry
+}
+
+// reput creates the member key again under the current lease.
+func (m *Member) reput() error {
+	m.mu.Lock()
+	lease := m.lease
+	m.mu.Unlock()
+	ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
+	defer cancel()
+	key := m.keys.Member(m.id)
+	resp, err := m.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, m.value, clientv3.WithLease(lease))).
+		Commit()
+	switch {
+	case isLeaseNotFound(err):
+		m.leaseExpired(lease)
+		return err
+	case err != nil:
+		m.log.Warn().Err(err).Msg("put the member key again")
+		return err
+	case resp.Succeeded:
+		m.log.Warn().Msg("member key was gone while the lease lived: put again")
+		m.mu.Lock()
+		if m.lease == lease {
+			m.registered = resp.Header.Revision
+		}
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// acquireAll acquires partitions, Parallel at a time; after an etcd error
+// it starts no more and returns the error.
+func (m *Member) acquireAll(ps []partition.ID) error {
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	parallel(m.cfg.Parallel, ps, func(p partition.ID) {
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop {
+			return
+		}
+		if err := m.acquire(p); err != nil {
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+		}
+	})
+	if first != nil {
+		m.log.Warn().Err(first).Msg("acquire partitions")
+	}
+	return first
+}
+
+// acquire creates p's owner key under the lease if nobody holds it, calls
+// Acquired with its create revision as the fence, and serves p. It returns
+// an error only for a failed etcd request.
+func (m *Member) acquire(p partition.ID) error {
+	now := m.clock.Now()
+	m.mu.Lock()
+	lease := m.lease
+	ok := lease != 0 && !m.lapsed && !m.closing && now < m.deadline && m.held[p] == nil
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	key := m.keys.Owner(p)
+	ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
+	resp, err := m.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, m.id, clientv3.WithLease(lease))).
+		Commit()
+	cancel()
+	if err != nil {
+		if isLeaseNotFound(err) {
+			m.leaseExpired(lease)
+		}
+		return fmt.Errorf("cluster: acquire partition %d: %w", p, err)
+	}
+	if !resp.Succeeded {
+		return nil // someone holds it: the watch will say who
+	}
+	t := &tenure{p: p, fence: partition.Fence{Partition: p, Revision: resp.Header.Revision}, state: acquiring}
+	m.mu.Lock()
+	if lease != m.lease || m.lapsed {
+		// Lost before it began: the key is stale, deleted once serving
+		// resumes.
+		m.mu.Unlock()
+		return nil
+	}
+	m.held[p] = t
+	m.mu.Unlock()
+	m.changed()
+
+	err = m.cfg.Acquired(p, t.fence)
+
+	m.mu.Lock()
+	lost := t.lost
+	if err != nil {
+		if !lost {
+			delete(m.held, p)
+		}
+		m.retryAt[p] = m.clock.Now() + m.maxPause()
+	} else if !lost {
+		t.state = serving
+	}
+	m.mu.Unlock()
+	switch {
+	case err != nil:
+		m.log.Error().Err(err).Uint32("partition", uint32(p)).Msg("acquired partition could not be loaded: given back")
+		if !lost {
+			_ = m.deleteOwner(t.fence)
+		}
+	case lost:
+		m.lost(p)
+	default:
+		m.log.Debug().Uint32("partition", uint32(p)).Int64("fence", t.fence.Revision).Msg("acquired")
+		m.observe(func(o Observer) { o.Acquired(p) })
+	}
+	m.changed()
+	return nil
+}
+
+// handover stops serving t's partition, calls Release with a context that
+// also ends when the partition is lost, and deletes the owner key if it is
+// still this tenure's. It returns Release's error.
+func (m *Member) handover(ctx context.Context, t *tenure) error {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.mu.Lock()
+	if t.lost || m.held[t.p] != t || t.state != serving {
+		m.mu.Unlock()
+		return nil
+	}
+	t.state, t.cancel = releasing, cancel
+	m.mu.Unlock()
+	m.changed()
+
+	err := m.cfg.Release(rctx, t.p)
+
+	m.mu.Lock()
+	lost := t.lost
+	m.mu.Unlock()
+	if err != nil {
+		m.log.Warn().Err(err).Uint32("partition", uint32(t.p)).Msg("release failed: partition lost")
+		m.lost(t.p)
+		err = fmt.Errorf("cluster: release partition %d: %w", t.p, err)
+	}
+	deleted := false
+	if !lost {
+		// Deleted even after a failed Release: its actors are stopped, and
+		// the next owner reads what is durable.
+		deleted = m.deleteOwner(t.fence) == nil
+	}
+	m.mu.Lock()
+	if m.held[t.p] == t {
+		delete(m.held, t.p)
+	}
+	m.mu.Unlock()
+	if deleted && err == nil {
+		m.observe(func(o Observer) { o.HandedOver(t.p) })
+	}
+	m.changed()
+	return err
+}
+
+// deleteOwner deletes a partition's owner key if its create revision is
+// still f's.
+func (m *Member) deleteOwner(f partition.Fence) error {
+	ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
+	defer cancel()
+	key := m.keys.Owner(f.Partition)
+	_, err := m.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", f.Revision)).
+		Then(clientv3.OpDelete(key)).
+		Commit()
+	if err != nil {
+		m.log.Warn().Err(err).Uint32("partition", uint32(f.Partition)).Msg("delete owner key; it goes with the lease otherwise")
+	}
+	return err
+}
+
+// shutdown serves Close: the member key first, so that the others pick
+// new owners without this member, then every partition handed over, then
+// the lease revoked.
+func (m *Member) shutdown(req *closeReq) {
+	m.mu.Lock()
+	m.closing = true
+	lease := m.lease
+	var ts []*tenure
+	for _, t := range m.held {
+		if t.state == serving {
+			ts = append(ts, t)
+		}
+	}
+	m.mu.Unlock()
+	m.changed()
+
+	var errs []error
+	if lease != 0 {
+		ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
+		key := m.keys.Member(m.id)
+		if _, err := m.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.LeaseValue(key), "=", lease)).
+			Then(clientv3.OpDelete(key)).
+			Commit(); err != nil {
+			m.log.Warn().Err(err).Msg("delete the member key")
+		}
+		cancel()
+		var mu sync.Mutex
+		parallel(m.cfg.Parallel, ts, func(t *tenure) {
+			if err := m.handover(req.ctx, t); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+
+	m.lossMu.Lock()
+	m.mu.Lock()
+	lost := m.loseAllLocked()
+	lease = m.lease
+	m.lease, m.lapsed = 0, true
+	stop := m.stopKeepAlive
+	m.stopKeepAlive = nil
+	m.mu.Unlock()
+	m.callLost(lost)
+	m.lossMu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	m.revoke(lease)
+	m.changed()
+	req.done <- errors.Join(errs...)
+}
+
+// parallel calls f for each item, at most n at once, and returns when
+// every call has.
+func parallel[T any](n int, items []T, f func(T)) {
+	if len(items) == 0 {
+		return
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(it)
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/pinbot/pinbot/internal/partition"
+)
+
+// view is what the member knows of the cluster's member and owner keys,
+// from one Get and the watch after it, current as of revision rev.
+type view struct {
+	rev     int64
+	members map[string]memberKey
+	owners  map[partition.ID]ownerKey
+}
+
+type memberKey struct {
+	info  MemberInfo
+	lease clientv3.LeaseID
+}
+
+type ownerKey struct {
+	member string
+	create int64 // the key's create revision: its holder's fence
+	lease  clientv3.LeaseID
+}
+
+func newView(rev int64) view {
+	return view{rev: rev, members: make(map[string]memberKey), owners: make(map[partition.ID]ownerKey)}
+}
+
+// apply applies one key's change (its value, create revision and lease
+// when put); keys under neither prefix, and owner keys of partitions
+// outside [0, count), are ignored.
+func (m *Member) apply(v *view, k, value []byte, create, lease int64, deleted bool) {
+	key := string(k)
+	switch {
+	case strings.HasPrefix(key, m.keys.Members()):
+		id := strings.TrimPrefix(key, m.keys.Members())
+		if deleted {
+			delete(v.members, id)
+			return
+		}
+		info := MemberInfo{}
+		if err := json.Unmarshal(value, &info); err != nil {
+			m.log.Warn().Err(err).Str("peer", id).Msg("unreadable member key; counted as a member without an address")
+			info = MemberInfo{}
+		}
+		info.ID = id
+		v.members[id] = memberKey{info: info, lease: clientv3.LeaseID(lease)}
+	case strings.HasPrefix(key, m.keys.Owners()):
+		n, err := strconv.ParseUint(strings.TrimPrefix(key, m.keys.Owners()), 10, 32)
+		if err != nil || n >= uint64(m.cfg.Partitions) {
+			return
+		}
+		p := partition.ID(n)
+		if deleted {
+			delete(v.owners, p)
+			return
+		}
+		v.owners[p] = ownerKey{member: string(value), create: create, lease: clientv3.LeaseID(lease)}
+	}
+}

@@ -1,0 +1,352 @@
+package clusterengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/internal/cluster"
+	"github.com/pinbot/pinbot/internal/etcdtest"
+	"github.com/pinbot/pinbot/internal/partition"
+)
+
+const (
+	testLimit  = 5
+	testWindow = 3 * time.Second
+	testLease  = 500 * time.Millisecond
+	testParts  = 16
+)
+
+// harness runs nodes of one cluster over an embedded etcd.
+type harness struct {
+	t     *testing.T
+	etcd  *etcdtest.Cluster
+	keys  partition.Keys
+	mu    sync.Mutex
+	nodes []*testNode
+	turn  int
+}
+
+type testNode struct {
+	*Node
+	name      string
+	memberCli *clientv3.Client // the membership's: cut to make the node lose its lease
+	storeCli  *clientv3.Client
+	cut, gone atomic.Bool
+}
+
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, etcd: etcdtest.Start(t, 3), keys: partition.NewKeys("/pinbot-test")}
+}
+
+func (h *harness) client() *clientv3.Client {
+	h.t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: h.etcd.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return cli
+}
+
+func (h *harness) start(name string) *testNode {
+	h.t.Helper()
+	tn := &testNode{name: name, memberCli: h.client(), storeCli: h.client()}
+	h.t.Cleanup(func() { tn.memberCli.Close(); tn.storeCli.Close() })
+	ecfg := actors.DefaultConfig()
+	ecfg.Limit, ecfg.Window, ecfg.Lease = testLimit, testWindow, testLease
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := Start(ctx, Config{
+		Client:     tn.storeCli,
+		Keys:       h.keys,
+		Partitions: testParts,
+		Member:     cluster.Config{Client: tn.memberCli, Member: name, Addr: name + ":0", LeaseTTL: 2 * time.Second, Log: zerolog.Nop()},
+		Engine:     ecfg,
+		Log:        zerolog.Nop(),
+	})
+	if err != nil {
+		h.t.Fatalf("starting node %s: %v", name, err)
+	}
+	tn.Node = n
+	h.t.Cleanup(func() {
+		if !tn.gone.Load() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_ = n.Close(ctx)
+		}
+	})
+	h.mu.Lock()
+	h.nodes = append(h.nodes, tn)
+	h.mu.Unlock()
+	return tn
+}
+
+// serving returns a live node that serves account, if any; when several
+// believe they do (a member cut off that has not noticed yet), each is
+// picked in turn, as fronts with different views of the cluster would.
+func (h *harness) serving(account string) *testNode {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var found []*testNode
+	for _, n := range h.nodes {
+		if !n.gone.Load() && n.Serves(account) {
+			found = append(found, n)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	h.turn++
+	return found[h.turn%len(found)]
+}
+
+// waitServed waits until every account is served by exactly one node.
+func (h *harness) waitServed(accounts []string, within time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		missing := ""
+		for _, a := range accounts {
+			if h.serving(a) == nil {
+				missing = a
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("account %s served by no node after %v", missing, within)
+		}
+		time.Sleep(10 * time.Millisecond) // ownership settles through etcd's watches
+	}
+}
+
+// ledger records every pin the workload made: what Pinterest received.
+type ledger struct {
+	mu   sync.Mutex
+	pins map[string][]time.Time
+}
+
+func (l *ledger) add(account string, at time.Time) {
+	l.mu.Lock()
+	l.pins[account] = append(l.pins[account], at)
+	l.mu.Unlock()
+}
+
+// check fails the test if some account received more than testLimit pins
+// within any testWindow.
+func (l *ledger) check(t *testing.T) (total int) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for account, ts := range l.pins {
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		total += len(ts)
+		for i := testLimit; i < len(ts); i++ {
+			if ts[i].Sub(ts[i-testLimit]) < testWindow {
+				t.Errorf("account %s: %d pins between %s and %s, within %v: over the limit of %d",
+					account, testLimit+1, ts[i-testLimit].Format("15:04:05.000"), ts[i].Format("15:04:05.000"), testWindow, testLimit)
+				break
+			}
+		}
+	}
+	return total
+}
+
+func (l *ledger) since(account string, t0 time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, ts := range l.pins[account] {
+		if ts.After(t0) {
+			n++
+		}
+	}
+	return n
+}
+
+// workload pins on every account through whichever node serves it, as
+// fast as the limit allows, until ctx ends: each slot granted is pinned
+// at once and its commit sent.
+func workload(ctx context.Context, h *harness, accounts []string, l *ledger, workers int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; ctx.Err() == nil; i++ {
+				account := accounts[i%len(accounts)]
+				n := h.serving(account)
+				if n == nil {
+					time.Sleep(5 * time.Millisecond) // no owner yet: a client's pause before trying again
+					continue
+				}
+				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				g, err := n.Engine.Reserve(rctx, account, 1)
+				if err != nil || g.Granted == 0 {
+					cancel()
+					time.Sleep(2 * time.Millisecond)
+					continue
+				}
+				at := time.Now()
+				l.add(account, at) // the pin is made, whatever becomes of the commit
+				_, _ = n.Engine.Commit(rctx, g.Reservations()[0], at)
+				cancel()
+			}
+		})
+	}
+	return &wg
+}
+
+// TestNeverOverTheLimitAcrossFailover runs pins on accounts spread over
+// three members while one loses its lease (its etcd session cut, its
+// engine still running: as a paused or partitioned process), a fourth
+// joins and one leaves gracefully. Pinterest's side of the ledger never
+// has more than the limit in any window, every account is served again
+// after each change, and no acknowledged pin is forgotten.
+func TestNeverOverTheLimitAcrossFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 20 seconds")
+	}
+	h := newHarness(t)
+	var accounts []string
+	for i := range 24 {
+		accounts = append(accounts, fmt.Sprintf("acct-%02d", i))
+	}
+	a, b, _ := h.start("a"), h.start("b"), h.start("c")
+	h.waitServed(accounts, 20*time.Second)
+
+	l := &ledger{pins: map[string][]time.Time{}}
+	ctx, stop := context.WithCancel(context.Background())
+	wg := workload(ctx, h, accounts, l, 8)
+	defer func() { stop(); wg.Wait() }()
+
+	phase := func(name string, d time.Duration) {
+		t.Logf("phase %s", name)
+		time.Sleep(d) // the workload runs for the phase's length
+	}
+	phase("steady", 2*time.Second)
+
+	// a loses its lease: its membership's client is cut; its engine and
+	// its store client go on, believing what they believe.
+	owned := []string{}
+	for _, acct := range accounts {
+		if a.Serves(acct) {
+			owned = append(owned, acct)
+		}
+	}
+	a.memberCli.Close()
+	cutAt := time.Now()
+	phase("a cut off", 5*time.Second)
+	for _, acct := range owned {
+		if a.Serves(acct) {
+			t.Fatalf("node a still serves %s %v after its lease was cut", acct, time.Since(cutAt))
+		}
+	}
+	h.waitServed(accounts, 5*time.Second)
+	a.gone.Store(true)
+
+	_ = h.start("d")
+	phase("d joined", 3*time.Second)
+	h.waitServed(accounts, 10*time.Second)
+
+	cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	if err := b.Close(cctx); err != nil {
+		t.Errorf("closing b: %v", err)
+	}
+	cancel()
+	b.gone.Store(true)
+	phase("b left", 3*time.Second)
+	h.waitServed(accounts, 10*time.Second)
+	stop()
+	wg.Wait()
+
+	total := l.check(t)
+	if total < len(accounts)*testLimit {
+		t.Fatalf("%d pins in all, want at least %d: the workload barely ran", total, len(accounts)*testLimit)
+	}
+	for _, acct := range owned {
+		if l.since(acct, cutAt) == 0 {
+			t.Errorf("account %s, a's before the cut, got no pin after it", acct)
+		}
+	}
+	// Every pin still in its window is counted by the account's owner.
+	now := time.Now()
+	for _, acct := range accounts {
+		n := h.serving(acct)
+		if n == nil {
+			t.Fatalf("%s served by no node at the end", acct)
+		}
+		st, err := n.Engine.Status(context.Background(), acct)
+		if err != nil {
+			t.Fatalf("Status(%s): %v", acct, err)
+		}
+		recent := 0
+		l.mu.Lock()
+		for _, ts := range l.pins[acct] {
+			if now.Sub(ts) < testWindow-200*time.Millisecond {
+				recent++
+			}
+		}
+		l.mu.Unlock()
+		if st.Used < recent {
+			t.Errorf("account %s: its owner counts %d, but %d pins were made in the last window", acct, st.Used, recent)
+		}
+	}
+}
+
+// TestStaleFenceRefused: a node whose partition was taken over while it
+// still had a resident actor cannot write: the actor's grant fails with
+// ErrFenced and nothing of it reaches the state the new owner reads.
+func TestStaleFenceRefused(t *testing.T) {
+	h := newHarness(t)
+	accounts := []string{"x-1", "x-2", "x-3", "x-4"}
+	a := h.start("a")
+	h.waitServed(accounts, 20*time.Second)
+	ctx := context.Background()
+	for _, acct := range accounts {
+		if g, err := a.Engine.Reserve(ctx, acct, 1); err != nil || g.Granted != 1 {
+			t.Fatalf("Reserve(%s): %+v, %v", acct, g, err)
+		}
+	}
+	// Steal the first account's partition behind a's back: delete its
+	// owner key and create it again (a newer tenure, someone else's).
+	p := partition.Of(accounts[0], testParts)
+	cli := h.etcd.Client()
+	if _, err := cli.Delete(ctx, h.keys.Owner(p)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, h.keys.Owner(p), "thief"); err != nil {
+		t.Fatal(err)
+	}
+	// a's actor for the account is resident with its old fence: whatever
+	// a believes, its next grant cannot become durable.
+	_, err := a.Engine.Reserve(ctx, accounts[0], 1)
+	if err == nil {
+		t.Fatal("a grant under a stolen partition's old fence succeeded")
+	}
+	if !errors.Is(err, actors.ErrUnavailable) && !errors.Is(err, actors.ErrNotOwner) {
+		t.Fatalf("Reserve under a stale fence: %v, want ErrUnavailable (fenced) or ErrNotOwner", err)
+	}
+	loaded, err := a.Store.Load(ctx, accounts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := 0
+	for _, e := range loaded.Events {
+		granted += int(e.Count)
+	}
+	granted += len(loaded.Snapshot.Pending)
+	if granted != 1 {
+		t.Fatalf("stored state holds %d reservations, want the 1 granted before the theft", granted)
+	}
+}
