@@ -29,7 +29,7 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 	}
 	dcfg := dashboard.Config{
 		Token: cfg.AdminToken, Engine: a.Engine, Gatherer: g, Log: cfg.Log,
-		Names: a.accountName, Rules: a.store,
+		Names: a.accountName, Rules: a.rules,
 	}
 	if a.Reconciler != nil {
 		dcfg.Drift = driftReader{a.Reconciler}

@@ -43,7 +43,9 @@ import (
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/app/enginestore"
 	"github.com/pinbot/pinbot/internal/backup"
+	"github.com/pinbot/pinbot/internal/clusterengine"
 	"github.com/pinbot/pinbot/internal/control"
+	"github.com/pinbot/pinbot/internal/dashboard"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/internal/reconcile"
@@ -135,6 +137,10 @@ type Config struct {
 	ReconcileEvery time.Duration
 	NoReconcile    bool
 	CountAllPins   bool
+	// Cluster, when not nil, makes the program one member of a cluster
+	// whose state lives in etcd (see ClusterConfig): EngineDir, LinksDir
+	// and ControlSocket are then unused.
+	Cluster *ClusterConfig
 	// ControlSocket, when not empty, is the path of the Unix socket on
 	// which the program serves its stores' owner: online backups
 	// (package internal/backup) and the listings of the accounts and of
@@ -168,9 +174,12 @@ type App struct {
 
 	log      zerolog.Logger
 	httpDone chan error  // the HTTP server's end, once
-	store    EngineStore // the engine's
-	linksDB  TokenStore  // Links, for backups
-	ready    *readiness  // answers ReadyPath
+	store    EngineStore // the engine's; nil in a cluster
+	linksDB  TokenStore  // Links, for backups; nil in a cluster
+	rules    dashboard.RuleReader
+	node     *clusterengine.Node // the cluster member; nil outside one
+	peers    *peers              // the bot's Peers in a cluster
+	ready    *readiness          // answers ReadyPath
 
 	closers   []closer
 	closeOnce sync.Once
@@ -217,27 +226,34 @@ func Build(cfg Config) (_ *App, err error) {
 		}
 	}
 
-	store, err := OpenStore(cfg.EngineDir, cfg.Log)
-	if err != nil {
-		return nil, err
-	}
-	a.store = store
-	a.push("the engine store", 0, func(context.Context) error { return store.Close() })
-	linksDB, err := openLinks(cfg.LinksDir, cfg.EncryptionKey, cfg.Log)
-	if err != nil {
-		return nil, err
-	}
-	a.Links, a.linksDB = linksDB, linksDB
-	a.push("the token store", 0, func(context.Context) error { return linksDB.Close() })
 	ecfg := actors.DefaultConfig()
 	if cfg.Engine != nil {
 		ecfg = *cfg.Engine
 	}
 	ecfg.Observer = a.Metrics.Engine()
-	if a.Engine, err = actors.New(ecfg, store, cfg.Log); err != nil {
-		return nil, fmt.Errorf("starting the engine: %w", err)
+	var peers *peers
+	if cfg.Cluster != nil {
+		if peers, err = a.buildCluster(cfg, ecfg); err != nil {
+			return nil, err
+		}
+	} else {
+		store, err := OpenStore(cfg.EngineDir, cfg.Log)
+		if err != nil {
+			return nil, err
+		}
+		a.store, a.rules = store, store
+		a.push("the engine store", 0, func(context.Context) error { return store.Close() })
+		linksDB, err := openLinks(cfg.LinksDir, cfg.EncryptionKey, cfg.Log)
+		if err != nil {
+			return nil, err
+		}
+		a.Links, a.linksDB = linksDB, linksDB
+		a.push("the token store", 0, func(context.Context) error { return linksDB.Close() })
+		if a.Engine, err = actors.New(ecfg, store, cfg.Log); err != nil {
+			return nil, fmt.Errorf("starting the engine: %w", err)
+		}
+		a.push("the engine", EngineCloseTimeout, a.Engine.Close)
 	}
-	a.push("the engine", EngineCloseTimeout, a.Engine.Close)
 	a.Metrics.WatchEngine(a.Engine)
 
 	pcfg := cfg.Pinterest
@@ -306,6 +322,10 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.ready = &readiness{engine: a.Engine, links: a.Links, log: a.log, probeEvery: probeEvery}
+	if a.node != nil {
+		node := a.node
+		a.ready.cluster = func() []string { return clusterReady(node) }
+	}
 	ln := listener
 	listener = nil // the server closes it from now on
 	srv := h.Server(ln.Addr().String())
@@ -336,13 +356,17 @@ func Build(cfg Config) (_ *App, err error) {
 		return err
 	})
 
-	if cfg.ControlSocket != "" {
-		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: store, Links: a.linksDB, Key: cfg.EncryptionKey},
-			control.Source{Engine: a.Engine, Store: store, Links: a.Links}, cfg.Log)
+	if cfg.ControlSocket != "" && a.store != nil {
+		// In a cluster, the state is etcd's to back up (docs/deploy.md).
+		a.serveControl(cfg.ControlSocket, backup.Stores{Engine: a.store, Links: a.linksDB, Key: cfg.EncryptionKey},
+			control.Source{Engine: a.Engine, Store: a.store, Links: a.Links}, cfg.Log)
 	}
 
 	bcfg := cfg.Bot
 	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
+	if peers != nil {
+		bcfg.Peers, a.peers = peers, peers
+	}
 	// Digest lines wait for Discord in the token store, beside the links.
 	bcfg.Outbox = a.Links.Outbox()
 	bcfg.Observer = a.Metrics.Bot(bot.InteractionLabels())
@@ -353,6 +377,9 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil, &configError{kind: ErrBotConfig, err: err}
 	}
 	notifier.Store(a.Bot)
+	if peers != nil {
+		peers.bot.Store(a.Bot)
+	}
 	shards := a.Bot.Shards
 	a.ready.shards.Store(&shards)
 	a.Metrics.WatchGateway(a.Bot.ShardsConnected)

@@ -54,7 +54,9 @@ type readiness struct {
 	// shards reports the gateway's shards (bot.Bot.Shards), once the bot
 	// is built.
 	shards atomic.Pointer[func() []bot.ShardState]
-	log    zerolog.Logger
+	// cluster, in a cluster, names what keeps the member from serving.
+	cluster func() []string
+	log     zerolog.Logger
 
 	// probeEvery is how long a probe's outcome is reused (0: never).
 	// Requests wait for the probe in flight rather than start their own.
@@ -88,6 +90,9 @@ func (r *readiness) check(ctx context.Context) []string {
 	if err := r.links.Ping(ctx); err != nil {
 		r.log.Warn().Err(err).Msg("readiness: the token store cannot be read")
 		failing = append(failing, "token store not readable")
+	}
+	if r.cluster != nil {
+		failing = append(failing, r.cluster()...)
 	}
 	var shards []bot.ShardState
 	if f := r.shards.Load(); f != nil {
