@@ -31,7 +31,17 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 	if err != nil {
 		return fmt.Errorf("listening on %s %s: %w", cfg.httpAddrName, cfg.httpAddr, err)
 	}
+	var cluster *app.ClusterConfig
+	if len(cfg.etcdEndpoints) > 0 {
+		pln, err := net.Listen("tcp", cfg.clusterAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listening for the cluster's peers on %s: %w", cfg.clusterAddr, err)
+		}
+		cluster = &app.ClusterConfig{Endpoints: cfg.etcdEndpoints, Addr: cfg.clusterAddr, Listener: pln, Key: cfg.clusterKey}
+	}
 	a, err := app.Build(app.Config{
+		Cluster:       cluster,
 		EngineDir:     dir.engine(),
 		LinksDir:      dir.links(),
 		EncryptionKey: key,
@@ -90,6 +100,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).Dur("remember_pins", cfg.rememberPins).
+		Strs("etcd_endpoints", cfg.etcdEndpoints).Str("cluster_addr", cfg.clusterAddr).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {
 		if ctx.Err() != nil {

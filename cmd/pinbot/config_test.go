@@ -162,6 +162,15 @@ func TestBotConfigErrors(t *testing.T) {
 			want: []string{`invalid PINBOT_REMEMBER_PINS "30m": want a duration from 1h0m0s to 26280h0m0s, such as 2160h (90 days), or off`}},
 		{env: full, args: []string{"--count-all-pins", "sometimes"},
 			want: []string{`invalid --count-all-pins "sometimes": want true or false`}},
+		{env: with(full, map[string]string{"PINBOT_CLUSTER_ADDR": "10.0.0.5:7946"}),
+			want: []string{"PINBOT_CLUSTER_ADDR is set but PINBOT_ETCD_ENDPOINTS (or --etcd-endpoints) is not"}},
+		{env: with(full, map[string]string{"PINBOT_ETCD_ENDPOINTS": "http://10.0.0.1:2379,etcd-2:2379"}),
+			want: []string{`invalid PINBOT_ETCD_ENDPOINTS: "etcd-2:2379" is not an http:// or https:// URL`,
+				"PINBOT_ETCD_ENDPOINTS is set, so PINBOT_CLUSTER_ADDR (or --cluster-addr) is required",
+				"PINBOT_ETCD_ENDPOINTS is set, so PINBOT_CLUSTER_KEY_FILE (or --cluster-key-file) is required"}},
+		{env: with(full, map[string]string{"PINBOT_ETCD_ENDPOINTS": "http://10.0.0.1:2379", "PINBOT_CLUSTER_ADDR": ":7946",
+			"PINBOT_CLUSTER_KEY_FILE": writeKey(t, t.TempDir(), 16, 0o600)}),
+			want: []string{`invalid PINBOT_CLUSTER_ADDR ":7946": want HOST:PORT`, "holds 16 bytes, want at least 32"}},
 	}
 	if runtime.GOOS != "windows" {
 		open := writeKey(t, t.TempDir(), 32, 0o644)

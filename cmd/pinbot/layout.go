@@ -134,3 +134,29 @@ func readKeyFile(s *setting) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// readSecretFile reads a shared secret of at least min bytes from the file
+// the setting names, refusing a file others than its owner may read.
+func readSecretFile(s *setting, min int) ([]byte, error) {
+	path := s.value
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %s does not exist; make one with: head -c 32 /dev/urandom > %s && chmod 600 %s, and copy it to every member", s.name(), path, path, path)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", s.name(), err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: %s is not a regular file", s.name(), path)
+	}
+	if err := ownerOnly(s, "secret file", path, fi.Mode()); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name(), err)
+	}
+	if len(b) < min {
+		return nil, fmt.Errorf("%s: %s holds %d bytes, want at least %d", s.name(), path, len(b), min)
+	}
+	return b, nil
+}

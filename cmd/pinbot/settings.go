@@ -149,6 +149,18 @@ var (
 		flag: "remember-pins", env: "PINBOT_REMEMBER_PINS", arg: "DURATION", def: "2160h",
 		help: fmt.Sprintf("how long pinbot remembers the pictures it pinned to each board, so that one asked for again is not pinned twice (/pin again:true overrides), %v to %v, or off", minRememberPins, maxRememberPins),
 	}
+	etcdEndpointsOption = option{
+		flag: "etcd-endpoints", env: "PINBOT_ETCD_ENDPOINTS", arg: "URLS", defHelp: "none: one process, its state in the data directory",
+		help: "comma-separated client URLs of an etcd cluster (v3.4 or later): run as one member of a pinbot cluster whose state lives in etcd; needs --cluster-addr and --cluster-key-file",
+	}
+	clusterAddrOption = option{
+		flag: "cluster-addr", env: "PINBOT_CLUSTER_ADDR", arg: "HOST:PORT", defHelp: "none",
+		help: "in a cluster, where this member listens for its peers, as they reach it (a private network); also the member's name",
+	}
+	clusterKeyFileOption = option{
+		flag: "cluster-key-file", env: "PINBOT_CLUSTER_KEY_FILE", arg: "FILE", defHelp: "none",
+		help: "in a cluster, the peers' shared secret: at least 32 bytes, mode 0600, the same file on every member",
+	}
 	userRateOption = option{
 		flag: "user-rate", env: "PINBOT_USER_RATE", arg: "RATE", def: "60/10m",
 		help: `units of work each Discord user may ask for (a /pin costs one per image, other commands one): N/PERIOD with an optional ",burst=B", or off`,
@@ -226,6 +238,8 @@ type settings struct {
 	memoryLimit                          setting
 	reconcileEvery, countAllPins         setting
 	rememberPins                         setting
+	etcdEndpoints, clusterAddr           setting
+	clusterKeyFile                       setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -258,6 +272,9 @@ func newSettings(getenv func(string) string) settings {
 		reconcileEvery:      setting{opt: &reconcileEveryOption},
 		countAllPins:        setting{opt: &countAllPinsOption},
 		rememberPins:        setting{opt: &rememberPinsOption},
+		etcdEndpoints:       setting{opt: &etcdEndpointsOption},
+		clusterAddr:         setting{opt: &clusterAddrOption},
+		clusterKeyFile:      setting{opt: &clusterKeyFileOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -280,6 +297,7 @@ func (st *settings) all() []*setting {
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile, &st.memoryLimit,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
+		&st.etcdEndpoints, &st.clusterAddr, &st.clusterKeyFile,
 	}
 }
 
@@ -313,6 +331,7 @@ var allOptions = []*option{
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption, &memoryLimitOption,
 	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
+	&etcdEndpointsOption, &clusterAddrOption, &clusterKeyFileOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -450,6 +469,11 @@ type botSettings struct {
 	// rememberPins is how long the pictures pinned are remembered; -1
 	// for not at all (off).
 	rememberPins time.Duration
+	// etcdEndpoints, when set, make the bot one member of a cluster,
+	// reached by its peers at clusterAddr, sharing clusterKey.
+	etcdEndpoints []string
+	clusterAddr   string
+	clusterKey    []byte
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
 	// adminToken is the operator dashboard's token (see readAdminToken);
@@ -464,7 +488,7 @@ type botSettings struct {
 // secrets are the settings the log must never show (see newLogger): the
 // bot token, both apps' client secrets and the admin token.
 func (cfg botSettings) secrets() []string {
-	return []string{cfg.token, cfg.clientSecret, cfg.discordClientSecret, string(cfg.adminToken)}
+	return []string{cfg.token, cfg.clientSecret, cfg.discordClientSecret, string(cfg.adminToken), string(cfg.clusterKey)}
 }
 
 // callbackPath is where the bot's listener serves the OAuth callback
@@ -599,7 +623,51 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		}
 		b.rememberPins = d
 	}
+	st.checkCluster(errs, &b)
 	return b
+}
+
+// minClusterKey is the shortest peers' secret accepted.
+const minClusterKey = 32
+
+// checkCluster reads the cluster settings into b: none, or all three.
+func (st *settings) checkCluster(errs *configErrors, b *botSettings) {
+	if strings.TrimSpace(st.etcdEndpoints.value) == "" {
+		for _, s := range []*setting{&st.clusterAddr, &st.clusterKeyFile} {
+			if s.value != "" {
+				errs.add(fmt.Errorf("%s is set but %s is not: a cluster member needs etcd", s.name(), st.etcdEndpoints.both()))
+			}
+		}
+		return
+	}
+	for _, e := range strings.Split(st.etcdEndpoints.value, ",") {
+		e = strings.TrimSpace(e)
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs.add(fmt.Errorf("invalid %s: %q is not an http:// or https:// URL of an etcd member", st.etcdEndpoints.name(), e))
+			continue
+		}
+		b.etcdEndpoints = append(b.etcdEndpoints, e)
+	}
+	host, port, err := net.SplitHostPort(st.clusterAddr.value)
+	switch {
+	case st.clusterAddr.value == "":
+		errs.add(fmt.Errorf("%s is set, so %s is required: where the peers reach this member", st.etcdEndpoints.name(), st.clusterAddr.both()))
+	case err != nil || host == "" || port == "" || port == "0" || strings.Contains(st.clusterAddr.value, "/"):
+		errs.add(fmt.Errorf("invalid %s %s: want HOST:PORT that the other members can dial, such as 10.0.0.5:7946", st.clusterAddr.name(), st.clusterAddr.shown()))
+	default:
+		b.clusterAddr = st.clusterAddr.value
+	}
+	if st.clusterKeyFile.value == "" {
+		errs.add(fmt.Errorf("%s is set, so %s is required: the peers' shared secret", st.etcdEndpoints.name(), st.clusterKeyFile.both()))
+		return
+	}
+	key, err := readSecretFile(&st.clusterKeyFile, minClusterKey)
+	if err != nil {
+		errs.add(err)
+		return
+	}
+	b.clusterKey = key
 }
 
 // checkRate reads a rate setting: "off" is the zero Rate, anything else
