@@ -49,8 +49,20 @@ type Config struct {
 	// Store configures the state store; Start sets Partitions, Fenced and
 	// Member.
 	Store etcdstore.Options
-	Log   zerolog.Logger
+	// MaxSkew bounds how far the members' clocks may disagree
+	// (DefaultMaxSkew when 0). Every pin counts for the window plus
+	// MaxSkew, so that a member whose clock is ahead of the one that
+	// made a pin never frees it early; and a member acquiring a
+	// partition whose stored high-water mark is ahead of its own clock
+	// waits for its clock to pass it (refusing the partition when it is
+	// more than MaxSkew ahead), so that no pin of the previous owner is
+	// in its future.
+	MaxSkew time.Duration
+	Log     zerolog.Logger
 }
+
+// DefaultMaxSkew is Config.MaxSkew's default.
+const DefaultMaxSkew = time.Second
 
 // Node is one member's engine. Its fields must not be changed.
 type Node struct {
@@ -58,8 +70,11 @@ type Node struct {
 	Store  *etcdstore.Store
 	Member *cluster.Member
 
-	parts  int
-	log    zerolog.Logger
+	parts   int
+	maxSkew time.Duration
+	log     zerolog.Logger
+	// sleep waits for d or ctx (tests replace it).
+	sleep  func(ctx context.Context, d time.Duration) error
 	member atomic.Pointer[cluster.Member]
 	// tenures[p] is the fence token of p's current tenure while this
 	// node serves p (from Acquired to the start of its handover or its
@@ -79,7 +94,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Partitions < 1 || cfg.Partitions > partition.MaxCount {
 		return nil, fmt.Errorf("clusterengine: partition count %d", cfg.Partitions)
 	}
-	n := &Node{parts: cfg.Partitions, log: cfg.Log.With().Str("component", "clusterengine").Logger()}
+	n := &Node{parts: cfg.Partitions, log: cfg.Log.With().Str("component", "clusterengine").Logger(), sleep: sleepCtx}
 	n.tenures = make([]atomic.Pointer[tenure], cfg.Partitions)
 
 	scfg := cfg.Store
@@ -90,9 +105,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.Store = store
 
+	if cfg.MaxSkew == 0 {
+		cfg.MaxSkew = DefaultMaxSkew
+	}
+	if cfg.MaxSkew < 0 {
+		return nil, fmt.Errorf("clusterengine: MaxSkew %v is negative", cfg.MaxSkew)
+	}
+	n.maxSkew = cfg.MaxSkew
 	ecfg := cfg.Engine
 	ecfg.Owner = n.owner
 	ecfg.Recover = false
+	ecfg.Window += cfg.MaxSkew
 	if n.Engine, err = actors.New(ecfg, store, cfg.Log); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("clusterengine: starting the engine: %w", err)
@@ -145,13 +168,16 @@ func (n *Node) inPartition(p partition.ID) func(string) bool {
 }
 
 func (n *Node) acquired(p partition.ID, fence partition.Fence) error {
+	ctx, cancel := context.WithTimeout(context.Background(), adoptTimeout)
+	defer cancel()
+	if err := n.catchUp(ctx, p); err != nil {
+		return err
+	}
 	n.mu.Lock()
 	n.tenures[p].Store(&tenure{fence: fence, token: fence.Encode()})
 	n.mu.Unlock()
 	// The accounts of p with queued pins come due: jobs their previous
 	// owner left running come back recovered, never run again.
-	ctx, cancel := context.WithTimeout(context.Background(), adoptTimeout)
-	defer cancel()
 	k, err := n.Engine.Adopt(func(fn func(string) error) error {
 		return n.Store.PartitionJobAccounts(ctx, p, fn)
 	})
@@ -200,4 +226,37 @@ func (n *Node) Close(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// catchUp returns once the engine's clock has reached partition p's
+// stored high-water mark, the newest instant its state refers to, by
+// waiting up to MaxSkew; a mark further ahead means clocks that disagree
+// beyond the bound, and the partition is refused.
+func (n *Node) catchUp(ctx context.Context, p partition.ID) error {
+	hw, err := n.Store.PartitionHighWater(ctx, p)
+	if err != nil {
+		return fmt.Errorf("clusterengine: partition %d: reading its high-water mark: %w", p, err)
+	}
+	ahead := time.Duration(hw-n.Engine.Now().UnixMilli()) * time.Millisecond
+	switch {
+	case ahead <= 0:
+		return nil
+	case ahead > n.maxSkew:
+		n.log.Error().Uint32("partition", uint32(p)).Dur("ahead", ahead).Dur("max_skew", n.maxSkew).
+			Msg("partition refused: its state is ahead of this member's clock by more than the clocks may disagree")
+		return fmt.Errorf("clusterengine: partition %d: its high-water mark is %v ahead of this member's clock, more than the %v the clocks may disagree", p, ahead, n.maxSkew)
+	}
+	n.log.Info().Uint32("partition", uint32(p)).Dur("ahead", ahead).Msg("waiting for this member's clock to reach the partition's high-water mark")
+	return n.sleep(ctx, ahead)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/pinbot/pinbot/internal/cluster"
 	"github.com/pinbot/pinbot/internal/etcdtest"
 	"github.com/pinbot/pinbot/internal/partition"
+	"github.com/pinbot/pinbot/persistence"
+	"github.com/pinbot/pinbot/persistence/etcdstore"
 )
 
 const (
@@ -348,5 +350,62 @@ func TestStaleFenceRefused(t *testing.T) {
 	granted += len(loaded.Snapshot.Pending)
 	if granted != 1 {
 		t.Fatalf("stored state holds %d reservations, want the 1 granted before the theft", granted)
+	}
+}
+
+// TestClockSkewBounds: a member counts every pin for the window plus
+// MaxSkew, and acquiring a partition whose stored high-water mark is
+// ahead of its clock waits for its clock to pass it, or refuses the
+// partition when it is further ahead than the clocks may disagree.
+func TestClockSkewBounds(t *testing.T) {
+	h := newHarness(t)
+	n := h.start("a")
+	if got, want := n.Engine.Config().Window, testWindow+DefaultMaxSkew; got != want {
+		t.Fatalf("the member's engine window is %v, want the window plus MaxSkew, %v", got, want)
+	}
+	// Another writer's clock ran ahead: it left the partition of acct-x
+	// with a high-water mark in this member's future.
+	ctx := context.Background()
+	other, err := etcdstore.Open(ctx, h.etcd.Client(), h.keys, etcdstore.Options{Partitions: testParts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	p := partition.Of("acct-x", testParts)
+	// The member alone holds every partition once it has settled; only
+	// then is its sleep replaced (acquisitions call it).
+	deadline := time.Now().Add(20 * time.Second)
+	for st := n.Member.Status(); st.Held != testParts || st.Moving != 0; st = n.Member.Status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("member holds %d partitions, %d moving; want all %d settled", st.Held, st.Moving, testParts)
+		}
+		time.Sleep(10 * time.Millisecond) // acquisitions go through etcd
+	}
+	var slept []time.Duration
+	n.sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	for _, tt := range []struct {
+		ahead   time.Duration
+		refused bool
+	}{
+		{-time.Second, false},
+		{600 * time.Millisecond, false},
+		{3 * time.Second, true},
+	} {
+		slept = nil
+		hw := n.Engine.Now().Add(tt.ahead).UnixMilli()
+		if err := other.Write(ctx, &persistence.Batch{HighWater: hw, Accounts: []persistence.AccountWrite{{Account: "acct-x", Events: []persistence.Event{{Seq: uint64(hw), Kind: persistence.EventHold, At: 1}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		err := n.catchUp(ctx, p)
+		switch {
+		case tt.refused && err == nil:
+			t.Errorf("a mark %v ahead: partition accepted, want it refused", tt.ahead)
+		case !tt.refused && err != nil:
+			t.Errorf("a mark %v ahead: %v", tt.ahead, err)
+		case !tt.refused && tt.ahead > 0 && (len(slept) != 1 || slept[0] < tt.ahead-100*time.Millisecond || slept[0] > tt.ahead):
+			t.Errorf("a mark %v ahead: waited %v, want about %v", tt.ahead, slept, tt.ahead)
+		case tt.ahead <= 0 && len(slept) != 0:
+			t.Errorf("a mark behind the clock: waited %v, want no wait", slept)
+		}
 	}
 }
