@@ -174,6 +174,8 @@ func (b *Bot) HandlePeer(ctx context.Context, method string, body []byte) ([]byt
 		}
 		r := b.pinFor(inv, acct, batch{refs: f.Refs, board: f.Board, target: f.Target, whenFull: f.WhenFull, again: f.Again})
 		return json.Marshal(forwardedReply{Content: r.content})
+	case peerEngine:
+		return b.handlePeerEngine(ctx, body)
 	default:
 		return nil, fmt.Errorf("%w: unknown method %q", ErrNotForwarded, method)
 	}

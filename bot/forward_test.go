@@ -205,3 +205,50 @@ func TestHandlePeerRefuses(t *testing.T) {
 		t.Fatalf("%d pins, want 0", n)
 	}
 }
+
+// TestForwardEngineCalls: /settings, /queue and its cancellation read and
+// change an account's window and queue on the member that owns it; the
+// accounts this member serves are read here.
+func TestForwardEngineCalls(t *testing.T) {
+	w, peers := forwardWorld(t)
+	alice := w.user("alice")
+	w.link(alice, "2002", "second")
+	w.link(alice, "1001", "first")
+	peers.mu.Lock()
+	peers.here["2002"] = true // served here; 1001 by the other member
+	peers.mu.Unlock()
+	w.fill("1001", 7)
+
+	text := w.run(w.dc.SlashCommand(w.at(alice), cmdSettings))
+	must(t, text, "• @second — 12-hour pins: 0/100", "▶ @first (active) — 12-hour pins: 7/100")
+	if n := peers.count(); n != 1 {
+		t.Fatalf("%d forwards for /settings, want 1 (first's count)", n)
+	}
+
+	w.fill("1001", 93) // at the limit: the next pins queue
+	m := w.images(2, "")
+	text = w.run(w.dc.SlashCommand(w.at(alice), cmdPin,
+		discordiotest.Opt{Name: optMessages, Value: m.ID.String()},
+		discordiotest.Opt{Name: optWhenFull, Value: whenFullQueue}))
+	must(t, text, "queued")
+	before := peers.count()
+	text = w.run(w.dc.SlashCommand(w.at(alice), cmdQueue))
+	must(t, text, msgQueueTitle, "**@first**", "(image 1 of 2) · starts at")
+	if peers.count() == before {
+		t.Fatal("/queue read first's queue without its owner")
+	}
+	text = w.run(w.dc.Button(w.at(alice), idQueueAll+"/1001", 0))
+	must(t, text, "Canceled 2 queued pins.")
+	if js := w.waiting("1001"); len(js) != 0 {
+		t.Fatalf("%d pins still waiting", len(js))
+	}
+
+	// The owner refuses calls of accounts it does not serve, and unknown
+	// ones, before any work.
+	if _, err := w.bot.HandlePeer(context.Background(), peerEngine, []byte(`{"op":"status","account":"1001"}`)); !errors.Is(err, ErrNotForwarded) {
+		t.Fatalf("engine call of an account not served: %v, want ErrNotForwarded", err)
+	}
+	if _, err := peers.owner.HandlePeer(context.Background(), peerEngine, []byte(`{"op":"drop","account":"1001"}`)); !errors.Is(err, ErrNotForwarded) {
+		t.Fatalf("unknown engine call: %v, want ErrNotForwarded", err)
+	}
+}

@@ -279,7 +279,7 @@ func (b *Bot) autocompleteUnlink(d discord.AutocompleteInteractionData, e *event
 func (b *Bot) cancelOnUnlink(inv invocation, accountID string) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), resolveTimeout)
 	defer cancel()
-	js, _, err := b.cfg.Engine.Jobs(ctx, accountID)
+	js, _, err := b.accountJobs(ctx, accountID)
 	if err != nil {
 		inv.log.Error().Err(err).Str("account", accountID).Msg("reading the account's queued pins failed")
 		return " Any pins you queued with it will not run."
@@ -293,7 +293,7 @@ func (b *Bot) cancelOnUnlink(inv invocation, accountID string) string {
 	if len(ids) == 0 {
 		return ""
 	}
-	canceled, _, err := b.cfg.Engine.Cancel(ctx, accountID, ids)
+	canceled, _, err := b.cancelJobs(ctx, accountID, ids)
 	if err != nil {
 		inv.log.Error().Err(err).Str("account", accountID).Msg("canceling the account's queued pins failed")
 		return " Its " + countText(len(ids), "queued pin", "queued pins") + " will not run."

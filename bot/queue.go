@@ -84,7 +84,7 @@ func mayCancel(user snowflake.ID, linked bool, j queuedJob) bool {
 // ones in queue order, and, when the user has linked the account, the
 // maxRecent newest done ones the user may see, newest first.
 func (b *Bot) readQueue(ctx context.Context, user snowflake.ID, acct links.Account, linked bool) (accountQueue, error) {
-	jobs, st, err := b.cfg.Engine.Jobs(ctx, acct.ID)
+	jobs, st, err := b.accountJobs(ctx, acct.ID)
 	q := accountQueue{acct: acct, st: st}
 	if err != nil {
 		return q, err
@@ -442,7 +442,7 @@ func (b *Bot) cancelQueued(inv invocation, accountID string, match func(queuedJo
 	if len(ids) == 0 {
 		return b.queue(inv, msgQueueGone)
 	}
-	canceled, _, err := b.cfg.Engine.Cancel(ctx, accountID, ids)
+	canceled, _, err := b.cancelJobs(ctx, accountID, ids)
 	if err != nil {
 		inv.log.Error().Err(err).Str("account", accountID).Int("jobs", len(ids)).Msg("canceling queued pins failed")
 		return b.queue(inv, msgQueueCancelError)

@@ -44,7 +44,7 @@ func (b *Bot) settings(inv invocation) reply {
 		}
 		accts[i] = a
 	}
-	sts, err := b.cfg.Engine.StatusMany(ctx, u.Accounts)
+	sts, err := b.accountStatuses(ctx, u.Accounts)
 	if err != nil {
 		inv.log.Error().Err(err).Msg("reading pin counts failed")
 	}
@@ -227,7 +227,7 @@ func (b *Bot) switchAccount(inv invocation, e *event) reply {
 	}
 	name := accountName(acct.Username, acct.ID)
 	var sb strings.Builder
-	st, err := b.cfg.Engine.Status(inv.ctx, id)
+	st, err := b.accountStatus(inv.ctx, id)
 	if err != nil {
 		inv.log.Error().Err(err).Str("account", id).Msg("reading the pin count failed")
 		fmt.Fprintf(&sb, "Active account is now %s. %s.", name, b.rule.pinsUnknown())
