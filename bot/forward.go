@@ -176,6 +176,8 @@ func (b *Bot) HandlePeer(ctx context.Context, method string, body []byte) ([]byt
 		return json.Marshal(forwardedReply{Content: r.content})
 	case peerEngine:
 		return b.handlePeerEngine(ctx, body)
+	case peerBoards:
+		return b.handlePeerBoards(ctx, body)
 	default:
 		return nil, fmt.Errorf("%w: unknown method %q", ErrNotForwarded, method)
 	}

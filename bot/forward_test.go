@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/internal/discordio/discordiotest"
 )
@@ -221,8 +222,8 @@ func TestForwardEngineCalls(t *testing.T) {
 
 	text := w.run(w.dc.SlashCommand(w.at(alice), cmdSettings))
 	must(t, text, "• @second — 12-hour pins: 0/100", "▶ @first (active) — 12-hour pins: 7/100")
-	if n := peers.count(); n != 1 {
-		t.Fatalf("%d forwards for /settings, want 1 (first's count)", n)
+	if n := peers.count(); n != 2 {
+		t.Fatalf("%d forwards for /settings, want 2 (first's count and its boards, listed with its token)", n)
 	}
 
 	w.fill("1001", 93) // at the limit: the next pins queue
@@ -250,5 +251,34 @@ func TestForwardEngineCalls(t *testing.T) {
 	}
 	if _, err := peers.owner.HandlePeer(context.Background(), peerEngine, []byte(`{"op":"drop","account":"1001"}`)); !errors.Is(err, ErrNotForwarded) {
 		t.Fatalf("unknown engine call: %v, want ErrNotForwarded", err)
+	}
+}
+
+// TestSessionFollowsStoredToken: a cached session whose token another
+// process has since refreshed and stored (in a cluster, the account's
+// previous owner) is replaced by one holding the stored token, never
+// used with its dead refresh token.
+func TestSessionFollowsStoredToken(t *testing.T) {
+	w := newFakeWorld(t)
+	alice := w.user("alice")
+	w.link(alice, "1001", "alicepins")
+	ctx := context.Background()
+	s1, err := w.bot.session(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2, err := w.bot.session(ctx, "1001"); err != nil || s2 != s1 {
+		t.Fatalf("second session() = %p, %v; want the cached %p", s2, err, s1)
+	}
+	rotated := &oauth2.Token{AccessToken: "refreshed-elsewhere", RefreshToken: "next", TokenType: "bearer", Expiry: time.Now().Add(time.Hour)}
+	if err := w.links.SaveToken(ctx, "1001", rotated); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := w.bot.session(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s3 == s1 || s3.Token().AccessToken != "refreshed-elsewhere" || s3.Token().RefreshToken != "next" {
+		t.Fatalf("session after the token was refreshed elsewhere holds %+v, want the stored one", s3.Token())
 	}
 }

@@ -576,8 +576,8 @@ func (b *Bot) autocompletePin(d discord.AutocompleteInteractionData, e *event) e
 		typed := strings.ToLower(strings.TrimSpace(d.String(optBoard)))
 		acct, refusal := b.activeAccount(e.Ctx, e.User().ID.String())
 		if refusal == "" && !acct.RelinkNeeded {
-			if sess, err := b.session(e.Ctx, acct.ID); err == nil {
-				if boards, err := b.listBoards(e.Ctx, acct.ID, sess); err == nil {
+			{
+				if boards, _, err := b.accountBoards(e.Ctx, acct.ID); err == nil {
 					for _, bd := range boards {
 						if len(choices) == maxSelectOptions {
 							break

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"github.com/pinbot/pinbot/internal/logctx"
+	"golang.org/x/oauth2"
 
 	"context"
 	"errors"
@@ -52,7 +53,7 @@ func (b *Bot) session(ctx context.Context, accountID string) (*pinterest.Session
 	defer b.sessions.mu.Unlock()
 	// A generation below the cached one is a read from before a newer
 	// link: the cached Session is the current grant's.
-	if c, ok := b.sessions.m[accountID]; ok && c.gen >= gen {
+	if c, ok := b.sessions.m[accountID]; ok && c.gen >= gen && !storedNewer(tok, c.s) {
 		if c.s.ReauthRequired() {
 			return c.s, pinterest.ErrReauthRequired
 		}
@@ -107,4 +108,14 @@ func (b *Bot) markRelink(cmd context.Context, accountID string, sess *pinterest.
 	if err := b.cfg.Links.MarkGrantRelinkNeeded(ctx, accountID, gen); err != nil {
 		b.logger(ctx).Error().Err(err).Str("account", accountID).Msg("marking the account for re-link failed")
 	}
+}
+
+// storedNewer reports whether tok, the stored token of the grant a cached
+// session holds, is not the session's own: another process refreshed it
+// since (in a cluster, the account's previous owner), and the session's
+// refresh token is dead. The session saves each refresh before using it,
+// so the stored token is never older than the session's.
+func storedNewer(tok *oauth2.Token, s *pinterest.Session) bool {
+	cur := s.Token()
+	return tok != nil && cur != nil && tok.AccessToken != cur.AccessToken
 }

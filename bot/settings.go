@@ -174,8 +174,12 @@ func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, str
 	if a.RelinkNeeded {
 		return nil, fmt.Sprintf("%s needs /link again before Pinbot can list its boards.", name)
 	}
-	sess, err := b.session(inv.ctx, a.ID)
-	if err != nil {
+	boards, sess, err := b.accountBoards(inv.ctx, a.ID)
+	if err == nil {
+		return boards, ""
+	}
+	var se *sessionError
+	if errors.As(err, &se) {
 		if errors.Is(err, links.ErrNoToken) || errors.Is(err, pinterest.ErrReauthRequired) {
 			b.markRelink(inv.ctx, a.ID, sess)
 			return nil, fmt.Sprintf("%s needs /link again before Pinbot can list its boards.", name)
@@ -183,11 +187,7 @@ func (b *Bot) boardsFor(inv invocation, a links.Account) ([]pinterest.Board, str
 		inv.log.Error().Err(err).Str("account", a.ID).Msg("loading the account's token failed")
 		return nil, "Pinbot could not load your boards right now."
 	}
-	boards, err := b.listBoards(inv.ctx, a.ID, sess)
-	if err != nil {
-		return nil, "Boards: " + b.boardsTrouble(inv, a.ID, sess, name, err)
-	}
-	return boards, ""
+	return nil, "Boards: " + b.boardsTrouble(inv, a.ID, sess, name, err)
 }
 
 // selected returns the single value picked in a string select menu.
