@@ -111,11 +111,13 @@ func (b *Bot) markRelink(cmd context.Context, accountID string, sess *pinterest.
 }
 
 // storedNewer reports whether tok, the stored token of the grant a cached
-// session holds, is not the session's own: another process refreshed it
-// since (in a cluster, the account's previous owner), and the session's
-// refresh token is dead. The session saves each refresh before using it,
-// so the stored token is never older than the session's.
+// session holds, is newer than the session's own: another process
+// refreshed it since (in a cluster, the account's previous owner), and
+// the session's refresh token is dead. Newer is a later expiry: each
+// refresh grants one, and tok may also be a read from before the
+// session's own last refresh (it is read before the cache's lock), which
+// is older and must not replace it.
 func storedNewer(tok *oauth2.Token, s *pinterest.Session) bool {
 	cur := s.Token()
-	return tok != nil && cur != nil && tok.AccessToken != cur.AccessToken
+	return tok != nil && cur != nil && tok.AccessToken != cur.AccessToken && tok.Expiry.After(cur.Expiry)
 }
