@@ -31,12 +31,14 @@ const (
 
 // harness runs nodes of one cluster over an embedded etcd.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	etcd  *etcdtest.Cluster
 	keys  partition.Keys
 	mu    sync.Mutex
 	nodes []*testNode
 	turn  int
+	// engine, when set, adjusts the nodes' engine configuration.
+	engine func(*actors.Config)
 }
 
 type testNode struct {
@@ -47,7 +49,7 @@ type testNode struct {
 	cut, gone atomic.Bool
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	return &harness{t: t, etcd: etcdtest.Start(t, 3), keys: partition.NewKeys("/pinbot-test")}
 }
 
@@ -66,6 +68,9 @@ func (h *harness) start(name string) *testNode {
 	h.t.Cleanup(func() { tn.memberCli.Close(); tn.storeCli.Close() })
 	ecfg := actors.DefaultConfig()
 	ecfg.Limit, ecfg.Window, ecfg.Lease = testLimit, testWindow, testLease
+	if h.engine != nil {
+		h.engine(&ecfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := Start(ctx, Config{
@@ -129,6 +134,42 @@ func (h *harness) waitServed(accounts []string, within time.Duration) {
 		}
 		if time.Now().After(deadline) {
 			h.t.Fatalf("account %s served by no node after %v", missing, within)
+		}
+		time.Sleep(10 * time.Millisecond) // ownership settles through etcd's watches
+	}
+}
+
+// waitSettled waits until the live nodes hold every partition between
+// them, none moving, each some, unchanged for half a second (a node that
+// has just joined takes its share one handover at a time).
+func (h *harness) waitSettled(within time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	var since time.Time
+	for {
+		held, settled, shape := 0, true, ""
+		h.mu.Lock()
+		for _, n := range h.nodes {
+			if n.gone.Load() {
+				continue
+			}
+			st := n.Member.Status()
+			held += st.Held
+			settled = settled && st.Moving == 0 && st.Held > 0
+			shape += fmt.Sprint(n.Member.Held())
+		}
+		h.mu.Unlock()
+		switch {
+		case !settled || held != testParts:
+			last = ""
+		case shape != last:
+			last, since = shape, time.Now()
+		case time.Since(since) >= 500*time.Millisecond:
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("partitions not settled after %v: %d held", within, held)
 		}
 		time.Sleep(10 * time.Millisecond) // ownership settles through etcd's watches
 	}
