@@ -34,6 +34,7 @@ const (
 	opSurvey  // Engine.Survey: the status and pins, not a use of the account
 	opObserve // Engine.Observe: pins made elsewhere
 	opDrop    // Engine.Drop: stop without writing
+	opRebuild // Engine.Rebuild: the window from Pinterest's listing
 )
 
 // request is the one message type callers send to an account actor.
@@ -45,6 +46,7 @@ type request struct {
 	job     *jobArgs      // the job requests' arguments
 	survey  *surveyArgs   // opSurvey's timeline
 	observe *observeArgs  // opObserve's pins
+	rebuild *rebuildArgs  // opRebuild's listing
 	reply   chan response // capacity 1: the actor never blocks on it; nil for no reply
 	// posted marks a request from Engine.post: nobody waits for it, and
 	// the actor puts it back in requestPool once served.
@@ -385,6 +387,10 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	a.lastUsed = now
 	if m.op == opObserve {
 		a.observe(m, now)
+		return
+	}
+	if m.op == opRebuild {
+		a.rebuild(m, now)
 		return
 	}
 	if m.op >= opEnqueue {

@@ -30,6 +30,10 @@ type ledger struct {
 	nextID uint64 // next reservation ID; IDs start at 1
 	lease  int64  // ms a reservation may stay unresolved
 	hold   int64  // nothing is granted before this instant
+	// rebuilt is the instant as of which the window was rebuilt from
+	// Pinterest's listing (see rebuild.go), 0 if never: a restore's hold
+	// that began by then binds the account no more.
+	rebuilt int64
 
 	// rules are the limits enforced, never changed (ledgers share them).
 	// win's width is the longest window of the rules and its limit, the
@@ -286,7 +290,7 @@ func (l *ledger) slotsFreeUnder(now int64, k int, r rule) int64 {
 
 // newest returns the latest instant any part of the state refers to.
 func (l *ledger) newest() int64 {
-	t := max(l.win.Newest(), l.hold)
+	t := max(l.win.Newest(), l.hold, l.rebuilt)
 	for _, p := range l.pending {
 		t = max(t, p.Deadline)
 	}
@@ -354,6 +358,7 @@ func (l *ledger) restore(s persistence.Snapshot) {
 	l.lapsed = slices.Clone(s.Lapsed)
 	slices.SortFunc(l.lapsed, func(a, b persistence.Lapsed) int { return cmp.Compare(a.ID, b.ID) })
 	l.hold = s.HoldUntil
+	l.rebuilt = s.Rebuilt
 	l.nextID = max(s.NextID, 1)
 	for _, p := range l.pending {
 		l.nextID = max(l.nextID, p.ID+1)
@@ -372,6 +377,7 @@ func (l *ledger) snapshot(now int64, seq uint64) persistence.Snapshot {
 		Pending:   slices.Clone(l.pending),
 		HoldUntil: l.holdFrom(now),
 		Lapsed:    l.lapsedAt(now),
+		Rebuilt:   l.rebuiltFrom(now),
 	}
 }
 

@@ -22,15 +22,22 @@ import (
 // and window in force. The hold is a rule among the stored rules
 // (persistence.RuleKeeper), one that allows no pin, in force until then;
 // every engine start keeps it until its end, as it keeps the earlier rules
-// of a change of the limit or the window.
+// of a change of the limit or the window. The hold knows when it began
+// (persistence.Rule.From): an account whose window is rebuilt from
+// Pinterest's own listing of its pins (Engine.Rebuild, rebuild.go) is no
+// longer bound by it, since the pins it did not know are then known.
 
 // Restored is what AfterRestore did.
 type Restored struct {
 	// At is the engine time of the restore.
 	At time.Time
 	// HoldUntil is the end of the hold: no account is granted a slot
-	// before it.
+	// before it, unless its window is rebuilt from Pinterest's listing
+	// (Engine.Rebuild).
 	HoldUntil time.Time
+	// Window is the longest window the hold was sized for: the next runs'
+	// window and those the store keeps in force.
+	Window time.Duration
 	// Unfinished is how many queued jobs were waiting or running in the
 	// backup. Each may have run after the backup was taken: the next
 	// engine hands them out as recovered (Job.Recovered), to be finished
@@ -43,12 +50,16 @@ type Restored struct {
 const unfinishedBatch = 1024
 
 // AfterRestore readies store, just loaded from a backup, for the engines
-// that will run on it; call it before any does. It starts the engine
-// clock on store as New would (storing the clock anchor), and stores:
+// that will run on it; call it before any does. It serves as well for a
+// store whose data was lost without a backup (`pinbot reconcile`): the
+// pins made before are unknown either way. It starts the engine clock on
+// store as New would (storing the clock anchor), and stores:
 //
 //   - the hold: among the rules in force, a rule that allows no pin until
 //     the restore's engine time plus the longest lease and window, of
-//     cfg's and the stored rules';
+//     cfg's and the stored rules', beginning at the restore's engine time
+//     (an account rebuilt from Pinterest's listing after it is no longer
+//     bound, see Engine.Rebuild);
 //   - the high-water mark, at the restore's engine time;
 //   - every queued job that was waiting or running in the backup, as
 //     running without a slot: whether it ran after the backup was taken
@@ -107,17 +118,19 @@ func AfterRestore(ctx context.Context, cfg Config, store persistence.Store, log 
 	if err != nil {
 		return Restored{}, err
 	}
-	r := Restored{At: time.UnixMilli(now), HoldUntil: time.UnixMilli(hold.Until), Unfinished: unfinished}
+	r := Restored{At: time.UnixMilli(now), HoldUntil: time.UnixMilli(hold.Until), Window: time.Duration(hold.Window) * time.Millisecond, Unfinished: unfinished}
 	log.Info().Time("hold_until", r.HoldUntil).Int("unfinished_jobs", unfinished).
-		Msg("restored from a backup: the pins made after it are unknown, so no account is granted a slot before the hold ends")
+		Msg("the pins made before are unknown: no account is granted a slot before the hold ends, or before the next start rebuilds its window from Pinterest's listing")
 	return r, nil
 }
 
 // holdRules returns stored with the hold of a restore at now added to its
-// earlier rules, and the hold: a rule allowing no pin, until now plus the
-// longest lease and window of stored's rules in force and of the window
-// and lease (ms) given. Earlier rules that ended by now go, and so do
-// those the hold implies.
+// earlier rules, and the hold: a rule allowing no pin, from now until now
+// plus the longest lease and window of stored's rules in force and of the
+// window and lease (ms) given. Earlier rules that ended by now go, and so
+// do those the hold implies (a hold of an earlier restore, lifted by the
+// same rebuilds; not the rules of a change of the limit or window, which
+// a rebuild leaves in force).
 func holdRules(stored persistence.Rules, window, lease, now int64) (persistence.Rules, persistence.Rule) {
 	width := max(window, stored.Current.Window)
 	var earlier []persistence.Rule
@@ -127,7 +140,7 @@ func holdRules(stored persistence.Rules, window, lease, now int64) (persistence.
 			width = max(width, r.Window)
 		}
 	}
-	hold := persistence.Rule{Limit: 0, Window: width, Until: now + max(lease, stored.Lease) + width}
+	hold := persistence.Rule{Limit: 0, Window: width, Until: now + max(lease, stored.Lease) + width, From: now}
 	next := stored
 	next.Earlier = pruneRules(stored.Current, append(earlier, hold))
 	return next, hold

@@ -19,6 +19,10 @@ func TestHoldRules(t *testing.T) {
 	rules := func(cur persistence.Rule, lease int64, earlier ...persistence.Rule) persistence.Rules {
 		return persistence.Rules{Current: cur, Lease: lease, Earlier: earlier}
 	}
+	// hold is a restore's hold, begun at from.
+	hold := func(window time.Duration, until, from int64) persistence.Rule {
+		return persistence.Rule{Limit: 0, Window: window.Milliseconds(), Until: until, From: from}
+	}
 	day12, day24 := 12*time.Hour, 24*time.Hour
 	tests := []struct {
 		name          string
@@ -27,19 +31,23 @@ func TestHoldRules(t *testing.T) {
 		want          persistence.Rules
 	}{
 		{"the stored rule's window and lease", rules(r(100, day12, 0), leaseMs), day12.Milliseconds(), leaseMs,
-			rules(r(100, day12, 0), leaseMs, r(0, day12, now+leaseMs+12*hourMs))},
+			rules(r(100, day12, 0), leaseMs, hold(day12, now+leaseMs+12*hourMs, now))},
 		{"the next runs' window is longer", rules(r(100, day12, 0), leaseMs), day24.Milliseconds(), leaseMs,
-			rules(r(100, day12, 0), leaseMs, r(0, day24, now+leaseMs+24*hourMs))},
+			rules(r(100, day12, 0), leaseMs, hold(day24, now+leaseMs+24*hourMs, now))},
 		{"the stored lease is longer", rules(r(100, time.Hour, 0), 2*leaseMs), hourMs, leaseMs,
-			rules(r(100, time.Hour, 0), 2*leaseMs, r(0, time.Hour, now+2*leaseMs+hourMs))},
-		{"an earlier rule in force sets the width; the hold outlasts it", rules(r(100, time.Hour, 0), leaseMs, r(50, day12, now+hourMs)), hourMs, leaseMs,
-			rules(r(100, time.Hour, 0), leaseMs, r(0, day12, now+leaseMs+12*hourMs))},
+			rules(r(100, time.Hour, 0), 2*leaseMs, hold(time.Hour, now+2*leaseMs+hourMs, now))},
+		// A rebuild lifts the hold, not the earlier rule: both stay.
+		{"an earlier rule in force sets the width, and stays", rules(r(100, time.Hour, 0), leaseMs, r(50, day12, now+hourMs)), hourMs, leaseMs,
+			rules(r(100, time.Hour, 0), leaseMs, r(50, day12, now+hourMs), hold(day12, now+leaseMs+12*hourMs, now))},
 		{"an earlier rule that ended does not", rules(r(100, time.Hour, 0), leaseMs, r(50, day24, now)), hourMs, leaseMs,
-			rules(r(100, time.Hour, 0), leaseMs, r(0, time.Hour, now+leaseMs+hourMs))},
+			rules(r(100, time.Hour, 0), leaseMs, hold(time.Hour, now+leaseMs+hourMs, now))},
 		{"an earlier rule outlasting the hold stays", rules(r(100, time.Hour, 0), leaseMs, r(50, time.Hour, now+10*hourMs)), hourMs, leaseMs,
-			rules(r(100, time.Hour, 0), leaseMs, r(50, time.Hour, now+10*hourMs), r(0, time.Hour, now+leaseMs+hourMs))},
-		{"a second restore during a hold", rules(r(100, day12, 0), leaseMs, r(0, day12, now+hourMs)), day12.Milliseconds(), leaseMs,
-			rules(r(100, day12, 0), leaseMs, r(0, day12, now+leaseMs+12*hourMs))},
+			rules(r(100, time.Hour, 0), leaseMs, r(50, time.Hour, now+10*hourMs), hold(time.Hour, now+leaseMs+hourMs, now))},
+		{"a second restore during a hold: the later one implies it", rules(r(100, day12, 0), leaseMs, hold(day12, now+hourMs, now-hourMs)), day12.Milliseconds(), leaseMs,
+			rules(r(100, day12, 0), leaseMs, hold(day12, now+leaseMs+12*hourMs, now))},
+		// Stored without its start, it binds every account to its end.
+		{"a second restore during a hold stored without its start", rules(r(100, day12, 0), leaseMs, r(0, day12, now+hourMs)), day12.Milliseconds(), leaseMs,
+			rules(r(100, day12, 0), leaseMs, r(0, day12, now+hourMs), hold(day12, now+leaseMs+12*hourMs, now))},
 	}
 	for _, tt := range tests {
 		got, hold := holdRules(tt.stored, tt.window, tt.lease, now)
@@ -74,7 +82,9 @@ func TestAfterRestoreHolds(t *testing.T) {
 		if hw, err := r.store.HighWater(t.Context()); err != nil || hw != r.t0.Add(time.Hour).UnixMilli() {
 			t.Errorf("high water after the restore: %d, %v; want the restore's instant", hw, err)
 		}
-		r.wantRules("after the restore", r.rule(100, 12*time.Hour, 0), r.rule(0, 12*time.Hour, end))
+		held := r.rule(0, 12*time.Hour, end)
+		held.From = r.t0.Add(time.Hour).UnixMilli()
+		r.wantRules("after the restore", r.rule(100, 12*time.Hour, 0), held)
 
 		r.start(100, 12*time.Hour)
 		r.want("held, in the backup", "a", time.Hour, 30, 100, 70, end)

@@ -27,17 +27,30 @@ import (
 // 50 per 12 hours, which neither rule asks for.
 
 // rule is one limit a ledger enforces: at most limit pins in any width ms,
-// until until (engine time; Never for the current rule).
+// until until (engine time; Never for the current rule). A restore's hold
+// has from, the restore's instant: an account rebuilt from Pinterest's
+// listing as of from or later is not bound by it (see rebuild.go); 0 for
+// every other rule, which binds every account.
 type rule struct {
 	limit int
 	width int64
 	until int64
+	from  int64
 }
 
 // implies reports whether every slot free under r is free under o too, at
-// every instant o is in force: r is no looser than o and lasts as long.
+// every instant o is in force and for every account o binds: r is no
+// looser than o, lasts as long, and binds every account o binds (a rule
+// that a rebuild lifts implies only rules lifted by the same rebuilds).
 func (r rule) implies(o rule) bool {
-	return r.limit <= o.limit && r.width >= o.width && r.until >= o.until
+	return r.limit <= o.limit && r.width >= o.width && r.until >= o.until &&
+		(r.from == 0 || o.from != 0 && o.from <= r.from)
+}
+
+// binds reports whether r binds, at now, an account whose window was
+// rebuilt from Pinterest's listing as of rebuilt (0: never).
+func (r rule) binds(now, rebuilt int64) bool {
+	return r.until > now && (r.from == 0 || r.from > rebuilt)
 }
 
 // ruleSet is what a ledger enforces: the current rule (Config.Limit and
@@ -135,12 +148,12 @@ func (l *ledger) usedUnder(now int64, r rule) int {
 	return l.win.n - l.win.firstAfter(now-r.width) + len(l.pending)
 }
 
-// free returns how many slots are free at now under every rule in force,
-// possibly negative. Call expire(now) first.
+// free returns how many slots are free at now under every rule in force
+// that binds the account, possibly negative. Call expire(now) first.
 func (l *ledger) free(now int64) int {
 	free := l.rules.cur.limit - l.used(now)
 	for _, r := range l.rules.earlier {
-		if r.until > now {
+		if r.binds(now, l.rebuilt) {
 			free = min(free, r.limit-l.usedUnder(now, r))
 		}
 	}
@@ -162,7 +175,7 @@ func (l *ledger) blocked(now int64) int {
 func (l *ledger) slotsFreeAt(now int64, k int) int64 {
 	t := l.slotsFreeUnder(now, k, l.rules.cur)
 	for _, r := range l.rules.earlier {
-		if r.until > now && t != Never {
+		if r.binds(now, l.rebuilt) && t != Never {
 			t = max(t, min(l.slotsFreeUnder(now, k, r), r.until))
 		}
 	}
@@ -251,7 +264,7 @@ func ruleSetOf(r persistence.Rules) *ruleSet {
 	}
 	all := &ruleSet{cur: rs.cur, sole: rs}
 	for _, e := range r.Earlier {
-		all.earlier = append(all.earlier, rule{limit: e.Limit, width: e.Window, until: e.Until})
+		all.earlier = append(all.earlier, rule{limit: e.Limit, width: e.Window, until: e.Until, from: e.From})
 	}
 	return all
 }
@@ -259,7 +272,9 @@ func ruleSetOf(r persistence.Rules) *ruleSet {
 // pruneRules drops from earlier the rules that cur, or another earlier
 // rule, implies (of two equal ones, the first stays).
 func pruneRules(cur persistence.Rule, earlier []persistence.Rule) []persistence.Rule {
-	conv := func(r persistence.Rule) rule { return rule{limit: r.Limit, width: r.Window, until: r.Until} }
+	conv := func(r persistence.Rule) rule {
+		return rule{limit: r.Limit, width: r.Window, until: r.Until, from: r.From}
+	}
 	c := conv(persistence.Rule{Limit: cur.Limit, Window: cur.Window, Until: Never})
 	var out []persistence.Rule
 	for i, e := range earlier {

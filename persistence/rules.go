@@ -9,6 +9,12 @@ type Rule struct {
 	// Until is, for an earlier rule (Rules.Earlier), the engine time (Unix
 	// ms) from which it binds no pin any more; 0 for Rules.Current.
 	Until int64
+	// From is, for the hold a restore stores (Limit 0), the engine time
+	// (Unix ms) of the restore: an account whose window was rebuilt from
+	// Pinterest's listing as of From or later (Snapshot.Rebuilt) is no
+	// longer bound by it. 0 for every other rule, and for holds stored
+	// before rules had it: those bind every account to their Until.
+	From int64
 }
 
 // Rules records the limits the engine enforces, so that a start under

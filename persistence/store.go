@@ -66,6 +66,12 @@ type Snapshot struct {
 	// Lapsed are the reservations that expired into pins at their
 	// deadlines and whose pins still count, ascending by ID.
 	Lapsed []Lapsed
+	// Rebuilt, when not zero, is the engine time as of which the
+	// account's window was rebuilt from Pinterest's own listing
+	// (actors.Engine.Rebuild): every pin made by the runs stopped by then
+	// is among Committed. A restore's hold that began at or before it
+	// (Rule.From) no longer binds the account.
+	Rebuilt int64
 }
 
 // AccountWrite is everything one Batch writes for one account.

@@ -58,6 +58,8 @@ func TestHelp(t *testing.T) {
 		{args: []string{"help", "backup"}, cmd: "backup"},
 		{args: []string{"restore", "-h"}, cmd: "restore"},
 		{args: []string{"help", "restore"}, cmd: "restore"},
+		{args: []string{"reconcile", "--help"}, cmd: "reconcile"},
+		{args: []string{"help", "reconcile"}, cmd: "reconcile"},
 	}
 	// DISCORD_TOKEN does not get in the way of help.
 	env := map[string]string{discordTokenEnv: "token"}
@@ -80,9 +82,11 @@ func TestHelp(t *testing.T) {
 		case "restore":
 			want = append(want, "pinbot restore [flags] FILE", "--force", "--encryption-key-file FILE", "--pin-window DURATION",
 				"DIR.before-restore-TIME", "never deleted")
+		case "reconcile":
+			want = append(want, "pinbot reconcile [flags]", "--pin-window DURATION", "--pin-limit N", "lost without a backup")
 		default:
 			want = append(want, "pinbot [flags] accounts [flags]", "pinbot [flags] jobs [flags] ACCOUNT", "pinbot [flags] demo [flags]", discordTokenEnv,
-				"pinbot [flags] backup [flags] FILE", "pinbot [flags] restore [flags] FILE",
+				"pinbot [flags] backup [flags] FILE", "pinbot [flags] restore [flags] FILE", "pinbot [flags] reconcile [flags]",
 				"/pin 1001 1002", "/settings", "/switch ACCOUNT", "DIR/engine", "DIR/links",
 				"head -c 32 /dev/urandom > pinbot.key", "PINBOT_PUBLIC_URL/oauth/callback", "Exit status:")
 		}
@@ -110,8 +114,10 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	st.bind(restoreFlags, "restore")
 	invite := newFlagSet("invite")
 	st.bind(invite, "invite")
+	reconcile := newFlagSet("reconcile")
+	st.bind(reconcile, "reconcile")
 	for cmd, fset := range map[string]*flag.FlagSet{"": mainFlags(&st), "accounts": accounts, "jobs": jobs, "demo": demo,
-		"backup": backupFlags, "restore": restoreFlags, "invite": invite} {
+		"backup": backupFlags, "restore": restoreFlags, "invite": invite, "reconcile": reconcile} {
 		var b strings.Builder
 		printUsage(&b, cmd)
 		fset.VisitAll(func(f *flag.Flag) {

@@ -175,6 +175,7 @@ func runRestore(ctx context.Context, cfg restoreConfig) error {
 	fmt.Fprintf(cfg.out, "pinbot: no account is granted a pin before %s (in %s): the backup does not hold the pins made after it, "+
 		"so every account waits until those have left their window (the window plus a lease)\n",
 		r.HoldUntil.Local().Format(timeLayout), bot.FormatDuration(r.HoldUntil.Sub(r.At)))
+	printRebuild(cfg.out, r)
 	if !cfg.windowGiven {
 		// The hold covers the backup's rules alone: a longer window in the
 		// next runs would need a longer one.

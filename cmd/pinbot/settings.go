@@ -313,6 +313,8 @@ func commandOptions(cmd string) []*option {
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption}
 	case "restore":
 		return []*option{&dataDirOption, &logLevelOption, &keyFileOption, &pinLimitOption, &pinWindowOption}
+	case "reconcile":
+		return []*option{&dataDirOption, &logLevelOption, &pinLimitOption, &pinWindowOption}
 	case "invite":
 		return []*option{&discordTokenOption}
 	}

@@ -117,8 +117,31 @@ the restore has left its window: for the window plus a lease after the
 restore (the longest of the windows the backup keeps in force and, when
 given, of --pin-window, which should be the bot's). Queued pins that were waiting or
 running when the backup was taken may have been sent since: none is sent
-again, and their owners are told they may exist. See docs/design.md,
-"Backup and restore".
+again, and their owners are told they may exist. The next start of the
+bot or the sandbox lifts the hold account by account: once every pin made
+before the restore can be listed, it lists each linked account's pins on
+Pinterest and lets it pin again, up to what Pinterest's own count leaves
+free; an account it cannot read (a revoked grant, a listing that fails)
+waits for the hold to end, and is named in the log and on the dashboard.
+See docs/design.md, "Backup and restore".
+`)
+	case "reconcile":
+		b.WriteString(`Usage:
+  pinbot reconcile [flags]
+
+For a data directory whose engine store was lost without a backup (or
+replaced by an old copy): the pins the lost runs made are unknown, so
+reconcile stores in the engine store (creating it when it is gone) the
+hold a restore stores. No account is granted a pin until the pins made
+before have left their window (the longest of --pin-window, which should
+be the bot's, and of the windows the store keeps in force, plus a lease)
+unless the next start of the bot or the sandbox reads its pins from
+Pinterest: once every pin made before can be listed, it lists each
+linked account's pins and lets it pin again, up to what Pinterest's own
+count leaves free. An account it cannot read waits for the hold to end,
+and is named in the log and on the dashboard; accounts linked later are
+read by the next try. A data directory a pinbot runs on is refused. See
+docs/design.md, "Backup and restore".
 `)
 	case "invite":
 		fmt.Fprintf(&b, `Usage:
@@ -152,6 +175,7 @@ Usage:
   pinbot [flags] demo [flags]          an interactive demo of the rate-limit engine alone
   pinbot [flags] backup [flags] FILE   back up the data directory to FILE, while pinbot runs too
   pinbot [flags] restore [flags] FILE  restore the backup FILE into the data directory
+  pinbot [flags] reconcile [flags]     after the data directory was lost: count each account's pins from Pinterest
   pinbot [flags] invite [flags]        print the address that adds the bot of %[4]s to a server
   pinbot help [command]                show this help, or the help of a command
 `, actors.DefaultLimit, windowNoun(actors.DefaultWindow), adj, discordTokenEnv)

@@ -57,6 +57,10 @@ type Config struct {
 	// drift as a column, and the page lists the largest drifts. Nil: no
 	// drift is shown.
 	Drift DriftReader
+	// Held, when not nil, gives the linked accounts that stay held after
+	// a restore because Pinterest's listing of their pins could not be
+	// read (package internal/rebuild): the page names each, with why.
+	Held HeldReader
 	// TTL is how long one assembly of the data is shown to every request
 	// (0: DefaultTTL); Top how many accounts each list shows (0:
 	// DefaultTop); MaxAccounts how many accounts one survey examines at
@@ -119,10 +123,12 @@ type Dashboard struct {
 	names    func(context.Context, string) (Name, error)
 	rules    RuleReader
 	drift    DriftReader
-	ttl      time.Duration
-	top, max int
-	now      func() time.Time
-	log      zerolog.Logger
+	// heldReader is Config.Held.
+	heldReader HeldReader
+	ttl        time.Duration
+	top, max   int
+	now        func() time.Time
+	log        zerolog.Logger
 
 	// mu serializes assemblies: requests during one wait for it and
 	// share its result.
@@ -143,17 +149,18 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, err
 	}
 	d := &Dashboard{
-		tokenSum: sha256.Sum256(cfg.Token),
-		eng:      cfg.Engine,
-		gatherer: cfg.Gatherer,
-		names:    cfg.Names,
-		rules:    cfg.Rules,
-		drift:    cfg.Drift,
-		ttl:      cfg.TTL,
-		top:      cfg.Top,
-		max:      cfg.MaxAccounts,
-		now:      cfg.Now,
-		log:      cfg.Log.With().Str("component", "dashboard").Logger(),
+		tokenSum:   sha256.Sum256(cfg.Token),
+		eng:        cfg.Engine,
+		gatherer:   cfg.Gatherer,
+		names:      cfg.Names,
+		rules:      cfg.Rules,
+		drift:      cfg.Drift,
+		heldReader: cfg.Held,
+		ttl:        cfg.TTL,
+		top:        cfg.Top,
+		max:        cfg.MaxAccounts,
+		now:        cfg.Now,
+		log:        cfg.Log.With().Str("component", "dashboard").Logger(),
 	}
 	if d.ttl == 0 {
 		d.ttl = DefaultTTL
@@ -200,6 +207,7 @@ func (d *Dashboard) assemble(ctx context.Context) *Data {
 	if serr == nil {
 		data.Earlier = d.earlierRules(ctx, s.At)
 		d.drifts(data)
+		d.held(data)
 		d.name(sctx, data)
 	}
 	return data
@@ -237,6 +245,14 @@ func (d *Dashboard) name(ctx context.Context, data *Data) {
 		n := nameOf(a.Account)
 		a.Username, a.LinkedBy = n.Username, n.LinkedBy
 	}
+	for i := range data.Held {
+		a := &data.Held[i]
+		n := nameOf(a.Account)
+		if n.Username != "" {
+			a.Username = n.Username
+		}
+		a.LinkedBy = n.LinkedBy
+	}
 	if failed > 0 {
 		data.Problems = append(data.Problems, "Some accounts show their ID alone: their names could not be read (see the log).")
 	}
@@ -256,7 +272,11 @@ func (d *Dashboard) earlierRules(ctx context.Context, at time.Time) []Rule {
 	var out []Rule
 	for _, r := range rs.Earlier {
 		if until := time.UnixMilli(r.Until); until.After(at) {
-			out = append(out, Rule{Limit: r.Limit, Window: time.Duration(r.Window) * time.Millisecond, Until: until})
+			rule := Rule{Limit: r.Limit, Window: time.Duration(r.Window) * time.Millisecond, Until: until}
+			if r.From != 0 {
+				rule.From = time.UnixMilli(r.From)
+			}
+			out = append(out, rule)
 		}
 	}
 	slices.SortFunc(out, func(a, b Rule) int { return a.Until.Compare(b.Until) })

@@ -39,6 +39,9 @@ type Data struct {
 	// largest first.
 	Reconciled bool      `json:"reconciled"`
 	Drifted    []Drifted `json:"drifted,omitempty"`
+	// Held are the linked accounts that stay held after a restore because
+	// Pinterest's listing of their pins could not be read (Config.Held).
+	Held []HeldAccount `json:"held_accounts,omitempty"`
 	// Metrics are read from the gatherer, each part by name.
 	Metrics Metrics `json:"metrics"`
 	// Problems says what could not be read, for the page to show.
@@ -47,11 +50,14 @@ type Data struct {
 
 // Rule is an earlier rule in force: Limit pins in any Window, until
 // Until. Limit 0 is the hold a restore puts on every account until the
-// pins made after the backup have left their window.
+// pins made after the backup have left their window; From, when not
+// zero, is the restore's instant: an account whose window was rebuilt
+// from Pinterest's listing since is no longer held by it.
 type Rule struct {
 	Limit  int           `json:"limit"`
 	Window time.Duration `json:"window_ns"`
 	Until  time.Time     `json:"until"`
+	From   time.Time     `json:"from,omitzero"`
 }
 
 // Restore reports whether r is a restore's hold.

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -118,7 +119,7 @@ func TestEarlierRules(t *testing.T) {
 	eng = start()
 	html = page()
 	for _, w := range []string{
-		"No pin until <strong>Tue 02:05:00 UTC</strong> <span class=\"note\">in 12h 05m</span>: the hold after the restore of a backup, whose later pins are unknown.",
+		"No pin until <strong>Tue 02:05:00 UTC</strong> <span class=\"note\">in 12h 05m</span>: the hold after the restore of a backup, whose later pins are unknown, for the accounts not yet rebuilt from Pinterest's listing of their pins since the restore at 14:00:00 UTC.",
 		`<span class="note held">+7 held by an earlier rule</span>`,
 	} {
 		if !strings.Contains(html, w) {
@@ -127,5 +128,58 @@ func TestEarlierRules(t *testing.T) {
 	}
 	if strings.Contains(html, "2 free now") {
 		t.Error("after a restore, the page shows free slots")
+	}
+}
+
+// heldReader is a fixed list of accounts held after a restore.
+type heldReader []HeldAccount
+
+func (h heldReader) Held() []HeldAccount { return h }
+
+// TestHeldAccounts: the linked accounts that stay held after a restore,
+// their listing unread, are named on the page and in the JSON, each with
+// why, since when, the next try and the hold's end.
+func TestHeldAccounts(t *testing.T) {
+	f := newFixture(t)
+	at := f.eng.Now()
+	held := heldReader{{Account: "acct-alice-art", Username: "old_name", Reason: "Pinterest refused its access token",
+		Since: at.Add(-time.Minute), Retry: at.Add(4 * time.Minute), Until: at.Add(12 * time.Hour)}}
+	d, err := New(Config{Token: []byte(testToken), Engine: f.eng, Names: fixtureNames, Held: held, Now: f.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := body(t, get(t, d.Mount(http404()), "GET", Path, "Bearer "+testToken))
+	for _, w := range []string{
+		`<h2>Accounts held after the restore</h2>`,
+		"Pinterest's listing of this account's pins could not be read",
+		`<tr><td class="account"><span class="username">@alice_art</span> <span class="id">acct-alice-art</span><span class="linkers">linked by Discord user 801</span></td><td class="reason">Pinterest refused its access token</td>`,
+		`<td>16:34:00 UTC <span class="note">in 4 min</span></td>`,
+	} {
+		if !strings.Contains(html, w) {
+			t.Errorf("the page lacks %s\n%s", w, html)
+		}
+	}
+	data := d.Data(context.Background())
+	if len(data.Held) != 1 || data.Held[0].Username != "alice_art" || data.Held[0].Reason == "" {
+		t.Errorf("Data.Held = %+v", data.Held)
+	}
+	var got struct {
+		Held []HeldAccount `json:"held_accounts"`
+	}
+	js := body(t, get(t, d.Mount(http404()), "GET", DataPath, "Bearer "+testToken))
+	if err := json.Unmarshal([]byte(js), &got); err != nil || len(got.Held) != 1 || got.Held[0].Account != "acct-alice-art" ||
+		got.Held[0].Username != "alice_art" || got.Held[0].Reason != held[0].Reason || !got.Held[0].Retry.Equal(held[0].Retry) {
+		t.Errorf("the JSON's held accounts: %+v, %v\n%s", got.Held, err, js)
+	}
+
+	// Without a reader, or with nothing held, no such section.
+	for _, r := range []HeldReader{nil, heldReader(nil)} {
+		d, err := New(Config{Token: []byte(testToken), Engine: f.eng, Held: r, Now: f.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if html := body(t, get(t, d.Mount(http404()), "GET", Path, "Bearer "+testToken)); strings.Contains(html, `id="held"`) {
+			t.Errorf("a held section with %v", r)
+		}
 	}
 }

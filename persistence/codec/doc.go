@@ -55,6 +55,10 @@
 // time (zero if none), and both then follow the previous one. A snapshot
 // without lapsed reservations is written as V1 or V2.
 //
+// Snapshot body (format 0x24): the V3 body, except that len(Lapsed) may
+// be zero, then Rebuilt as a varint, never zero. A snapshot whose Rebuilt
+// is zero is written as V1, V2 or V3.
+//
 // High-water body (format 0x31): the mark as a zigzag varint.
 //
 // WAL record body (format 0x41):
@@ -77,6 +81,9 @@
 //	Current rule, Lease varint, len(Earlier) uvarint, Earlier rules...
 //
 // where each rule is Limit varint, Window varint, Until varint.
+//
+// Rules body (format 0x72): as 0x71, each rule followed by From varint;
+// used only when some rule's From is not zero (else 0x71).
 //
 // Journal log record (format 0x81, without a checksum: the log checksums
 // its records): changes one after the other, each Kind byte, len(Key)

@@ -14,11 +14,13 @@ const (
 	formatSnapshotV1  byte = 0x21
 	formatSnapshotV2  byte = 0x22 // V1 plus HoldUntil; used only when it is not zero
 	formatSnapshotV3  byte = 0x23 // V1, HoldUntil and Lapsed; used only when Lapsed is not empty
+	formatSnapshotV4  byte = 0x24 // V3's fields and Rebuilt; used only when Rebuilt is not zero
 	formatHighWaterV1 byte = 0x31
 	formatWALV1       byte = 0x41
 	formatAnchorV1    byte = 0x51
 	formatJobV1       byte = 0x61
 	formatRulesV1     byte = 0x71
+	formatRulesV2     byte = 0x72 // V1 with each rule's From; used only when one is not zero
 	formatLogV1       byte = 0x81
 
 	crcLen = 4

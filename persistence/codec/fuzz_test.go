@@ -135,5 +135,6 @@ func fuzzSnapshot(b []byte) persistence.Snapshot {
 	for range r.u64() % 4 {
 		s.Lapsed = append(s.Lapsed, persistence.Lapsed{ID: r.u64(), Deadline: int64(r.u64())})
 	}
+	s.Rebuilt = int64(r.u64())
 	return s
 }

@@ -8,7 +8,7 @@ import (
 
 // SnapshotLen returns an upper bound of the encoded size of s, in bytes.
 func SnapshotLen(s *persistence.Snapshot) int {
-	return 1 + 5*binary.MaxVarintLen64 + len(s.Committed)*binary.MaxVarintLen64 +
+	return 1 + 7*binary.MaxVarintLen64 + len(s.Committed)*binary.MaxVarintLen64 +
 		len(s.Pending)*3*binary.MaxVarintLen64 + len(s.Lapsed)*2*binary.MaxVarintLen64 + crcLen
 }
 
@@ -18,6 +18,8 @@ func SnapshotLen(s *persistence.Snapshot) int {
 func AppendSnapshot(dst []byte, s *persistence.Snapshot) []byte {
 	start := len(dst)
 	switch {
+	case s.Rebuilt != 0:
+		dst = append(dst, formatSnapshotV4)
 	case len(s.Lapsed) > 0:
 		dst = append(dst, formatSnapshotV3)
 	case s.HoldUntil != 0:
@@ -42,10 +44,10 @@ func AppendSnapshot(dst []byte, s *persistence.Snapshot) []byte {
 		dst = binary.AppendVarint(dst, p.Deadline-p.ReservedAt)
 		prevID, prevAt = p.ID, p.ReservedAt
 	}
-	if s.HoldUntil != 0 || len(s.Lapsed) > 0 {
+	if s.HoldUntil != 0 || len(s.Lapsed) > 0 || s.Rebuilt != 0 {
 		dst = binary.AppendVarint(dst, s.HoldUntil)
 	}
-	if len(s.Lapsed) > 0 {
+	if len(s.Lapsed) > 0 || s.Rebuilt != 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(s.Lapsed)))
 		prevID, prevAt := uint64(0), prev
 		for _, l := range s.Lapsed {
@@ -53,6 +55,9 @@ func AppendSnapshot(dst []byte, s *persistence.Snapshot) []byte {
 			dst = binary.AppendVarint(dst, l.Deadline-prevAt)
 			prevID, prevAt = l.ID, l.Deadline
 		}
+	}
+	if s.Rebuilt != 0 {
+		dst = binary.AppendVarint(dst, s.Rebuilt)
 	}
 	return appendChecksum(dst, start)
 }
@@ -62,7 +67,7 @@ func AppendSnapshot(dst []byte, s *persistence.Snapshot) []byte {
 // persistence.ErrCorrupt.
 func DecodeSnapshot(b []byte) (persistence.Snapshot, error) {
 	format := formatSnapshotV1
-	if len(b) > 0 && (b[0] == formatSnapshotV2 || b[0] == formatSnapshotV3) {
+	if len(b) > 0 && (b[0] == formatSnapshotV2 || b[0] == formatSnapshotV3 || b[0] == formatSnapshotV4) {
 		format = b[0]
 	}
 	body, err := checkFrame(b, format)
@@ -98,20 +103,27 @@ func DecodeSnapshot(b []byte) (persistence.Snapshot, error) {
 		if s.HoldUntil = d.varint("hold until"); s.HoldUntil == 0 {
 			d.fail("hold until")
 		}
-	case formatSnapshotV3:
+	case formatSnapshotV3, formatSnapshotV4:
 		s.HoldUntil = d.varint("hold until")
 		n := d.count("lapsed count", 2)
-		if n == 0 {
+		if n == 0 && format == formatSnapshotV3 {
 			d.fail("lapsed count")
 			break
 		}
-		s.Lapsed = make([]persistence.Lapsed, n)
+		if n > 0 {
+			s.Lapsed = make([]persistence.Lapsed, n)
+		}
 		prevID, prevAt := uint64(0), lastCommitted
 		for i := range s.Lapsed {
 			l := &s.Lapsed[i]
 			l.ID = prevID + uint64(d.varint("lapsed id"))
 			l.Deadline = prevAt + d.varint("lapsed deadline")
 			prevID, prevAt = l.ID, l.Deadline
+		}
+		if format == formatSnapshotV4 {
+			if s.Rebuilt = d.varint("rebuilt"); s.Rebuilt == 0 {
+				d.fail("rebuilt")
+			}
 		}
 	}
 	if err := d.finish(); err != nil {

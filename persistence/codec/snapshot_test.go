@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"encoding/hex"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -24,10 +26,13 @@ var codecSnapshots = []struct {
 		Lapsed: []persistence.Lapsed{{ID: 57, Deadline: t1}, {ID: 58, Deadline: t2}}}},
 	{"lapsed and held", persistence.Snapshot{Committed: []int64{t0}, HoldUntil: t3, Lapsed: []persistence.Lapsed{{ID: 1, Deadline: t0}}}},
 	{"lapsed extremes", persistence.Snapshot{Lapsed: []persistence.Lapsed{{ID: math.MaxUint64, Deadline: math.MinInt64}, {ID: 0, Deadline: math.MaxInt64}}}},
+	{"rebuilt", persistence.Snapshot{Seq: 9, NextID: 12, Committed: []int64{t0, t2}, Rebuilt: t3}},
+	{"rebuilt, held and lapsed", persistence.Snapshot{Committed: []int64{t0, t1}, HoldUntil: t3, Lapsed: []persistence.Lapsed{{ID: 4, Deadline: t1}}, Rebuilt: t2}},
+	{"rebuilt extremes", persistence.Snapshot{Rebuilt: math.MinInt64}},
 }
 
 func equalSnapshot(a, b persistence.Snapshot) bool {
-	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
+	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil && a.Rebuilt == b.Rebuilt &&
 		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
 }
 
@@ -43,6 +48,51 @@ func TestSnapshotRoundTrip(t *testing.T) {
 				t.Errorf("DecodeSnapshot(AppendSnapshot(%+v)) = %+v, %v", tt.s, got, err)
 			}
 		})
+	}
+}
+
+// TestSnapshotFormats: each snapshot is written in the oldest format
+// that holds it, so that a store written before a format existed reads
+// the same bytes; and values written in the earlier formats, as stored,
+// still decode.
+func TestSnapshotFormats(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		s      persistence.Snapshot
+		format byte
+	}{
+		{"plain", codecSnapshots[1].s, formatSnapshotV1},
+		{"held", codecSnapshots[4].s, formatSnapshotV2},
+		{"lapsed", codecSnapshots[6].s, formatSnapshotV3},
+		{"rebuilt", codecSnapshots[9].s, formatSnapshotV4},
+	} {
+		if enc := AppendSnapshot(nil, &tt.s); enc[0] != tt.format {
+			t.Errorf("%s: written as format 0x%x, want 0x%x", tt.name, enc[0], tt.format)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		enc  string // hex, as stored by the store before Rebuilt existed
+		want persistence.Snapshot
+	}{
+		{"V1", "2178390480a0abfef962c0a9070080d30e026ebfa907e0d40302c0a907e0d4034092fae6", codecSnapshots[1].s},
+		{"V2", "2103090180a0abfef962006166015d", persistence.Snapshot{Seq: 3, NextID: 9, Committed: []int64{t0}}},
+		{"V2 held", "2203090180a0abfef96200c09cc1fef9624e216d8a", codecSnapshots[4].s},
+		{"V3", "23073c0380a0abfef962c0a907c0a9070176c0a907e0d403000272bfa90702c0a907e8b2721a", codecSnapshots[6].s},
+	} {
+		b, err := hex.DecodeString(tt.enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeSnapshot(b)
+		if err != nil || !equalSnapshot(got, tt.want) {
+			t.Errorf("%s: DecodeSnapshot = %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
+	}
+	// A V4 value without Rebuilt has another encoding (V1): corrupt.
+	zero := append(AppendSnapshot(nil, &codecSnapshots[9].s)[:0:0], formatSnapshotV4, 0, 0, 0, 0, 0, 0, 0)
+	if _, err := DecodeSnapshot(appendChecksum(zero, 0)); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("V4 with Rebuilt 0: %v, want ErrCorrupt", err)
 	}
 }
 

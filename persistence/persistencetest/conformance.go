@@ -39,6 +39,7 @@ func TestStore(t *testing.T, open func(t *testing.T) persistence.Store, stored f
 		{"MissingAccount", testMissingAccount},
 		{"SnapshotDropsJournal", func(t *testing.T, open storeFactory) { testSnapshotDropsJournal(t, open, stored) }},
 		{"SnapshotInSameWrite", func(t *testing.T, open storeFactory) { testSnapshotInSameWrite(t, open, stored) }},
+		{"SnapshotRebuilt", testSnapshotRebuilt},
 		{"WideDropRange", func(t *testing.T, open storeFactory) { testWideDropRange(t, open, stored) }},
 		{"HighWaterOnlyGrows", testHighWaterOnlyGrows},
 		{"AccountsOrder", testAccountsOrder},
@@ -133,6 +134,26 @@ func testSnapshotInSameWrite(t *testing.T, open storeFactory, stored storedFunc)
 	}}})
 	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap, Events: []persistence.Event{Reserve(3, 2, T2)}})
 	checkStored(t, stored, s, acct, []uint64{3}, "after the write")
+}
+
+// testSnapshotRebuilt: a snapshot keeps the instant its window was
+// rebuilt from Pinterest's listing, with its other fields, and a later
+// snapshot without one replaces it.
+func testSnapshotRebuilt(t *testing.T, open storeFactory) {
+	s := open(t)
+	const acct = "rebuilt"
+	snap := &persistence.Snapshot{Seq: 1, NextID: 3, Committed: []int64{T0, T1}, HoldUntil: T3,
+		Lapsed: []persistence.Lapsed{{ID: 2, Deadline: T1}}, Rebuilt: T2}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{
+		Account: acct, Events: []persistence.Event{Reserve(1, 1, T0)}, Snapshot: snap,
+	}}})
+	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *snap})
+	plain := &persistence.Snapshot{Seq: 1, NextID: 3, Committed: []int64{T1}, Rebuilt: T3}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: plain}}})
+	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *plain})
+	none := &persistence.Snapshot{Seq: 1, NextID: 3, Committed: []int64{T1}}
+	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: acct, Snapshot: none}}})
+	CheckLoaded(t, s, acct, persistence.Loaded{Snapshot: *none})
 }
 
 func testWideDropRange(t *testing.T, open storeFactory, stored storedFunc) {

@@ -46,6 +46,22 @@ func testRules(t *testing.T, open storeFactory) {
 	MustWrite(t, s, &persistence.Batch{Accounts: []persistence.AccountWrite{{Account: "a", Events: []persistence.Event{Reserve(1, 1, T0)}}}, HighWater: T1})
 	check("replaced, after a write", want)
 
+	// A restore's hold keeps its start; rules without one read back
+	// without one.
+	held := persistence.Rules{
+		Current: persistence.Rule{Limit: 50, Window: 3600_000},
+		Lease:   60_000,
+		Earlier: []persistence.Rule{{Limit: 100, Window: 12 * 3600_000, Until: T3}, {Limit: 0, Window: 12 * 3600_000, Until: T3 + 1, From: T1}},
+	}
+	if err := rk.SetRules(t.Context(), held); err != nil {
+		t.Fatalf("SetRules: %v", err)
+	}
+	check("with a hold's start", held)
+	if err := rk.SetRules(t.Context(), want); err != nil {
+		t.Fatalf("SetRules: %v", err)
+	}
+	check("without a start again", want)
+
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -59,7 +59,7 @@ func CheckLoaded(t *testing.T, s persistence.Store, account string, want persist
 
 // EqualSnapshot reports whether a and b hold the same state.
 func EqualSnapshot(a, b persistence.Snapshot) bool {
-	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil &&
+	return a.Seq == b.Seq && a.NextID == b.NextID && a.HoldUntil == b.HoldUntil && a.Rebuilt == b.Rebuilt &&
 		slices.Equal(a.Committed, b.Committed) && slices.Equal(a.Pending, b.Pending) && slices.Equal(a.Lapsed, b.Lapsed)
 }
 
