@@ -34,6 +34,9 @@ func (a *App) withAdmin(cfg Config, next http.Handler) (http.Handler, error) {
 	if a.Reconciler != nil {
 		dcfg.Drift = driftReader{a.Reconciler}
 	}
+	if a.Rebuilder != nil {
+		dcfg.Held = heldReader{a.Rebuilder}
+	}
 	d, err := dashboard.New(dcfg)
 	if err != nil {
 		return nil, err

@@ -4,10 +4,11 @@
 // metrics at /metrics and, given an admin token, the operator dashboard,
 // behind a per-client rate limit, package internal/edge), the metrics
 // every part reports to, the reconciliation with Pinterest's ledger
-// (package internal/reconcile) and the Discord bot, and tears them down
-// in reverse order with one closer stack. The bot command and the local
-// sandbox both build through it; the sandbox passes the stand-ins'
-// addresses.
+// (package internal/reconcile), the rebuild of the accounts' windows from
+// it after a restore (package internal/rebuild) and the Discord bot, and
+// tears them down in reverse order with one closer stack. The bot
+// command and the local sandbox both build through it; the sandbox
+// passes the stand-ins' addresses.
 //
 // # Usage
 //
@@ -48,6 +49,7 @@ import (
 	"github.com/pinbot/pinbot/internal/dashboard"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/metrics"
+	"github.com/pinbot/pinbot/internal/rebuild"
 	"github.com/pinbot/pinbot/internal/reconcile"
 )
 
@@ -166,6 +168,10 @@ type App struct {
 	// Reconciler compares the accounts' counts with Pinterest's ledger;
 	// nil with Config.NoReconcile.
 	Reconciler *reconcile.Reconciler
+	// Rebuilder rebuilds the linked accounts' windows from Pinterest's
+	// listing after a restore (package internal/rebuild); nil when no
+	// restore's hold is in force.
+	Rebuilder *rebuild.Rebuilder
 	// Edge limits the HTTP listener's clients; nil when
 	// Config.NoHTTPLimit is set.
 	Edge *edge.Limiter
@@ -268,6 +274,9 @@ func Build(cfg Config) (_ *App, err error) {
 			return nil, err
 		}
 	}
+	if err := a.startRebuilder(cfg); err != nil {
+		return nil, err
+	}
 
 	purgeEvery := cfg.PurgeEvery
 	if purgeEvery <= 0 {
@@ -322,9 +331,8 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.ready = &readiness{engine: a.Engine, links: a.Links, log: a.log, probeEvery: probeEvery}
-	if a.node != nil {
-		node := a.node
-		a.ready.cluster = func() []string { return clusterReady(node) }
+	if peers != nil {
+		a.ready.cluster = peers.ready
 	}
 	ln := listener
 	listener = nil // the server closes it from now on
@@ -462,9 +470,9 @@ func (a *App) HTTPFailed() <-chan error { return a.httpDone }
 // down"), so that a load balancer stops sending work while everything
 // still runs; then, in reverse order: the bot (its handlers finish first,
 // and the token refreshes they started), the control socket, the HTTP
-// server, the OAuth state purge, the reconciliation (a round in progress
-// cut short), the engine (which writes every account's state), the token
-// store, the engine store. Each step is bounded by its own timeout and by
+// server, the OAuth state purge, the rebuild after a restore and the
+// reconciliation (a round in progress cut short), the engine (which
+// writes every account's state), the token store, the engine store. Each step is bounded by its own timeout and by
 // ctx. It returns every error met; Close may be called more than once.
 func (a *App) Close(ctx context.Context) error {
 	a.closeOnce.Do(func() {

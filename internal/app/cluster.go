@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
@@ -19,6 +21,7 @@ import (
 	"github.com/pinbot/pinbot/internal/clusterconf"
 	"github.com/pinbot/pinbot/internal/clusterengine"
 	"github.com/pinbot/pinbot/internal/clusterrpc"
+	"github.com/pinbot/pinbot/internal/metrics"
 	"github.com/pinbot/pinbot/internal/partition"
 )
 
@@ -50,7 +53,29 @@ type ClusterConfig struct {
 	LeaseTTL time.Duration
 	// DialTimeout bounds the first connection to etcd (0: 5 s).
 	DialTimeout time.Duration
+	// Clock stamps the peers' calls and answers, against which the
+	// members' clocks are compared (nil: the system clock). Tests set
+	// one ahead or behind to play a member whose clock is off.
+	Clock clusterrpc.Clock
 }
+
+// peerMethods are the methods the peers' server serves (its handlers
+// below): the values of the peer metrics' method label, beside pings.
+var peerMethods = []string{"pin", "engine", "boards"}
+
+// maxSkew bounds how far the members' clocks may disagree: the engine
+// counts every pin for the window plus maxSkew, and a member whose
+// clock is further from a live peer's is not ready (skewCheck).
+const maxSkew = clusterengine.DefaultMaxSkew
+
+// How the members' clocks are compared: every skewEvery, a member pings
+// each live peer (at most skewPingTimeout each), and judges by the
+// measures of the last skewKeep alone.
+const (
+	skewEvery       = 5 * time.Second
+	skewPingTimeout = 2 * time.Second
+	skewKeep        = 3 * skewEvery
+)
 
 // buildCluster opens the cluster's stores and joins it: the etcd client,
 // the agreed settings, the links in etcd, the engine of a member and the
@@ -87,7 +112,12 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 		return nil
 	})
 
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cc.Endpoints, DialTimeout: cc.DialTimeout, Logger: zap.NewNop()})
+	cm := a.Metrics.Cluster(peerMethods)
+	ecfg.Observer = cm.Engine()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: cc.Endpoints, DialTimeout: cc.DialTimeout, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(timeEtcd(cm))},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("app: cluster: etcd client: %w", err)
 	}
@@ -119,8 +149,9 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 		Client:     cli,
 		Keys:       keys,
 		Partitions: settings.Partitions,
-		Member:     cluster.Config{Member: cc.Member, Addr: cc.Addr, LeaseTTL: cc.LeaseTTL, Log: cfg.Log},
+		Member:     cluster.Config{Member: cc.Member, Addr: cc.Addr, LeaseTTL: cc.LeaseTTL, Log: cfg.Log, Observer: cm},
 		Engine:     ecfg,
+		MaxSkew:    maxSkew,
 		Log:        cfg.Log,
 	})
 	if err != nil {
@@ -128,18 +159,29 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 	}
 	a.node, a.Engine, a.rules = node, node.Engine, node.Store
 	a.push("the cluster membership and engine", EngineCloseTimeout, node.Close)
+	cm.WatchMember(func() metrics.MemberSummary {
+		st := node.Member.Status()
+		return metrics.MemberSummary{Held: st.Held, Members: st.Members, Remaining: st.Remaining}
+	})
 
 	rpcLog := cfg.Log.With().Str("component", "peers").Logger()
-	srv, err := clusterrpc.NewServer(cc.Key, cc.Member, clusterrpc.SystemClock{}, rpcLog)
+	clock := cc.Clock
+	if clock == nil {
+		clock = clusterrpc.SystemClock{}
+	}
+	srv, err := clusterrpc.NewServer(cc.Key, cc.Member, clock, rpcLog, clusterrpc.WithObserver(cm.Peers()))
 	if err != nil {
 		return nil, fmt.Errorf("app: cluster: %w", err)
 	}
-	client, err := clusterrpc.NewClient(cc.Key, cc.Member, clusterrpc.SystemClock{}, clusterrpc.WithLog(rpcLog))
+	client, err := clusterrpc.NewClient(cc.Key, cc.Member, clock, clusterrpc.WithLog(rpcLog), clusterrpc.WithObserver(cm.Peers()))
 	if err != nil {
 		return nil, fmt.Errorf("app: cluster: %w", err)
 	}
-	peers := &peers{node: node, client: client, self: cc.Member, log: rpcLog}
+	skew := &skewCheck{client: client, member: node.Member, self: cc.Member, clock: clock, maxSkew: maxSkew, log: rpcLog}
+	cm.WatchClocks(skew.offsets)
+	peers := &peers{node: node, client: client, self: cc.Member, log: rpcLog, metrics: cm, skew: skew}
 	srv.Handle("pin", peers.handle("pin"))
+	srv.Handle("engine", peers.handle("engine"))
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -153,22 +195,52 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 		<-served
 		return err
 	})
+	sctx, stopSkew := context.WithCancel(context.Background())
+	skewDone := make(chan struct{})
+	go func() {
+		defer close(skewDone)
+		skew.run(sctx, skewEvery)
+	}()
+	a.push("the clock skew check", 0, func(context.Context) error {
+		stopSkew()
+		<-skewDone
+		return nil
+	})
 	return peers, nil
+}
+
+// timeEtcd is a gRPC interceptor timing each attempt of the etcd
+// client's unary requests (its own retries wrap it) into cm.
+func timeEtcd(cm *metrics.ClusterMetrics) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		start := time.Now()
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		cm.EtcdRequest(method, time.Since(start), err)
+		return err
+	}
 }
 
 // peers is the bot's Peers over the cluster: the owner of an account is
 // the member holding its partition, reached through clusterrpc.
 type peers struct {
-	node   *clusterengine.Node
-	client *clusterrpc.Client
-	self   string
-	log    zerolog.Logger
-	bot    atomic.Pointer[bot.Bot] // set once built; calls before then are refused
+	node    *clusterengine.Node
+	client  *clusterrpc.Client
+	self    string
+	log     zerolog.Logger
+	metrics *metrics.ClusterMetrics
+	skew    *skewCheck
+	bot     atomic.Pointer[bot.Bot] // set once built; calls before then are refused
 }
 
 func (p *peers) Serves(account string) bool { return p.node.Serves(account) }
 
 func (p *peers) Forward(ctx context.Context, account, method string, body []byte) ([]byte, error) {
+	ans, err := p.forward(ctx, account, method, body)
+	p.metrics.Forwarded(method, forwardOutcome(err))
+	return ans, err
+}
+
+func (p *peers) forward(ctx context.Context, account, method string, body []byte) ([]byte, error) {
 	owner, ok := p.node.Member.OwnerOf(account)
 	if !ok {
 		return nil, fmt.Errorf("%w: account %s has no owner yet", bot.ErrNotForwarded, account)
@@ -183,6 +255,27 @@ func (p *peers) Forward(ctx context.Context, account, method string, body []byte
 		return nil, fmt.Errorf("%w: %s: %w", bot.ErrNotForwarded, owner.ID, err)
 	}
 	return ans, err
+}
+
+// forwardOutcome is the metrics' outcome of a Forward that returned err
+// (metrics.ForwardOutcomes).
+func forwardOutcome(err error) string {
+	var re *clusterrpc.RemoteError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, bot.ErrNotForwarded):
+		return "refused"
+	case errors.As(err, &re) && !re.Refused:
+		return "error"
+	}
+	return "unknown"
+}
+
+// ready names what keeps the member from serving, for /readyz: its
+// membership's trouble and a peer's clock too far from its own.
+func (p *peers) ready() []string {
+	return append(clusterReady(p.node), p.skew.failing()...)
 }
 
 // handle serves a peer's call of method through the bot; a refusal
@@ -218,4 +311,106 @@ func clusterReady(node *clusterengine.Node) []string {
 		failing = append(failing, "cluster member not registered")
 	}
 	return failing
+}
+
+// skewCheck compares this member's clock with its live peers', from the
+// offsets clusterrpc measures (see its package documentation, "Clock
+// offsets"). A peer's clock further than maxSkew from this member's, by
+// a recent measure, makes the member not ready and is logged once per
+// episode; so is the recovery. The member keeps its partitions all the
+// same: their writes stay fenced, and every pin counts for the window
+// plus maxSkew, so a clock off by more costs precision, never the
+// limit. It is safe for simultaneous use.
+type skewCheck struct {
+	client  *clusterrpc.Client
+	member  *cluster.Member
+	self    string
+	clock   clusterrpc.Clock // the client's: Offset.At is read on it
+	maxSkew time.Duration
+	log     zerolog.Logger
+
+	mu sync.Mutex
+	// beyond is the peer found furthest off at the last judgement, while
+	// beyond maxSkew; "" when every peer is within it.
+	beyond string
+}
+
+// run measures and judges every interval until ctx ends.
+func (s *skewCheck) run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		s.round(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// round pings every live peer at once, then judges the offsets.
+func (s *skewCheck) round(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, m := range s.member.Members() {
+		if m.ID == s.self || m.Addr == "" {
+			continue
+		}
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, skewPingTimeout)
+			defer cancel()
+			// A peer refusing the ping (its clock too far from this
+			// one's) still answers with its clock: the offset is kept.
+			if _, err := s.client.Ping(pctx, m.Addr); err != nil && ctx.Err() == nil {
+				s.log.Debug().Err(err).Str("peer", m.ID).Msg("pinging a peer to compare clocks failed")
+			}
+		})
+	}
+	wg.Wait()
+	s.judge()
+}
+
+// offsets returns the recent measures of the live peers' clocks, by
+// member id.
+func (s *skewCheck) offsets() map[string]clusterrpc.Offset {
+	recent := clusterrpc.Recent(s.client.Offsets(), s.clock.Now().Add(-skewKeep))
+	out := make(map[string]clusterrpc.Offset, len(recent))
+	for _, m := range s.member.Members() {
+		if o, ok := recent[m.ID]; ok && m.ID != s.self {
+			out[m.ID] = o
+		}
+	}
+	return out
+}
+
+// judge checks the offsets against maxSkew, logging an episode's start
+// and end.
+func (s *skewCheck) judge() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	offsets := s.offsets()
+	ok, worst := clusterrpc.WithinSkew(offsets, s.maxSkew)
+	was := s.beyond
+	s.beyond = ""
+	if !ok {
+		s.beyond = worst
+	}
+	switch {
+	case !ok && was == "":
+		o := offsets[worst]
+		s.log.Error().Str("peer", worst).Dur("offset", o.Offset).Dur("rtt", o.RTT).Dur("max_skew", s.maxSkew).
+			Msg("a peer's clock is further from this member's than the members' clocks may disagree: this member is not ready until it is fixed (check NTP on both)")
+	case ok && was != "":
+		s.log.Info().Str("peer", was).Dur("max_skew", s.maxSkew).Msg("the peers' clocks are back within the bound")
+	}
+}
+
+// failing names the peer whose clock is too far off, for /readyz.
+func (s *skewCheck) failing() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.beyond == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("clock skew with %s beyond %v", s.beyond, s.maxSkew)}
 }

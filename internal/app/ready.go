@@ -41,6 +41,11 @@ const probeEvery = time.Second
 //   - the engine store takes a durable write (actors.Engine.Probe, at
 //     most once per probeEvery);
 //   - the token store can be read (links.Store.Ping);
+//   - in a cluster, the member holds its lease within its serving
+//     deadline, follows etcd's view and is registered (clusterReady),
+//     and no live peer's clock is further from its own than the members'
+//     clocks may disagree, by a recent measure (skewCheck: "clock skew
+//     with m2 beyond 1s");
 //   - every gateway shard the bot opened is connected (none before
 //     Start).
 //

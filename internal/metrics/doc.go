@@ -45,6 +45,28 @@
 //	pinbot_reconcile_drift_min_pins                 gauge: the most negative drift
 //	go_*, process_*                                 the Go runtime's and the process's collectors
 //
+// A cluster member's, once Metrics.Cluster is called (the peer label is a
+// member id: one series per live member):
+//
+//	pinbot_cluster_partitions_held                  gauge
+//	pinbot_cluster_members                          gauge: live members seen
+//	pinbot_cluster_lease_remaining_seconds          gauge: until the serving deadline
+//	pinbot_cluster_partitions_acquired_total        counter
+//	pinbot_cluster_partitions_lost_total            counter
+//	pinbot_cluster_partitions_handed_over_total     counter
+//	pinbot_cluster_deadline_lapses_total            counter
+//	pinbot_cluster_lease_expiries_total             counter
+//	pinbot_cluster_fenced_writes_total              counter: account writes refused as fenced off
+//	pinbot_cluster_peer_calls_total{method,outcome} counter: PeerOutcomes
+//	pinbot_cluster_peer_call_seconds{method}        histogram
+//	pinbot_cluster_peer_served_total{method,outcome} counter
+//	pinbot_cluster_peer_refusals_total{reason}      counter: PeerRefusals
+//	pinbot_cluster_peer_clock_offset_seconds{peer}  gauge: the peer's clock minus this member's
+//	pinbot_cluster_peer_clock_offset_error_seconds{peer} gauge: half the measure's round trip
+//	pinbot_cluster_forwards_total{method,outcome}   counter: ForwardOutcomes
+//	pinbot_cluster_etcd_request_seconds{method}     histogram: EtcdMethods
+//	pinbot_cluster_etcd_request_failures_total{method} counter
+//
 // # Usage
 //
 //	m := metrics.New()
