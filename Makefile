@@ -21,7 +21,7 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo pinbot test test-deps tree vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps
+.PHONY: run demo pinbot test test-deps tree vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps etcd-deps
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
@@ -74,10 +74,11 @@ tree:
 # Redis comparison in cmd/pinbench; Chromium, for the browser tests of
 # the /admin dashboard and the link confirmation page; podman and runc,
 # for the container image's test; systemd-analyze, to verify the systemd
-# unit (PINBOT_REQUIRE_REDIS=1, PINBOT_REQUIRE_CHROMIUM=1 and
-# PINBOT_CONTAINER_TEST=1 below make those tests fail rather than skip
-# when one is missing).
-test-deps: bench-deps browser-deps container-deps systemd-deps
+# unit; Debian's etcd server, to test the etcd client against it
+# (PINBOT_REQUIRE_REDIS=1, PINBOT_REQUIRE_CHROMIUM=1,
+# PINBOT_REQUIRE_ETCD=1 and PINBOT_CONTAINER_TEST=1 below make those
+# tests fail rather than skip when one is missing).
+test-deps: bench-deps browser-deps container-deps systemd-deps etcd-deps
 
 # redis-server from Debian's packages (needs root and apt-get).
 bench-deps:
@@ -104,6 +105,14 @@ systemd-deps:
 		command -v apt-get >/dev/null 2>&1 || { echo "systemd-analyze is missing and apt-get is not available: install systemd" >&2; exit 1; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null; }
 
+# Debian's etcd-server, /usr/bin/etcd (needs root and apt-get): the
+# tests run clusters of its processes on free loopback ports, never on
+# 2379 and 2380, where the package's own service may listen.
+etcd-deps:
+	@test -x /usr/bin/etcd || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "/usr/bin/etcd is missing and apt-get is not available: install etcd-server" >&2; exit 1; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server >/dev/null; }
+
 # cmd/pinbench is a module of its own (its go-redis and gonum stay out of
 # pinbot's go.mod): vet and unit cover it beside the main module.
 vet:
@@ -111,7 +120,7 @@ vet:
 	$(GO) -C cmd/pinbench vet ./...
 
 unit:
-	PINBOT_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 ./...
+	PINBOT_REQUIRE_CHROMIUM=1 PINBOT_REQUIRE_ETCD=1 $(GO) test -race -count=1 ./...
 	PINBOT_REQUIRE_REDIS=1 $(GO) -C cmd/pinbench test -race -count=1 ./...
 
 # Tests that open a real disgo gateway connection (in-process, or in a

@@ -127,11 +127,13 @@ type served struct {
 	how        string // "release" or "lost" once ended
 }
 
-func newWorld(t *testing.T, etcdMembers, partitions int, ttl time.Duration) *world {
+// newWorld returns a world over an etcd cluster of etcdMembers, of
+// startEtcd's.
+func newWorld(t *testing.T, startEtcd etcdtest.Starter, etcdMembers, partitions int, ttl time.Duration) *world {
 	t.Helper()
 	w := &world{
 		t:          t,
-		etcd:       etcdtest.Start(t, etcdMembers),
+		etcd:       startEtcd(t, etcdMembers),
 		keys:       partition.NewKeys("/test/" + t.Name()),
 		partitions: partitions,
 		ttl:        ttl,

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/pinbot/pinbot/internal/etcdtest"
 	"github.com/pinbot/pinbot/internal/partition"
 )
 
@@ -71,8 +72,10 @@ func TestStartUnreachable(t *testing.T) {
 // another joins (handover: Release before the key's deletion, the new
 // owner's Acquired after), refuses what it does not hold, and hands
 // everything back when closed.
-func TestJoinHandoverAndClose(t *testing.T) {
-	w := newWorld(t, 1, 16, testTTL)
+func TestJoinHandoverAndClose(t *testing.T) { testJoinHandoverAndClose(t, etcdtest.Start) }
+
+func testJoinHandoverAndClose(t *testing.T, startEtcd etcdtest.Starter) {
+	w := newWorld(t, startEtcd, 1, 16, testTTL)
 	a := w.start(w.config("a"))
 	w.waitFor("a to hold every partition", func() bool { return w.settled(a) })
 
@@ -216,7 +219,11 @@ func (w *world) tenuresOf(p partition.ID) []served {
 // new owners begin only once its lease can have expired. Resumed, it
 // finds its lease gone, joins again and gets its partitions back.
 func TestStalledMemberStopsAtDeadline(t *testing.T) {
-	w := newWorld(t, 3, 12, testTTL)
+	testStalledMemberStopsAtDeadline(t, etcdtest.Start)
+}
+
+func testStalledMemberStopsAtDeadline(t *testing.T, startEtcd etcdtest.Starter) {
+	w := newWorld(t, startEtcd, 3, 12, testTTL)
 	a := w.start(w.config("a"))
 	// Before b's grant: its lease lives a TTL from later than that.
 	st := stall{clock: w.clock, last: w.clock.Now()}
@@ -278,15 +285,19 @@ func TestStalledMemberStopsAtDeadline(t *testing.T) {
 }
 
 // The etcd leader stopped mid-run: ownership recovers, never doubled.
-func TestLeaderLoss(t *testing.T) {
-	w := newWorld(t, 3, 12, testTTL)
+func TestLeaderLoss(t *testing.T) { testLeaderLoss(t, etcdtest.Start, (*etcdtest.Cluster).Stop) }
+
+// testLeaderLoss runs TestLeaderLoss over startEtcd's cluster, whose
+// leader stop ends.
+func testLeaderLoss(t *testing.T, startEtcd etcdtest.Starter, stop func(c *etcdtest.Cluster, i int)) {
+	w := newWorld(t, startEtcd, 3, 12, testTTL)
 	a, b, c := w.start(w.config("a")), w.start(w.config("b")), w.start(w.config("c"))
 	w.waitFor("three members to share the partitions", func() bool { return w.settled(a, b, c) })
 	leader := w.etcd.Leader()
 	if leader < 0 {
 		t.Fatal("no etcd leader")
 	}
-	w.etcd.Stop(leader)
+	stop(w.etcd, leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := w.etcd.WaitLeader(ctx); err != nil {
@@ -312,8 +323,10 @@ func TestLeaderLoss(t *testing.T) {
 // loses everything at it while etcd and its lease are fine. A keep-alive
 // acknowledged again ends the lapse: the member takes its partitions
 // again under new fences.
-func TestDeadlineByClock(t *testing.T) {
-	w := newWorld(t, 1, 4, 10*time.Second)
+func TestDeadlineByClock(t *testing.T) { testDeadlineByClock(t, etcdtest.Start) }
+
+func testDeadlineByClock(t *testing.T, startEtcd etcdtest.Starter) {
+	w := newWorld(t, startEtcd, 1, 4, 10*time.Second)
 	clock := &manualClock{}
 	w.clock = clock
 	st := stall{clock: clock}

@@ -1,7 +1,12 @@
-// Package etcdtest runs etcd clusters inside a test process, on loopback
-// with free ports and temporary directories, for the packages that keep
-// state in etcd (persistence/etcdstore, internal/cluster) and for the
-// cluster scenarios.
+// Package etcdtest runs etcd clusters for tests, on loopback with free
+// ports and temporary directories, for the packages that keep state in
+// etcd (persistence/etcdstore, internal/cluster) and for the cluster
+// scenarios.
+//
+// Start runs the members inside the test process, with the etcd server
+// pinbot's go.mod names. StartBinary runs each member as a process of an
+// etcd executable, such as Debian's (DebianEtcd), to test the client
+// against the servers operators run; its members can also be killed.
 package etcdtest
 
 import (
@@ -9,8 +14,11 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,11 +26,14 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
-// Cluster is an etcd cluster of embedded members. Its methods are safe for
-// simultaneous use.
+// Cluster is an etcd cluster, of members inside the test process (Start)
+// or of processes (StartBinary). Its methods are safe for simultaneous
+// use.
 type Cluster struct {
-	t     testing.TB
-	token string
+	t      testing.TB
+	token  string
+	opts   []Option // every start's, Restart's after them
+	binary string   // the executable of StartBinary's members; "" for Start's
 
 	mu      sync.Mutex
 	members []*member
@@ -33,7 +44,9 @@ type member struct {
 	dir        string
 	peerURL    url.URL
 	clientURL  url.URL
-	etcd       *embed.Etcd // nil while stopped
+	etcd       *embed.Etcd // Start's, nil while stopped
+	proc       *process    // StartBinary's, nil while stopped
+	log        *tail       // StartBinary's member's own log
 	startedOut bool        // started once: a restart joins as existing
 }
 
@@ -46,22 +59,17 @@ func QuotaBytes(n int64) Option {
 	return func(c *embed.Config) { c.QuotaBackendBytes = n }
 }
 
-// Start starts a cluster of n members and waits until it has a leader.
-// The members stop when the test ends.
+// Starter starts a cluster of n members for a test: Start, or what
+// Binary returns. Tests written against a Starter run over either.
+type Starter func(t testing.TB, n int, opts ...Option) *Cluster
+
+var _ Starter = Start
+
+// Start starts a cluster of n members inside the test process and waits
+// until it has a leader. The members stop when the test ends.
 func Start(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
-	if n < 1 {
-		t.Fatalf("etcdtest: %d members", n)
-	}
-	c := &Cluster{t: t, token: fmt.Sprintf("pinbot-test-%d", time.Now().UnixNano())}
-	for i := 0; i < n; i++ {
-		c.members = append(c.members, &member{
-			name:      fmt.Sprintf("m%d", i),
-			dir:       t.TempDir(),
-			peerURL:   url.URL{Scheme: "http", Host: freeAddr(t)},
-			clientURL: url.URL{Scheme: "http", Host: freeAddr(t)},
-		})
-	}
+	c := newCluster(t, n, "", opts)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range c.members {
@@ -81,6 +89,36 @@ func Start(t testing.TB, n int, opts ...Option) *Cluster {
 	return c
 }
 
+// newCluster returns a cluster of n members, none started, with a port
+// pair and a directory each.
+func newCluster(t testing.TB, n int, binary string, opts []Option) *Cluster {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("etcdtest: %d members", n)
+	}
+	c := &Cluster{
+		t:      t,
+		token:  fmt.Sprintf("pinbot-test-%d", time.Now().UnixNano()),
+		opts:   opts,
+		binary: binary,
+	}
+	for i := 0; i < n; i++ {
+		dir := t.TempDir()
+		if binary != "" {
+			// etcd creates its data directory itself, private, where it
+			// warns of the test directory's permissions.
+			dir = filepath.Join(dir, "data")
+		}
+		c.members = append(c.members, &member{
+			name:      fmt.Sprintf("m%d", i),
+			dir:       dir,
+			peerURL:   url.URL{Scheme: "http", Host: freeAddr(t)},
+			clientURL: url.URL{Scheme: "http", Host: freeAddr(t)},
+		})
+	}
+	return c
+}
+
 func (c *Cluster) initialCluster() string {
 	parts := make([]string, len(c.members))
 	for i, m := range c.members {
@@ -89,13 +127,8 @@ func (c *Cluster) initialCluster() string {
 	return strings.Join(parts, ",")
 }
 
-func (c *Cluster) start(i int, opts []Option) error {
-	c.mu.Lock()
-	m := c.members[i]
-	if m.etcd != nil {
-		c.mu.Unlock()
-		return nil
-	}
+// config returns member m's configuration before options.
+func (c *Cluster) config(m *member) *embed.Config {
 	cfg := embed.NewConfig()
 	cfg.Name = m.name
 	cfg.Dir = m.dir
@@ -112,11 +145,25 @@ func (c *Cluster) start(i int, opts []Option) error {
 	cfg.LogLevel = "fatal" // a member closing logs its listeners' errors
 	cfg.TickMs = 50
 	cfg.ElectionMs = 500
+	return cfg
+}
+
+func (c *Cluster) start(i int, opts []Option) error {
+	c.mu.Lock()
+	m := c.members[i]
+	if m.etcd != nil || m.proc != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	base, cfg := c.config(m), c.config(m)
 	for _, o := range opts {
 		o(cfg)
 	}
 	c.mu.Unlock()
 
+	if c.binary != "" {
+		return c.startProcess(i, base, cfg)
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return err
@@ -162,27 +209,57 @@ func (c *Cluster) Client() *clientv3.Client {
 	return cli
 }
 
-// Stop stops member i (its data stays for Restart).
+// Stop stops member i (its data stays for Restart). A process member
+// gets SIGTERM, as a service manager stops etcd.
 func (c *Cluster) Stop(i int) {
 	c.mu.Lock()
-	e := c.members[i].etcd
-	c.members[i].etcd = nil
+	m := c.members[i]
+	e, p := m.etcd, m.proc
+	m.etcd, m.proc = nil, nil
 	c.mu.Unlock()
 	if e != nil {
 		e.Close()
 	}
+	if p != nil {
+		if err := p.stop(syscall.SIGTERM, stopGrace); err != nil {
+			c.t.Errorf("etcdtest: stop member %d: %v", i, err)
+		}
+	}
 }
 
-// Restart starts member i again after Stop, with its data.
+// Kill kills member i with SIGKILL, a crash with no shutdown at all (its
+// data stays for Restart). Only StartBinary's members can be killed.
+func (c *Cluster) Kill(i int) {
+	c.t.Helper()
+	if c.binary == "" {
+		c.t.Fatalf("etcdtest: Kill(%d): members inside the test process cannot be killed: start the cluster with StartBinary", i)
+	}
+	c.mu.Lock()
+	m := c.members[i]
+	p := m.proc
+	m.proc = nil
+	c.mu.Unlock()
+	if p != nil {
+		if err := p.stop(syscall.SIGKILL, stopGrace); err != nil {
+			c.t.Errorf("etcdtest: kill member %d: %v", i, err)
+		}
+	}
+}
+
+// Restart starts member i again after Stop or Kill, with its data, under
+// the options it started with followed by opts.
 func (c *Cluster) Restart(i int, opts ...Option) {
 	c.t.Helper()
-	if err := c.start(i, opts); err != nil {
+	if err := c.start(i, append(slices.Clip(c.opts), opts...)); err != nil {
 		c.t.Fatalf("etcdtest: restart member %d: %v", i, err)
 	}
 }
 
 // Leader returns the index of the member that is leader, or -1.
 func (c *Cluster) Leader() int {
+	if c.binary != "" {
+		return c.processLeader()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, m := range c.members {
@@ -207,11 +284,21 @@ func (c *Cluster) WaitLeader(ctx context.Context) (int, error) {
 	}
 }
 
-// Close stops every member.
+// Close stops every member. StartBinary's are killed, all at once: a
+// leader stopped gracefully waits, for seconds, to hand its leadership
+// to followers that are stopping too.
 func (c *Cluster) Close() {
-	for i := range c.members {
-		c.Stop(i)
+	if c.binary == "" {
+		for i := range c.members {
+			c.Stop(i)
+		}
+		return
 	}
+	var wg sync.WaitGroup
+	for i := range c.members {
+		wg.Go(func() { c.Kill(i) })
+	}
+	wg.Wait()
 }
 
 func freeAddr(t testing.TB) string {

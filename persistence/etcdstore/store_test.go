@@ -89,8 +89,11 @@ func storedSeqs(cli *clientv3.Client, s *Store, account string) []uint64 {
 }
 
 // TestStore runs every test of the package over one cluster.
-func TestStore(t *testing.T) {
-	c := etcdtest.Start(t, 1, serverLimits)
+func TestStore(t *testing.T) { testStore(t, etcdtest.Start) }
+
+// testStore runs every test of the package over one cluster of startEtcd's.
+func testStore(t *testing.T, startEtcd etcdtest.Starter) {
+	c := startEtcd(t, 1, serverLimits)
 	e := &env{c: c, cli: c.Client()}
 	t.Run("Conformance", func(t *testing.T) {
 		persistencetest.TestStore(t,

@@ -11,13 +11,16 @@ import (
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/linkstest"
+	"github.com/pinbot/pinbot/internal/etcdtest"
 	"github.com/pinbot/pinbot/internal/partition"
 )
 
 // TestEtcd runs, over one etcd cluster, the suite of every links.Store
 // and this package's own tests, each store under its own prefix.
-func TestEtcd(t *testing.T) {
-	c := startCluster(t, 1)
+func TestEtcd(t *testing.T) { testEtcd(t, startCluster(t, 1)) }
+
+// testEtcd runs TestEtcd's tests over c.
+func testEtcd(t *testing.T, c *etcdtest.Cluster) {
 	cli := c.Client()
 	t.Run("Conformance", func(t *testing.T) {
 		linkstest.TestStore(t, func(t *testing.T) links.Store {

@@ -10,14 +10,17 @@ import (
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/linkstest"
+	"github.com/pinbot/pinbot/internal/etcdtest"
 )
 
 // TestEtcdStopped: with etcd stopped, every call fails with the error of
 // its deadline instead of waiting: the request timeout, or the context's
 // when it comes first. Once etcd is back, the store works with what it
 // had.
-func TestEtcdStopped(t *testing.T) {
-	c := startCluster(t, 1)
+func TestEtcdStopped(t *testing.T) { testEtcdStopped(t, startCluster(t, 1)) }
+
+// testEtcdStopped runs TestEtcdStopped over c, of one member.
+func testEtcdStopped(t *testing.T, c *etcdtest.Cluster) {
 	cli := c.Client()
 	keys := freshKeys()
 	s := openStore(t, cli, keys, Options{RequestTimeout: 300 * time.Millisecond})
