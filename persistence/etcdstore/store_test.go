@@ -107,6 +107,7 @@ func testStore(t *testing.T, startEtcd etcdtest.Starter) {
 	})
 	t.Run("Fencing", func(t *testing.T) { testFencing(t, e) })
 	t.Run("FenceRefusals", func(t *testing.T) { testFenceRefusals(t, e) })
+	t.Run("Combined", func(t *testing.T) { testCombined(t, e) })
 	t.Run("SplitByOps", func(t *testing.T) { testSplitByOps(t, e) })
 	t.Run("SplitByBytes", func(t *testing.T) { testSplitByBytes(t, e) })
 	t.Run("FullTxn", func(t *testing.T) { testFullTxn(t, e) })

@@ -73,6 +73,13 @@ func (s *Store) Write(ctx context.Context, b *persistence.Batch) error {
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, writeParallel)
 	)
+	if len(parts) > 1 {
+		var done map[int]error
+		parts, applied, done = s.writeCombined(ctx, b, parts, byPart, revs, refused, now)
+		for i, err := range done {
+			failed[i] = err
+		}
+	}
 	for _, p := range parts {
 		run := func() {
 			r := s.writePartition(ctx, b, p, byPart[p], revs, refused, now)
