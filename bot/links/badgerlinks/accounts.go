@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // User returns the links of the Discord user userID: the zero links.User with ID
@@ -21,10 +21,10 @@ func (s *Store) User(ctx context.Context, userID string) (links.User, error) {
 	}
 	u := links.User{ID: userID}
 	err := s.view(ctx, "user", func(txn *badger.Txn) error {
-		var rec userRecord
-		found, err := getRecord(txn, userKey(userID), &rec)
+		var rec record.User
+		found, err := getRecord(txn, record.UserKey(userID), &rec)
 		if found {
-			u = rec.user(userID)
+			u = rec.User(userID)
 		}
 		return err
 	})
@@ -42,8 +42,8 @@ func (s *Store) Accounts(ctx context.Context, userID string) ([]links.Account, e
 	}
 	var out []links.Account
 	err := s.view(ctx, "accounts", func(txn *badger.Txn) error {
-		var u userRecord
-		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+		var u record.User
+		if _, err := getRecord(txn, record.UserKey(userID), &u); err != nil {
 			return err
 		}
 		for _, id := range u.Accounts {
@@ -51,7 +51,7 @@ func (s *Store) Accounts(ctx context.Context, userID string) ([]links.Account, e
 			if err != nil {
 				return err
 			}
-			out = append(out, a.account(id))
+			out = append(out, a.Account(id))
 		}
 		return nil
 	})
@@ -70,15 +70,15 @@ func (s *Store) Account(ctx context.Context, accountID string) (links.Account, e
 	}
 	var out links.Account
 	err := s.view(ctx, "account", func(txn *badger.Txn) error {
-		var a accountRecord
-		found, err := getRecord(txn, accountKey(accountID), &a)
+		var a record.Account
+		found, err := getRecord(txn, record.AccountKey(accountID), &a)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
+			return record.NoAccount(accountID)
 		}
-		out = a.account(accountID)
+		out = a.Account(accountID)
 		return nil
 	})
 	if err != nil {
@@ -99,79 +99,45 @@ func (s *Store) Account(ctx context.Context, accountID string) (links.Account, e
 // fails with an error wrapping links.ErrTooManyAccounts. Rate limits are not
 // touched.
 func (s *Store) Link(ctx context.Context, userID string, acct links.Account, tok *oauth2.Token) error {
-	if err := checkLink(userID, acct, tok); err != nil {
+	if err := record.CheckLink(userID, acct, tok); err != nil {
 		return err
 	}
-	tr := newTokenRecord(tok)
+	uk, ak, tk := record.UserKey(userID), record.AccountKey(acct.ID), record.TokenKey(acct.ID)
 	err := s.update(ctx, "link", func(txn *badger.Txn) error {
-		var u userRecord
-		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+		var u record.User
+		if _, err := getRecord(txn, uk, &u); err != nil {
 			return err
 		}
-		if !slices.Contains(u.Accounts, acct.ID) {
-			if len(u.Accounts) >= links.MaxAccountsPerUser {
-				return fmt.Errorf("%w: user %q has linked %d accounts already; unlink one first",
-					links.ErrTooManyAccounts, userID, len(u.Accounts))
-			}
-			u.Accounts = append(u.Accounts, acct.ID)
+		if err := u.Link(userID, acct.ID); err != nil {
+			return err
 		}
-		u.V, u.Active = recordVersion, acct.ID
+		var a record.Account
+		if _, err := getRecord(txn, ak, &a); err != nil {
+			return err
+		}
+		a.Link(userID, acct)
 
-		var a accountRecord
-		if _, err := getRecord(txn, accountKey(acct.ID), &a); err != nil {
+		if err := setRecord(txn, uk, &u); err != nil {
 			return err
 		}
-		a.V, a.Username, a.RelinkNeeded = recordVersion, acct.Username, false
-		if a.DefaultBoard == "" && acct.DefaultBoard != "" {
-			a.DefaultBoard, a.DefaultBoardName = acct.DefaultBoard, acct.DefaultBoardName
-		}
-		if !slices.Contains(a.Users, userID) {
-			a.Users = append(a.Users, userID)
-		}
-
-		if err := setRecord(txn, userKey(userID), &u); err != nil {
+		if err := setRecord(txn, ak, &a); err != nil {
 			return err
 		}
-		if err := setRecord(txn, accountKey(acct.ID), &a); err != nil {
-			return err
-		}
-		var old tokenRecord
-		if _, err := getRecord(txn, tokenKey(acct.ID), &old); err != nil {
+		var old record.Token
+		if _, err := getRecord(txn, tk, &old); err != nil {
 			return err
 		}
 		gen, err := nextGrantGen(txn, old.Gen)
 		if err != nil {
 			return err
 		}
-		tr.Gen = gen
-		return setRecord(txn, tokenKey(acct.ID), tr)
+		return setRecord(txn, tk, record.NewToken(tok, gen))
 	})
 	if err != nil {
 		return err
 	}
 	s.logger(ctx).Info().Str("user", userID).Str("account", acct.ID).Msg("pinterest account linked")
 	return nil
-}
-
-func checkLink(userID string, acct links.Account, tok *oauth2.Token) error {
-	if err := links.CheckID("user id", userID); err != nil {
-		return err
-	}
-	if err := links.CheckID("account id", acct.ID); err != nil {
-		return err
-	}
-	if err := links.CheckName("username", acct.Username); err != nil {
-		return err
-	}
-	if acct.DefaultBoard != "" {
-		if err := links.CheckID("default board id", acct.DefaultBoard); err != nil {
-			return err
-		}
-	}
-	if err := links.CheckName("default board name", acct.DefaultBoardName); err != nil {
-		return err
-	}
-	return links.CheckToken(tok)
 }
 
 // Unlink removes the account accountID from the user userID's accounts;
@@ -182,50 +148,42 @@ func checkLink(userID string, acct links.Account, tok *oauth2.Token) error {
 // record and token are deleted. Rate limits are not touched: unlinking and
 // linking again never resets a limit.
 func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
-	if err := checkIDs(userID, accountID); err != nil {
+	if err := record.CheckIDs(userID, accountID); err != nil {
 		return err
 	}
+	uk, ak := record.UserKey(userID), record.AccountKey(accountID)
 	var forgotten, orphan bool
 	err := s.update(ctx, "unlink", func(txn *badger.Txn) error {
 		forgotten, orphan = false, false
-		var u userRecord
-		if _, err := getRecord(txn, userKey(userID), &u); err != nil {
+		var u record.User
+		if _, err := getRecord(txn, uk, &u); err != nil {
 			return err
 		}
-		i := slices.Index(u.Accounts, accountID)
-		if i < 0 {
-			return notLinked(userID, accountID)
-		}
-		u.Accounts = slices.Delete(u.Accounts, i, i+1)
-		if u.Active == accountID {
-			u.Active = ""
-			if n := len(u.Accounts); n > 0 {
-				u.Active = u.Accounts[min(i, n-1)]
-			}
+		if err := u.Unlink(userID, accountID); err != nil {
+			return err
 		}
 		if len(u.Accounts) == 0 {
-			if err := deleteKey(txn, userKey(userID)); err != nil {
+			if err := deleteKey(txn, uk); err != nil {
 				return err
 			}
-		} else if err := setRecord(txn, userKey(userID), &u); err != nil {
+		} else if err := setRecord(txn, uk, &u); err != nil {
 			return err
 		}
 
-		var a accountRecord
-		found, err := getRecord(txn, accountKey(accountID), &a)
+		var a record.Account
+		found, err := getRecord(txn, ak, &a)
 		if err != nil {
 			return err
 		}
 		orphan = !found
-		a.Users = slices.DeleteFunc(a.Users, func(id string) bool { return id == userID })
-		if found && len(a.Users) > 0 {
-			return setRecord(txn, accountKey(accountID), &a)
+		if a.Unlink(userID) && found {
+			return setRecord(txn, ak, &a)
 		}
 		forgotten = true
-		if err := deleteKey(txn, accountKey(accountID)); err != nil {
+		if err := deleteKey(txn, ak); err != nil {
 			return err
 		}
-		return deleteKey(txn, tokenKey(accountID))
+		return deleteKey(txn, record.TokenKey(accountID))
 	})
 	if err != nil {
 		return err
@@ -244,7 +202,7 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 // that account: a user can never switch to an account they have not
 // linked.
 func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
-	if err := checkIDs(userID, accountID); err != nil {
+	if err := record.CheckIDs(userID, accountID); err != nil {
 		return err
 	}
 	return s.update(ctx, "set active", func(txn *badger.Txn) error {
@@ -256,7 +214,7 @@ func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
 			return nil
 		}
 		u.Active = accountID
-		return setRecord(txn, userKey(userID), &u)
+		return setRecord(txn, record.UserKey(userID), &u)
 	})
 }
 
@@ -268,19 +226,19 @@ func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) er
 		return err
 	}
 	return s.update(ctx, "set when full", func(txn *badger.Txn) error {
-		var u userRecord
-		found, err := getRecord(txn, userKey(userID), &u)
+		var u record.User
+		found, err := getRecord(txn, record.UserKey(userID), &u)
 		if err != nil {
 			return err
 		}
 		if !found || len(u.Accounts) == 0 {
-			return fmt.Errorf("%w: user %q has linked no account", links.ErrNotLinked, userID)
+			return record.NoAccounts(userID)
 		}
 		if u.QueueWhenFull == on {
 			return nil
 		}
 		u.QueueWhenFull = on
-		return setRecord(txn, userKey(userID), &u)
+		return setRecord(txn, record.UserKey(userID), &u)
 	})
 }
 
@@ -289,17 +247,7 @@ func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) er
 // boardName "") clears it. It fails with an error wrapping links.ErrNotLinked
 // unless the user userID has linked the account.
 func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID, boardName string) error {
-	if err := checkIDs(userID, accountID); err != nil {
-		return err
-	}
-	if boardID != "" {
-		if err := links.CheckID("board id", boardID); err != nil {
-			return err
-		}
-	} else if boardName != "" {
-		return fmt.Errorf("%w: board name %q without a board id", links.ErrInvalid, boardName)
-	}
-	if err := links.CheckName("board name", boardName); err != nil {
+	if err := record.CheckDefaultBoard(userID, accountID, boardID, boardName); err != nil {
 		return err
 	}
 	return s.update(ctx, "set default board", func(txn *badger.Txn) error {
@@ -311,7 +259,7 @@ func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID,
 			return err
 		}
 		a.DefaultBoard, a.DefaultBoardName = boardID, boardName
-		return setRecord(txn, accountKey(accountID), &a)
+		return setRecord(txn, record.AccountKey(accountID), &a)
 	})
 }
 
@@ -336,20 +284,20 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 	var changed bool
 	err := s.update(ctx, "mark relink needed", func(txn *badger.Txn) error {
 		changed = false
-		var a accountRecord
-		found, err := getRecord(txn, accountKey(accountID), &a)
+		var a record.Account
+		found, err := getRecord(txn, record.AccountKey(accountID), &a)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
+			return record.NoAccount(accountID)
 		}
 		if a.RelinkNeeded {
 			return nil
 		}
 		if checkGen {
-			var tr tokenRecord
-			if _, err := getRecord(txn, tokenKey(accountID), &tr); err != nil {
+			var tr record.Token
+			if _, err := getRecord(txn, record.TokenKey(accountID), &tr); err != nil {
 				return err
 			}
 			if tr.Gen != gen {
@@ -358,7 +306,7 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 		}
 		changed = true
 		a.RelinkNeeded = true
-		return setRecord(txn, accountKey(accountID), &a)
+		return setRecord(txn, record.AccountKey(accountID), &a)
 	})
 	if err == nil && changed {
 		s.logger(ctx).Warn().Str("account", accountID).Msg("pinterest account needs a new link")
@@ -371,12 +319,12 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 // returns. It reads one consistent snapshot: writes made during the scan
 // are not seen. fn may call the Store's other methods but not Close.
 func (s *Store) Users(ctx context.Context, fn func(links.User) error) error {
-	return s.scan(ctx, "users", userPrefix, func(id, key string, v []byte) error {
-		var rec userRecord
-		if err := decodeRecord(v, &rec); err != nil {
-			return corrupt(key, err)
+	return s.scan(ctx, "users", record.UserPrefix, func(id, key string, v []byte) error {
+		var rec record.User
+		if err := record.Decode(v, &rec); err != nil {
+			return record.Corrupt(key, err)
 		}
-		return fn(rec.user(id))
+		return fn(rec.User(id))
 	})
 }
 
@@ -384,12 +332,12 @@ func (s *Store) Users(ctx context.Context, fn func(links.User) error) error {
 // ids, until fn returns an error, which AllAccounts then returns. Like
 // Users, it reads one snapshot, and fn must not call Close.
 func (s *Store) AllAccounts(ctx context.Context, fn func(links.Account) error) error {
-	return s.scan(ctx, "all accounts", accountPrefix, func(id, key string, v []byte) error {
-		var rec accountRecord
-		if err := decodeRecord(v, &rec); err != nil {
-			return corrupt(key, err)
+	return s.scan(ctx, "all accounts", record.AccountPrefix, func(id, key string, v []byte) error {
+		var rec record.Account
+		if err := record.Decode(v, &rec); err != nil {
+			return record.Corrupt(key, err)
 		}
-		return fn(rec.account(id))
+		return fn(rec.Account(id))
 	})
 }
 
@@ -417,41 +365,29 @@ func (s *Store) scan(ctx context.Context, op, prefix string, fn func(id, key str
 	})
 }
 
-// checkIDs validates a user id and an account id, naming the one at fault.
-func checkIDs(userID, accountID string) error {
-	if err := links.CheckID("user id", userID); err != nil {
-		return err
-	}
-	return links.CheckID("account id", accountID)
-}
-
 // linkedUser reads userID's record and fails with an error wrapping
 // links.ErrNotLinked unless the user has linked accountID.
-func linkedUser(txn *badger.Txn, userID, accountID string) (userRecord, error) {
-	var u userRecord
-	if _, err := getRecord(txn, userKey(userID), &u); err != nil {
-		return userRecord{}, err
+func linkedUser(txn *badger.Txn, userID, accountID string) (record.User, error) {
+	var u record.User
+	if _, err := getRecord(txn, record.UserKey(userID), &u); err != nil {
+		return record.User{}, err
 	}
-	if !slices.Contains(u.Accounts, accountID) {
-		return userRecord{}, notLinked(userID, accountID)
+	if err := u.Links(userID, accountID); err != nil {
+		return record.User{}, err
 	}
 	return u, nil
 }
 
-func notLinked(userID, accountID string) error {
-	return fmt.Errorf("%w: user %q has not linked account %q", links.ErrNotLinked, userID, accountID)
-}
-
 // linkedAccount reads the record of accountID, which userID links: a
 // missing record is corruption.
-func linkedAccount(txn *badger.Txn, userID, accountID string) (accountRecord, error) {
-	var a accountRecord
-	found, err := getRecord(txn, accountKey(accountID), &a)
+func linkedAccount(txn *badger.Txn, userID, accountID string) (record.Account, error) {
+	var a record.Account
+	found, err := getRecord(txn, record.AccountKey(accountID), &a)
 	if err != nil {
-		return accountRecord{}, err
+		return record.Account{}, err
 	}
 	if !found {
-		return accountRecord{}, corrupt(accountKey(accountID), fmt.Errorf("missing, but user %q links it", userID))
+		return record.Account{}, record.Corrupt(record.AccountKey(accountID), record.MissingAccount(userID))
 	}
 	return a, nil
 }
@@ -461,15 +397,15 @@ func linkedAccount(txn *badger.Txn, userID, accountID string) (accountRecord, er
 // store-wide counter existed), and records it.
 func nextGrantGen(txn *badger.Txn, prev uint64) (uint64, error) {
 	var last uint64
-	item, err := txn.Get([]byte(grantGenKey))
+	item, err := txn.Get([]byte(record.GrantGenKey))
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
 	case err != nil:
-		return 0, fmt.Errorf("links: read %q: %w", grantGenKey, err)
+		return 0, fmt.Errorf("links: read %q: %w", record.GrantGenKey, err)
 	default:
 		if err := item.Value(func(v []byte) error {
 			if len(v) != 8 {
-				return fmt.Errorf("links: %q holds %d bytes, want 8", grantGenKey, len(v))
+				return fmt.Errorf("links: %q holds %d bytes, want 8", record.GrantGenKey, len(v))
 			}
 			last = binary.BigEndian.Uint64(v)
 			return nil
@@ -478,8 +414,8 @@ func nextGrantGen(txn *badger.Txn, prev uint64) (uint64, error) {
 		}
 	}
 	gen := max(last, prev) + 1
-	if err := txn.Set([]byte(grantGenKey), binary.BigEndian.AppendUint64(nil, gen)); err != nil {
-		return 0, fmt.Errorf("links: write %q: %w", grantGenKey, err)
+	if err := txn.Set([]byte(record.GrantGenKey), binary.BigEndian.AppendUint64(nil, gen)); err != nil {
+		return 0, fmt.Errorf("links: write %q: %w", record.GrantGenKey, err)
 	}
 	return gen, nil
 }

@@ -2,12 +2,12 @@ package badgerlinks
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // AccountUsers returns the linked account accountID and the ids of the
@@ -20,15 +20,15 @@ func (s *Store) AccountUsers(ctx context.Context, accountID string) (links.Accou
 	var out links.Account
 	var users []string
 	err := s.view(ctx, "account users", func(txn *badger.Txn) error {
-		var a accountRecord
-		found, err := getRecord(txn, accountKey(accountID), &a)
+		var a record.Account
+		found, err := getRecord(txn, record.AccountKey(accountID), &a)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
+			return record.NoAccount(accountID)
 		}
-		out, users = a.account(accountID), slices.Clone(a.Users)
+		out, users = a.Account(accountID), slices.Clone(a.Users)
 		return nil
 	})
 	if err != nil {
@@ -42,11 +42,11 @@ func (s *Store) AccountUsers(ctx context.Context, accountID string) (links.Accou
 // fn returns an error, which AllAccountUsers then returns. Like
 // AllAccounts, it reads one snapshot, and fn must not call Close.
 func (s *Store) AllAccountUsers(ctx context.Context, fn func(links.Account, []string) error) error {
-	return s.scan(ctx, "all account users", accountPrefix, func(id, key string, v []byte) error {
-		var rec accountRecord
-		if err := decodeRecord(v, &rec); err != nil {
-			return corrupt(key, err)
+	return s.scan(ctx, "all account users", record.AccountPrefix, func(id, key string, v []byte) error {
+		var rec record.Account
+		if err := record.Decode(v, &rec); err != nil {
+			return record.Corrupt(key, err)
 		}
-		return fn(rec.account(id), slices.Clone(rec.Users))
+		return fn(rec.Account(id), slices.Clone(rec.Users))
 	})
 }

@@ -2,8 +2,6 @@ package badgerlinks
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // purgeChunk is how many expired states PurgeStates deletes per
@@ -31,23 +30,11 @@ func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (str
 // StateTTL, and can be consumed once by ConsumeLinkState. The user's
 // oldest states beyond links.MaxStatesPerUser are deleted.
 func (s *Store) NewLinkState(ctx context.Context, req links.Request, now time.Time) (string, error) {
-	if err := links.CheckID("user id", req.User); err != nil {
+	state, rec, err := record.NewState(req, now.Add(s.stateTTL))
+	if err != nil {
 		return "", err
 	}
-	if err := links.CheckInteraction(req.Interaction); err != nil {
-		return "", err
-	}
-	var b [links.StateBytes]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("links: new state: reading random bytes: %w", err)
-	}
-	state := base64.RawURLEncoding.EncodeToString(b[:])
-	rec := &stateRecord{V: recordVersion, User: req.User, Expires: now.Add(s.stateTTL).Round(0).UTC(),
-		Interaction: req.Interaction}
-	if !req.At.IsZero() {
-		rec.At = req.At.Round(0).UTC()
-	}
-	err := s.update(ctx, "new state", func(txn *badger.Txn) error {
+	err = s.update(ctx, "new state", func(txn *badger.Txn) error {
 		if err := retireStates(txn, req.User, links.MaxStatesPerUser-1); err != nil {
 			return err
 		}
@@ -74,12 +61,12 @@ func (s *Store) ConsumeState(ctx context.Context, state string, now time.Time) (
 // one consumed when now is more than StateTTL after it was issued fails
 // with ErrStateExpired (and is deleted too).
 func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Time) (links.Request, error) {
-	if !wellFormedState(state) {
+	if !record.WellFormedState(state) {
 		if err := s.life.enter(); err != nil {
 			return links.Request{}, err
 		}
 		s.life.exit()
-		return links.Request{}, fmt.Errorf("%w: malformed", links.ErrStateInvalid)
+		return links.Request{}, record.ErrStateMalformed
 	}
 	key := stateKey(state)
 	var (
@@ -88,21 +75,19 @@ func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Tim
 	)
 	err := s.update(ctx, "consume state", func(txn *badger.Txn) error {
 		req, outcome = links.Request{}, nil
-		var rec stateRecord
+		var rec record.State
 		found, err := getRecord(txn, key, &rec)
 		switch {
 		case errors.Is(err, links.ErrCorrupt):
 			// A record that cannot be decoded can never be used: drop it.
-			outcome = fmt.Errorf("%w: %w", links.ErrStateInvalid, err)
+			outcome = record.StateUnreadable(err)
 		case err != nil:
 			return err
 		case !found:
-			outcome = fmt.Errorf("%w: never issued, already used, or purged", links.ErrStateInvalid)
+			outcome = record.ErrStateUnknown
 			return nil
-		case now.After(rec.Expires):
-			outcome = fmt.Errorf("%w: expired at %s", links.ErrStateExpired, rec.Expires.Format(time.RFC3339))
 		default:
-			req = links.Request{User: rec.User, Interaction: rec.Interaction, At: rec.At}
+			req, outcome = rec.Consume(now)
 		}
 		return deleteKey(txn, key)
 	})
@@ -115,22 +100,13 @@ func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Tim
 	return req, nil
 }
 
-// wellFormedState reports whether state looks like one NewState returns.
-func wellFormedState(state string) bool {
-	if len(state) != links.StateLen {
-		return false
-	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(state)
-	return err == nil && len(b) == links.StateBytes
-}
-
 // PurgeStates deletes the states that expired before now (and any that
 // cannot be read) and returns how many it deleted. The bot calls it every
 // few minutes; states are not given a Badger TTL, which would follow the
 // wall clock instead of now.
 func (s *Store) PurgeStates(ctx context.Context, now time.Time) (int, error) {
 	total := 0
-	from := []byte(statePrefix)
+	from := []byte(record.StatePrefix)
 	for from != nil {
 		keys, next, err := s.expiredStates(ctx, from, now)
 		if err != nil {
@@ -158,7 +134,7 @@ func (s *Store) expiredStates(ctx context.Context, from []byte, now time.Time) (
 		next []byte
 	)
 	err := s.view(ctx, "purge states", func(txn *badger.Txn) error {
-		p := []byte(statePrefix)
+		p := []byte(record.StatePrefix)
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 64})
 		defer it.Close()
 		for it.Seek(from); it.ValidForPrefix(p); it.Next() {
@@ -168,10 +144,10 @@ func (s *Store) expiredStates(ctx context.Context, from []byte, now time.Time) (
 				next = []byte(key)
 				return nil
 			}
-			var rec stateRecord
+			var rec record.State
 			var derr error
 			if err := item.Value(func(v []byte) error {
-				derr = decodeRecord(v, &rec)
+				derr = record.Decode(v, &rec)
 				return nil
 			}); err != nil {
 				return fmt.Errorf("links: read %q: %w", key, err)
@@ -201,7 +177,7 @@ func (s *Store) deleteStates(ctx context.Context, keys []string, now time.Time) 
 	err := s.update(ctx, "purge states", func(txn *badger.Txn) error {
 		n = 0
 		for _, key := range keys {
-			var rec stateRecord
+			var rec record.State
 			found, err := getRecord(txn, key, &rec)
 			if err != nil && !errors.Is(err, links.ErrCorrupt) {
 				return err
@@ -230,10 +206,10 @@ func retireStates(txn *badger.Txn, userID string, keep int) error {
 		expires time.Time
 	}
 	var mine []held
-	p := []byte(statePrefix)
+	p := []byte(record.StatePrefix)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 16})
 	for it.Rewind(); it.ValidForPrefix(p); it.Next() {
-		var rec stateRecord
+		var rec record.State
 		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &rec) }); err != nil {
 			continue
 		}

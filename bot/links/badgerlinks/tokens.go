@@ -9,6 +9,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // Token returns the stored OAuth token of account accountID, or an error
@@ -29,21 +30,18 @@ func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uin
 	if err := links.CheckID("account id", accountID); err != nil {
 		return nil, 0, err
 	}
-	var rec tokenRecord
+	var rec record.Token
 	err := s.view(ctx, "token", func(txn *badger.Txn) error {
-		found, err := getRecord(txn, tokenKey(accountID), &rec)
-		if err != nil {
-			return err
+		found, err := getRecord(txn, record.TokenKey(accountID), &rec)
+		if err == nil && !found {
+			err = record.NoToken(accountID)
 		}
-		if !found {
-			return fmt.Errorf("%w: account %q", links.ErrNoToken, accountID)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	return rec.token(), rec.Gen, nil
+	return rec.Token(), rec.Gen, nil
 }
 
 // SaveToken replaces the token of the linked account accountID with tok,
@@ -71,25 +69,23 @@ func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 	if err := links.CheckToken(tok); err != nil {
 		return err
 	}
-	tr := newTokenRecord(tok)
+	ak, tk := record.AccountKey(accountID), record.TokenKey(accountID)
 	err := s.update(ctx, "save token", func(txn *badger.Txn) error {
-		_, err := txn.Get([]byte(accountKey(accountID)))
+		_, err := txn.Get([]byte(ak))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("%w: account %q is not linked; token not saved", links.ErrNoToken, accountID)
+			return record.NotSaved(accountID)
 		}
 		if err != nil {
-			return fmt.Errorf("links: read %q: %w", accountKey(accountID), err)
+			return fmt.Errorf("links: read %q: %w", ak, err)
 		}
-		var old tokenRecord
-		if _, err := getRecord(txn, tokenKey(accountID), &old); err != nil {
+		var old record.Token
+		if _, err := getRecord(txn, tk, &old); err != nil {
 			return err
 		}
-		if checkGen && old.Gen != gen {
-			return fmt.Errorf("%w: account %q is at grant %d, the token is of grant %d; token not saved",
-				links.ErrRelinked, accountID, old.Gen, gen)
+		if err := old.CheckGen(accountID, gen, checkGen); err != nil {
+			return err
 		}
-		tr.Gen = old.Gen
-		return setRecord(txn, tokenKey(accountID), tr)
+		return setRecord(txn, tk, record.NewToken(tok, old.Gen))
 	})
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package etcdlinks
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -10,6 +9,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // User returns the links of the Discord user userID: the zero links.User
@@ -19,11 +19,11 @@ func (s *Store) User(ctx context.Context, userID string) (links.User, error) {
 		return links.User{}, err
 	}
 	u := links.User{ID: userID}
-	err := s.lookup(ctx, "user", []read{readKey(userKey(userID))}, func(v *view) error {
-		var rec userRecord
-		found, err := s.record(v, userKey(userID), &rec)
+	err := s.lookup(ctx, "user", []read{readKey(record.UserKey(userID))}, func(v *view) error {
+		var rec record.User
+		found, err := s.record(v, record.UserKey(userID), &rec)
 		if found && err == nil {
-			u = rec.user(userID)
+			u = rec.User(userID)
 		}
 		return err
 	})
@@ -41,14 +41,14 @@ func (s *Store) Accounts(ctx context.Context, userID string) ([]links.Account, e
 		return nil, err
 	}
 	var out []links.Account
-	err := s.lookup(ctx, "accounts", []read{readKey(userKey(userID))}, func(v *view) error {
-		var u userRecord
-		if _, err := s.record(v, userKey(userID), &u); err != nil || len(u.Accounts) == 0 {
+	err := s.lookup(ctx, "accounts", []read{readKey(record.UserKey(userID))}, func(v *view) error {
+		var u record.User
+		if _, err := s.record(v, record.UserKey(userID), &u); err != nil || len(u.Accounts) == 0 {
 			return err
 		}
 		reads := make([]read, len(u.Accounts))
 		for i, id := range u.Accounts {
-			reads[i] = readKey(accountKey(id))
+			reads[i] = readKey(record.AccountKey(id))
 		}
 		av, err := s.readView(ctx, "accounts", reads, v.rev)
 		if err != nil {
@@ -59,7 +59,7 @@ func (s *Store) Accounts(ctx context.Context, userID string) ([]links.Account, e
 			if err != nil {
 				return err
 			}
-			out = append(out, a.account(id))
+			out = append(out, a.Account(id))
 		}
 		return nil
 	})
@@ -89,18 +89,18 @@ func (s *Store) accountUsers(ctx context.Context, op, accountID string) (links.A
 	if err := links.CheckID("account id", accountID); err != nil {
 		return links.Account{}, nil, err
 	}
-	var a accountRecord
-	err := s.lookup(ctx, op, []read{readKey(accountKey(accountID))}, func(v *view) error {
-		found, err := s.record(v, accountKey(accountID), &a)
+	var a record.Account
+	err := s.lookup(ctx, op, []read{readKey(record.AccountKey(accountID))}, func(v *view) error {
+		found, err := s.record(v, record.AccountKey(accountID), &a)
 		if err == nil && !found {
-			err = fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
+			err = record.NoAccount(accountID)
 		}
 		return err
 	})
 	if err != nil {
 		return links.Account{}, nil, err
 	}
-	return a.account(accountID), slices.Clone(a.Users), nil
+	return a.Account(accountID), slices.Clone(a.Users), nil
 }
 
 // Link records that the user userID linked the account acct with the
@@ -114,51 +114,37 @@ func (s *Store) accountUsers(ctx context.Context, op, accountID string) (links.A
 // an error wrapping links.ErrTooManyAccounts. Two requests when nothing
 // races it.
 func (s *Store) Link(ctx context.Context, userID string, acct links.Account, tok *oauth2.Token) error {
-	if err := checkLink(userID, acct, tok); err != nil {
+	if err := record.CheckLink(userID, acct, tok); err != nil {
 		return err
 	}
-	uk, ak, tk := userKey(userID), accountKey(acct.ID), tokenKey(acct.ID)
-	reads := []read{readKey(uk), readKey(ak), readKey(tk), readKey(grantGenKey)}
+	uk, ak, tk := record.UserKey(userID), record.AccountKey(acct.ID), record.TokenKey(acct.ID)
+	reads := []read{readKey(uk), readKey(ak), readKey(tk), readKey(record.GrantGenKey)}
 	var gen uint64
 	err := s.update(ctx, "link", reads, func(_ context.Context, v *view) ([]clientv3.Op, error) {
-		var u userRecord
+		var u record.User
 		if _, err := s.record(v, uk, &u); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(u.Accounts, acct.ID) {
-			if len(u.Accounts) >= links.MaxAccountsPerUser {
-				return nil, fmt.Errorf("%w: user %q has linked %d accounts already; unlink one first",
-					links.ErrTooManyAccounts, userID, len(u.Accounts))
-			}
-			u.Accounts = append(u.Accounts, acct.ID)
+		if err := u.Link(userID, acct.ID); err != nil {
+			return nil, err
 		}
-		u.V, u.Active = recordVersion, acct.ID
-
-		var a accountRecord
+		var a record.Account
 		if _, err := s.record(v, ak, &a); err != nil {
 			return nil, err
 		}
-		a.V, a.Username, a.RelinkNeeded = recordVersion, acct.Username, false
-		if a.DefaultBoard == "" && acct.DefaultBoard != "" {
-			a.DefaultBoard, a.DefaultBoardName = acct.DefaultBoard, acct.DefaultBoardName
-		}
-		if !slices.Contains(a.Users, userID) {
-			a.Users = append(a.Users, userID)
-		}
+		a.Link(userID, acct)
 
-		var old tokenRecord
+		var old record.Token
 		if _, err := s.record(v, tk, &old); err != nil {
 			return nil, err
 		}
-		last, err := s.parseGen(v.get(grantGenKey))
+		last, err := s.parseGen(v.get(record.GrantGenKey))
 		if err != nil {
 			return nil, err
 		}
 		gen = max(last, old.Gen) + 1
-		tr := newTokenRecord(tok)
-		tr.Gen = gen
-		return s.puts(map[string]record{uk: &u, ak: &a, tk: tr},
-			clientv3.OpPut(s.key(grantGenKey), strconv.FormatUint(gen, 10)))
+		return s.puts(map[string]record.Record{uk: &u, ak: &a, tk: record.NewToken(tok, gen)},
+			clientv3.OpPut(s.key(record.GrantGenKey), strconv.FormatUint(gen, 10)))
 	})
 	if err != nil {
 		return err
@@ -168,7 +154,7 @@ func (s *Store) Link(ctx context.Context, userID string, acct links.Account, tok
 }
 
 // puts returns the writes of recs, by relative key, then extra.
-func (s *Store) puts(recs map[string]record, extra ...clientv3.Op) ([]clientv3.Op, error) {
+func (s *Store) puts(recs map[string]record.Record, extra ...clientv3.Op) ([]clientv3.Op, error) {
 	ops := make([]clientv3.Op, 0, len(recs)+len(extra))
 	for rel, rec := range recs {
 		v, err := s.encode(rel, rec)
@@ -180,27 +166,6 @@ func (s *Store) puts(recs map[string]record, extra ...clientv3.Op) ([]clientv3.O
 	return append(ops, extra...), nil
 }
 
-func checkLink(userID string, acct links.Account, tok *oauth2.Token) error {
-	if err := links.CheckID("user id", userID); err != nil {
-		return err
-	}
-	if err := links.CheckID("account id", acct.ID); err != nil {
-		return err
-	}
-	if err := links.CheckName("username", acct.Username); err != nil {
-		return err
-	}
-	if acct.DefaultBoard != "" {
-		if err := links.CheckID("default board id", acct.DefaultBoard); err != nil {
-			return err
-		}
-	}
-	if err := links.CheckName("default board name", acct.DefaultBoardName); err != nil {
-		return err
-	}
-	return links.CheckToken(tok)
-}
-
 // Unlink removes the account accountID from the user userID's accounts,
 // in one transaction over the user's record and the account's; it fails
 // with an error wrapping links.ErrNotLinked when the user has not linked
@@ -209,29 +174,21 @@ func checkLink(userID string, acct links.Account, tok *oauth2.Token) error {
 // account is left). When no user links the account any more, its record
 // and token are deleted. Two requests when nothing races it.
 func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
-	if err := checkIDs(userID, accountID); err != nil {
+	if err := record.CheckIDs(userID, accountID); err != nil {
 		return err
 	}
-	uk, ak := userKey(userID), accountKey(accountID)
+	uk, ak := record.UserKey(userID), record.AccountKey(accountID)
 	var forgotten, orphan bool
 	err := s.update(ctx, "unlink", []read{readKey(uk), readKey(ak)}, func(_ context.Context, v *view) ([]clientv3.Op, error) {
 		forgotten, orphan = false, false
-		var u userRecord
+		var u record.User
 		if _, err := s.record(v, uk, &u); err != nil {
 			return nil, err
 		}
-		i := slices.Index(u.Accounts, accountID)
-		if i < 0 {
-			return nil, notLinked(userID, accountID)
+		if err := u.Unlink(userID, accountID); err != nil {
+			return nil, err
 		}
-		u.Accounts = slices.Delete(u.Accounts, i, i+1)
-		if u.Active == accountID {
-			u.Active = ""
-			if n := len(u.Accounts); n > 0 {
-				u.Active = u.Accounts[min(i, n-1)]
-			}
-		}
-		recs := map[string]record{}
+		recs := map[string]record.Record{}
 		var ops []clientv3.Op
 		if len(u.Accounts) == 0 {
 			ops = append(ops, clientv3.OpDelete(s.key(uk)))
@@ -239,18 +196,17 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 			recs[uk] = &u
 		}
 
-		var a accountRecord
+		var a record.Account
 		found, err := s.record(v, ak, &a)
 		if err != nil {
 			return nil, err
 		}
 		orphan = !found
-		a.Users = slices.DeleteFunc(a.Users, func(id string) bool { return id == userID })
-		if found && len(a.Users) > 0 {
+		if a.Unlink(userID) && found {
 			recs[ak] = &a
 		} else {
 			forgotten = true
-			ops = append(ops, clientv3.OpDelete(s.key(ak)), clientv3.OpDelete(s.key(tokenKey(accountID))))
+			ops = append(ops, clientv3.OpDelete(s.key(ak)), clientv3.OpDelete(s.key(record.TokenKey(accountID))))
 		}
 		return s.puts(recs, ops...)
 	})
@@ -270,17 +226,17 @@ func (s *Store) Unlink(ctx context.Context, userID, accountID string) error {
 // fails with an error wrapping links.ErrNotLinked unless the user has
 // linked that account. Two requests, one when it is active already.
 func (s *Store) SetActive(ctx context.Context, userID, accountID string) error {
-	if err := checkIDs(userID, accountID); err != nil {
+	if err := record.CheckIDs(userID, accountID); err != nil {
 		return err
 	}
-	uk := userKey(userID)
+	uk := record.UserKey(userID)
 	return s.update(ctx, "set active", []read{readKey(uk)}, func(_ context.Context, v *view) ([]clientv3.Op, error) {
 		u, err := s.linkedUser(v, userID, accountID)
 		if err != nil || u.Active == accountID {
 			return nil, err
 		}
 		u.Active = accountID
-		return s.puts(map[string]record{uk: &u})
+		return s.puts(map[string]record.Record{uk: &u})
 	})
 }
 
@@ -292,21 +248,21 @@ func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) er
 	if err := links.CheckID("user id", userID); err != nil {
 		return err
 	}
-	uk := userKey(userID)
+	uk := record.UserKey(userID)
 	return s.update(ctx, "set when full", []read{readKey(uk)}, func(_ context.Context, v *view) ([]clientv3.Op, error) {
-		var u userRecord
+		var u record.User
 		found, err := s.record(v, uk, &u)
 		if err != nil {
 			return nil, err
 		}
 		if !found || len(u.Accounts) == 0 {
-			return nil, fmt.Errorf("%w: user %q has linked no account", links.ErrNotLinked, userID)
+			return nil, record.NoAccounts(userID)
 		}
 		if u.QueueWhenFull == on {
 			return nil, nil
 		}
 		u.QueueWhenFull = on
-		return s.puts(map[string]record{uk: &u})
+		return s.puts(map[string]record.Record{uk: &u})
 	})
 }
 
@@ -316,20 +272,10 @@ func (s *Store) SetQueueWhenFull(ctx context.Context, userID string, on bool) er
 // links.ErrNotLinked unless the user userID has linked the account. Two
 // requests.
 func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID, boardName string) error {
-	if err := checkIDs(userID, accountID); err != nil {
+	if err := record.CheckDefaultBoard(userID, accountID, boardID, boardName); err != nil {
 		return err
 	}
-	if boardID != "" {
-		if err := links.CheckID("board id", boardID); err != nil {
-			return err
-		}
-	} else if boardName != "" {
-		return fmt.Errorf("%w: board name %q without a board id", links.ErrInvalid, boardName)
-	}
-	if err := links.CheckName("board name", boardName); err != nil {
-		return err
-	}
-	uk, ak := userKey(userID), accountKey(accountID)
+	uk, ak := record.UserKey(userID), record.AccountKey(accountID)
 	return s.update(ctx, "set default board", []read{readKey(uk), readKey(ak)}, func(_ context.Context, v *view) ([]clientv3.Op, error) {
 		if _, err := s.linkedUser(v, userID, accountID); err != nil {
 			return nil, err
@@ -339,7 +285,7 @@ func (s *Store) SetDefaultBoard(ctx context.Context, userID, accountID, boardID,
 			return nil, err
 		}
 		a.DefaultBoard, a.DefaultBoardName = boardID, boardName
-		return s.puts(map[string]record{ak: &a})
+		return s.puts(map[string]record.Record{ak: &a})
 	})
 }
 
@@ -362,7 +308,7 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 	if err := links.CheckID("account id", accountID); err != nil {
 		return err
 	}
-	ak, tk := accountKey(accountID), tokenKey(accountID)
+	ak, tk := record.AccountKey(accountID), record.TokenKey(accountID)
 	reads := []read{readKey(ak)}
 	if checkGen {
 		reads = append(reads, readKey(tk))
@@ -370,19 +316,19 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 	var changed bool
 	err := s.update(ctx, "mark relink needed", reads, func(_ context.Context, v *view) ([]clientv3.Op, error) {
 		changed = false
-		var a accountRecord
+		var a record.Account
 		found, err := s.record(v, ak, &a)
 		if err != nil {
 			return nil, err
 		}
 		if !found {
-			return nil, fmt.Errorf("%w: account %q is not linked", links.ErrNoToken, accountID)
+			return nil, record.NoAccount(accountID)
 		}
 		if a.RelinkNeeded {
 			return nil, nil
 		}
 		if checkGen {
-			var tr tokenRecord
+			var tr record.Token
 			if _, err := s.record(v, tk, &tr); err != nil {
 				return nil, err
 			}
@@ -392,7 +338,7 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 		}
 		changed = true
 		a.RelinkNeeded = true
-		return s.puts(map[string]record{ak: &a})
+		return s.puts(map[string]record.Record{ak: &a})
 	})
 	if err == nil && changed {
 		s.logger(ctx).Warn().Str("account", accountID).Msg("pinterest account needs a new link")
@@ -406,12 +352,12 @@ func (s *Store) markRelinkNeeded(ctx context.Context, accountID string, gen uint
 // made during the scan are not seen. fn may call the Store's other
 // methods but not Close. One request per page of users.
 func (s *Store) Users(ctx context.Context, fn func(links.User) error) error {
-	return s.scan(ctx, "users", userPrefix, func(rel string, v []byte) error {
-		var rec userRecord
+	return s.scan(ctx, "users", record.UserPrefix, func(rel string, v []byte) error {
+		var rec record.User
 		if err := s.decode(rel, v, &rec); err != nil {
 			return err
 		}
-		return fn(rec.user(rel[len(userPrefix):]))
+		return fn(rec.User(rel[len(record.UserPrefix):]))
 	})
 }
 
@@ -427,50 +373,38 @@ func (s *Store) AllAccounts(ctx context.Context, fn func(links.Account) error) e
 // fn returns an error, which AllAccountUsers then returns. Like Users,
 // it reads one snapshot, and fn must not call Close.
 func (s *Store) AllAccountUsers(ctx context.Context, fn func(links.Account, []string) error) error {
-	return s.scan(ctx, "all accounts", accountPrefix, func(rel string, v []byte) error {
-		var rec accountRecord
+	return s.scan(ctx, "all accounts", record.AccountPrefix, func(rel string, v []byte) error {
+		var rec record.Account
 		if err := s.decode(rel, v, &rec); err != nil {
 			return err
 		}
-		return fn(rec.account(rel[len(accountPrefix):]), slices.Clone(rec.Users))
+		return fn(rec.Account(rel[len(record.AccountPrefix):]), slices.Clone(rec.Users))
 	})
-}
-
-// checkIDs validates a user id and an account id, naming the one at fault.
-func checkIDs(userID, accountID string) error {
-	if err := links.CheckID("user id", userID); err != nil {
-		return err
-	}
-	return links.CheckID("account id", accountID)
 }
 
 // linkedUser decodes userID's record from v and fails with an error
 // wrapping links.ErrNotLinked unless the user has linked accountID.
-func (s *Store) linkedUser(v *view, userID, accountID string) (userRecord, error) {
-	var u userRecord
-	if _, err := s.record(v, userKey(userID), &u); err != nil {
-		return userRecord{}, err
+func (s *Store) linkedUser(v *view, userID, accountID string) (record.User, error) {
+	var u record.User
+	if _, err := s.record(v, record.UserKey(userID), &u); err != nil {
+		return record.User{}, err
 	}
-	if !slices.Contains(u.Accounts, accountID) {
-		return userRecord{}, notLinked(userID, accountID)
+	if err := u.Links(userID, accountID); err != nil {
+		return record.User{}, err
 	}
 	return u, nil
 }
 
-func notLinked(userID, accountID string) error {
-	return fmt.Errorf("%w: user %q has not linked account %q", links.ErrNotLinked, userID, accountID)
-}
-
 // linkedAccount decodes the record of accountID, which userID links,
 // from v: a missing record is corruption.
-func (s *Store) linkedAccount(v *view, userID, accountID string) (accountRecord, error) {
-	var a accountRecord
-	found, err := s.record(v, accountKey(accountID), &a)
+func (s *Store) linkedAccount(v *view, userID, accountID string) (record.Account, error) {
+	var a record.Account
+	found, err := s.record(v, record.AccountKey(accountID), &a)
 	if err != nil {
-		return accountRecord{}, err
+		return record.Account{}, err
 	}
 	if !found {
-		return accountRecord{}, s.corrupt(accountKey(accountID), fmt.Errorf("missing, but user %q links it", userID))
+		return record.Account{}, s.corrupt(record.AccountKey(accountID), record.MissingAccount(userID))
 	}
 	return a, nil
 }

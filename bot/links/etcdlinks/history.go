@@ -3,61 +3,21 @@ package etcdlinks
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
-
-// historyKey is the key of a picture pinned to a board (see
-// links.History): h/<account id>/<board id>/<picture key>.
-func historyKey(accountID, boardID, key string) string {
-	return historyPrefix + accountID + "/" + boardID + "/" + key
-}
-
-// historyRecord is stored under h/<account>/<board>/<key>, under the
-// lease of the bucket of its until.
-type historyRecord struct {
-	V     int    `json:"v"`
-	URL   string `json:"url"`
-	Until int64  `json:"u"` // Unix ms
-}
-
-func (r *historyRecord) version() int { return r.V }
-
-func (r *historyRecord) check() error {
-	if r.URL == "" {
-		return fmt.Errorf("%w: no pin address", links.ErrInvalid)
-	}
-	return nil
-}
-
-// checkHistoryIDs checks the ids of a history call.
-func checkHistoryIDs(accountID, boardID string, keys []string) error {
-	if err := links.CheckID("account id", accountID); err != nil {
-		return err
-	}
-	if err := links.CheckID("board id", boardID); err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := links.CheckID("picture key", k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // PinnedBefore returns, of keys, those remembered as pinned to boardID of
 // accountID until after now: key → the pin's address. One request per
 // maxTxnOps keys, all at one revision.
 func (s *Store) PinnedBefore(ctx context.Context, accountID, boardID string, keys []string, now time.Time) (map[string]string, error) {
-	if err := checkHistoryIDs(accountID, boardID, keys); err != nil {
+	if err := record.CheckHistoryIDs(accountID, boardID, keys); err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
@@ -66,7 +26,7 @@ func (s *Store) PinnedBefore(ctx context.Context, accountID, boardID string, key
 		for chunk := range slices.Chunk(dedupe(keys), maxTxnOps) {
 			reads := make([]read, len(chunk))
 			for i, k := range chunk {
-				reads[i] = readKey(historyKey(accountID, boardID, k))
+				reads[i] = readKey(record.HistoryKey(accountID, boardID, k))
 			}
 			v, err := s.readView(ctx, "pinned before", reads, rev)
 			if err != nil {
@@ -74,7 +34,7 @@ func (s *Store) PinnedBefore(ctx context.Context, accountID, boardID string, key
 			}
 			rev = v.rev
 			for i, k := range chunk {
-				var rec historyRecord
+				var rec record.History
 				ok, err := s.record(v, reads[i].rel, &rec)
 				if err != nil {
 					return err
@@ -98,17 +58,8 @@ func (s *Store) PinnedBefore(ctx context.Context, accountID, boardID string, key
 // bucket (ending no earlier than the until, by Options.Now). A picture
 // given twice keeps its last. One request, plus one per new lease.
 func (s *Store) RememberPinned(ctx context.Context, accountID, boardID string, pins []links.PinnedPicture) error {
-	keys := make([]string, len(pins))
-	for i, p := range pins {
-		keys[i] = p.Key
-		switch {
-		case strings.TrimSpace(p.PinURL) == "":
-			return fmt.Errorf("%w: picture %s: no pin address", links.ErrInvalid, p.Key)
-		case p.Until.IsZero():
-			return fmt.Errorf("%w: picture %s: no until", links.ErrInvalid, p.Key)
-		}
-	}
-	if err := checkHistoryIDs(accountID, boardID, keys); err != nil {
+	keys, err := record.CheckPinned(accountID, boardID, pins)
+	if err != nil {
 		return err
 	}
 	if len(pins) == 0 {
@@ -142,8 +93,8 @@ func (s *Store) rememberPinned(ctx context.Context, accountID, boardID string, k
 		if err != nil {
 			return err
 		}
-		rel := historyKey(accountID, boardID, k)
-		val, err := s.encode(rel, &historyRecord{V: recordVersion, URL: p.PinURL, Until: p.Until.UnixMilli()})
+		rel := record.HistoryKey(accountID, boardID, k)
+		val, err := s.encode(rel, record.NewHistory(p))
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 	"github.com/pinbot/pinbot/bot/links/linkstest"
 )
 
@@ -92,8 +93,8 @@ func testStateLeaseRoundsUp(t *testing.T, c *etcdtestClients) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hash := stateHash(st)
-		lease, ttl := grantedTTL(t, s, stateKey(hash))
+		hash := record.StateHash(st)
+		lease, ttl := grantedTTL(t, s, record.StateKey(hash))
 		if ttl != tt.want {
 			t.Errorf("now %v: state lease of %ds, want %d", tt.now.Format(time.TimeOnly), ttl, tt.want)
 		}
@@ -119,9 +120,9 @@ func testLeasesSharedPerBucket(t *testing.T, c *etcdtestClients) {
 	if err := s.RememberPinned(ctx, "a1", "b1", pins); err != nil {
 		t.Fatal(err)
 	}
-	l1, ttl1 := grantedTTL(t, s, historyKey("a1", "b1", "k1"))
-	l2, _ := grantedTTL(t, s, historyKey("a1", "b1", "k2"))
-	l3, ttl3 := grantedTTL(t, s, historyKey("a1", "b1", "k3"))
+	l1, ttl1 := grantedTTL(t, s, record.HistoryKey("a1", "b1", "k1"))
+	l2, _ := grantedTTL(t, s, record.HistoryKey("a1", "b1", "k2"))
+	l3, ttl3 := grantedTTL(t, s, record.HistoryKey("a1", "b1", "k3"))
 	dayEnd := time.Date(2030, 4, 3, 0, 0, 0, 0, time.UTC)
 	if l1 != l2 || l1 == l3 {
 		t.Errorf("leases %x %x %x: want the first two shared, the third apart", l1, l2, l3)
@@ -144,8 +145,8 @@ func testLeasesSharedPerBucket(t *testing.T, c *etcdtestClients) {
 			t.Fatal(err)
 		}
 	}
-	o1, ttl := grantedTTL(t, s, observedKey("a1"))
-	o2, _ := grantedTTL(t, s, observedKey("a2"))
+	o1, ttl := grantedTTL(t, s, record.ObservedKey("a1"))
+	o2, _ := grantedTTL(t, s, record.ObservedKey("a2"))
 	if want := int64(12*3600 + 55*60 + 55); o1 != o2 || ttl != want {
 		t.Errorf("observation leases %x, %x of %ds; want one of %ds", o1, o2, ttl, want)
 	}
@@ -159,8 +160,8 @@ func testLeasesSharedPerBucket(t *testing.T, c *etcdtestClients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	la, _ := grantedTTL(t, s, stateKey(stateHash(a)))
-	lb, _ := grantedTTL(t, s, stateKey(stateHash(b)))
+	la, _ := grantedTTL(t, s, record.StateKey(record.StateHash(a)))
+	lb, _ := grantedTTL(t, s, record.StateKey(record.StateHash(b)))
 	if la != lb {
 		t.Errorf("two states of one minute under leases %x and %x, want one", la, lb)
 	}
@@ -190,7 +191,7 @@ func testLostLeaseGrantedAgain(t *testing.T, c *etcdtestClients) {
 	if err := s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{pin("k1")}); err != nil {
 		t.Fatal(err)
 	}
-	revoke(historyKey("a1", "b1", "k1"))
+	revoke(record.HistoryKey("a1", "b1", "k1"))
 	if err := s.RememberPinned(ctx, "a1", "b1", []links.PinnedPicture{pin("k2")}); err != nil {
 		t.Fatalf("RememberPinned after its lease was revoked: %v", err)
 	}
@@ -204,7 +205,7 @@ func testLostLeaseGrantedAgain(t *testing.T, c *etcdtestClients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoke(stateKey(stateHash(st)))
+	revoke(record.StateKey(record.StateHash(st)))
 	if _, err := s.ConsumeState(ctx, st, t0); !errors.Is(err, links.ErrStateInvalid) {
 		t.Fatalf("state whose lease was revoked: %v, want ErrStateInvalid", err)
 	}

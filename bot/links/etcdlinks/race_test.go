@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 	"github.com/pinbot/pinbot/bot/links/linkstest"
 )
 
@@ -113,7 +114,7 @@ func testTwoStoresLinkNoLostUpdate(t *testing.T, c *etcdtestClients) {
 		}
 	}
 	// One generation per Link: none lost to a race on the counter.
-	v, _, _ := rawGet(t, members[0], grantGenKey)
+	v, _, _ := rawGet(t, members[0], record.GrantGenKey)
 	if string(v) != fmt.Sprint(users+accounts) {
 		t.Fatalf("grant counter at %s after %d links", v, users+accounts)
 	}

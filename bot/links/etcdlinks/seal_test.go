@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 	"github.com/pinbot/pinbot/bot/links/linkstest"
 )
 
@@ -53,14 +54,14 @@ func testValuesSealed(t *testing.T, c *etcdtestClients) {
 
 	// a1's records copied to a2's keys: they do not open there.
 	linkstest.Link(t, s, "u2", "a2")
-	for _, rel := range []string{tokenKey("a1"), accountKey("a1")} {
+	for _, rel := range []string{record.TokenKey("a1"), record.AccountKey("a1")} {
 		v, _, _ := rawGet(t, s, rel)
 		to := strings.Replace(rel, "a1", "a2", 1)
 		if _, err := s.cli.Put(ctx, s.key(to), string(v)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Token(ctx, "a2"); !errors.Is(err, links.ErrCorrupt) || !strings.Contains(err.Error(), s.key(tokenKey("a2"))) {
+	if _, err := s.Token(ctx, "a2"); !errors.Is(err, links.ErrCorrupt) || !strings.Contains(err.Error(), s.key(record.TokenKey("a2"))) {
 		t.Errorf("Token of a moved value = %v, want ErrCorrupt naming the key", err)
 	}
 	if _, err := s.Account(ctx, "a2"); !errors.Is(err, links.ErrCorrupt) {

@@ -2,15 +2,13 @@ package etcdlinks
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"fmt"
 	"path"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // purgeChunk is how many expired states one transaction of PurgeStates
@@ -33,24 +31,14 @@ func (s *Store) NewState(ctx context.Context, userID string, now time.Time) (str
 // Options.Now. Two requests when nothing races it (three when a new
 // lease is granted).
 func (s *Store) NewLinkState(ctx context.Context, req links.Request, now time.Time) (string, error) {
-	if err := links.CheckID("user id", req.User); err != nil {
+	state, rec, err := record.NewState(req, now.Add(s.stateTTL))
+	if err != nil {
 		return "", err
 	}
-	if err := links.CheckInteraction(req.Interaction); err != nil {
-		return "", err
-	}
-	var b [links.StateBytes]byte
-	rand.Read(b[:]) // crypto/rand.Read never returns an error
-	state := base64.RawURLEncoding.EncodeToString(b[:])
-	hash := stateHash(state)
-	rec := &stateRecord{V: recordVersion, User: req.User, Expires: now.Add(s.stateTTL).Round(0).UTC(),
-		Interaction: req.Interaction}
-	if !req.At.IsZero() {
-		rec.At = req.At.Round(0).UTC()
-	}
-	sk, ik := stateKey(hash), stateUserKey(req.User, rec.Expires, hash)
+	hash := record.StateHash(state)
+	sk, ik := record.StateKey(hash), stateUserKey(req.User, rec.Expires, hash)
 	index := stateUserPrefix + req.User + "/"
-	err := s.update(ctx, "new state", []read{readPrefix(index)}, func(ctx context.Context, v *view) ([]clientv3.Op, error) {
+	err = s.update(ctx, "new state", []read{readPrefix(index)}, func(ctx context.Context, v *view) ([]clientv3.Op, error) {
 		lease, err := s.lease(ctx, "new state", s.now().Add(s.stateTTL), stateBucket)
 		if err != nil {
 			return nil, err
@@ -59,7 +47,7 @@ func (s *Store) NewLinkState(ctx context.Context, req links.Request, now time.Ti
 		held := v.ranges[index] // oldest first
 		if extra := len(held) - (links.MaxStatesPerUser - 1); extra > 0 {
 			for _, k := range held[:extra] {
-				ops = append(ops, clientv3.OpDelete(s.key(k.rel)), clientv3.OpDelete(s.key(stateKey(path.Base(k.rel)))))
+				ops = append(ops, clientv3.OpDelete(s.key(k.rel)), clientv3.OpDelete(s.key(record.StateKey(path.Base(k.rel)))))
 			}
 		}
 		val, err := s.encode(sk, rec)
@@ -92,15 +80,15 @@ func (s *Store) ConsumeState(ctx context.Context, state string, now time.Time) (
 // links.ErrStateInvalid; one consumed when now is past its expiry fails
 // with links.ErrStateExpired (and is deleted too). Two requests.
 func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Time) (links.Request, error) {
-	if !wellFormedState(state) {
+	if !record.WellFormedState(state) {
 		err := s.do(ctx, "consume state", func(context.Context) error { return nil })
 		if err != nil {
 			return links.Request{}, err
 		}
-		return links.Request{}, fmt.Errorf("%w: malformed", links.ErrStateInvalid)
+		return links.Request{}, record.ErrStateMalformed
 	}
-	hash := stateHash(state)
-	sk := stateKey(hash)
+	hash := record.StateHash(state)
+	sk := record.StateKey(hash)
 	var (
 		req     links.Request
 		outcome error
@@ -109,23 +97,19 @@ func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Tim
 		req, outcome = links.Request{}, nil
 		k := v.get(sk)
 		if !k.found() {
-			outcome = fmt.Errorf("%w: never issued, already used, or purged", links.ErrStateInvalid)
+			outcome = record.ErrStateUnknown
 			return nil, nil
 		}
 		ops := []clientv3.Op{clientv3.OpDelete(s.key(sk))}
-		var rec stateRecord
+		var rec record.State
 		if err := s.decode(sk, k.value, &rec); err != nil {
 			// A record that cannot be read can never be used: drop it
 			// (its index entry goes with its lease).
-			outcome = fmt.Errorf("%w: %w", links.ErrStateInvalid, err)
+			outcome = record.StateUnreadable(err)
 			return ops, nil
 		}
 		ops = append(ops, clientv3.OpDelete(s.key(stateUserKey(rec.User, rec.Expires, hash))))
-		if now.After(rec.Expires) {
-			outcome = fmt.Errorf("%w: expired at %s", links.ErrStateExpired, rec.Expires.Format(time.RFC3339))
-		} else {
-			req = links.Request{User: rec.User, Interaction: rec.Interaction, At: rec.At}
-		}
+		req, outcome = rec.Consume(now)
 		return ops, nil
 	})
 	if err != nil {
@@ -135,15 +119,6 @@ func (s *Store) ConsumeLinkState(ctx context.Context, state string, now time.Tim
 		return links.Request{}, outcome
 	}
 	return req, nil
-}
-
-// wellFormedState reports whether state looks like one NewState returns.
-func wellFormedState(state string) bool {
-	if len(state) != links.StateLen {
-		return false
-	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(state)
-	return err == nil && len(b) == links.StateBytes
 }
 
 // expiredState is a state PurgeStates deletes: its record as read, and
@@ -165,10 +140,10 @@ type expiredState struct {
 func (s *Store) PurgeStates(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	err := s.do(ctx, "purge states", func(ctx context.Context) error {
-		return s.scanPages(ctx, "purge states", statePrefix, 0, func(kvs []kv) error {
+		return s.scanPages(ctx, "purge states", record.StatePrefix, 0, func(kvs []kv) error {
 			var expired []expiredState
 			for _, k := range kvs {
-				var rec stateRecord
+				var rec record.State
 				if err := s.decode(k.rel, k.value, &rec); err != nil {
 					s.log.Warn().Str("key", s.key(k.rel)).Err(err).Msg("deleting unreadable OAuth state")
 					expired = append(expired, expiredState{state: k})

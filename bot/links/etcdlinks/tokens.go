@@ -2,12 +2,12 @@ package etcdlinks
 
 import (
 	"context"
-	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // Token returns the stored OAuth token of account accountID, or an error
@@ -27,19 +27,19 @@ func (s *Store) Grant(ctx context.Context, accountID string) (*oauth2.Token, uin
 	if err := links.CheckID("account id", accountID); err != nil {
 		return nil, 0, err
 	}
-	tk := tokenKey(accountID)
-	var rec tokenRecord
+	tk := record.TokenKey(accountID)
+	var rec record.Token
 	err := s.lookup(ctx, "token", []read{readKey(tk)}, func(v *view) error {
 		found, err := s.record(v, tk, &rec)
 		if err == nil && !found {
-			err = fmt.Errorf("%w: account %q", links.ErrNoToken, accountID)
+			err = record.NoToken(accountID)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	return rec.token(), rec.Gen, nil
+	return rec.Token(), rec.Gen, nil
 }
 
 // SaveToken replaces the token of the linked account accountID with tok,
@@ -68,25 +68,22 @@ func (s *Store) saveToken(ctx context.Context, accountID string, tok *oauth2.Tok
 	if err := links.CheckToken(tok); err != nil {
 		return err
 	}
-	ak, tk := accountKey(accountID), tokenKey(accountID)
+	ak, tk := record.AccountKey(accountID), record.TokenKey(accountID)
 	// The account's record is read for its presence only: a default
 	// board set meanwhile is no reason to try again.
 	reads := []read{readExists(ak), readKey(tk)}
 	err := s.update(ctx, "save token", reads, func(_ context.Context, v *view) ([]clientv3.Op, error) {
 		if !v.get(ak).found() {
-			return nil, fmt.Errorf("%w: account %q is not linked; token not saved", links.ErrNoToken, accountID)
+			return nil, record.NotSaved(accountID)
 		}
-		var old tokenRecord
+		var old record.Token
 		if _, err := s.record(v, tk, &old); err != nil {
 			return nil, err
 		}
-		if checkGen && old.Gen != gen {
-			return nil, fmt.Errorf("%w: account %q is at grant %d, the token is of grant %d; token not saved",
-				links.ErrRelinked, accountID, old.Gen, gen)
+		if err := old.CheckGen(accountID, gen, checkGen); err != nil {
+			return nil, err
 		}
-		tr := newTokenRecord(tok)
-		tr.Gen = old.Gen
-		return s.puts(map[string]record{tk: tr})
+		return s.puts(map[string]record.Record{tk: record.NewToken(tok, old.Gen)})
 	})
 	if err != nil {
 		return err

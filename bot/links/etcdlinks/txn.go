@@ -10,6 +10,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/pinbot/pinbot/bot/links/internal/record"
 )
 
 // maxTxnOps is the most operations one etcd transaction may hold in each
@@ -63,7 +65,7 @@ func (v *view) get(rel string) kv { return v.keys[rel] }
 
 // record decodes the key rel of the view into rec; it reports false,
 // with no error, when the key is absent.
-func (s *Store) record(v *view, rel string, rec record) (bool, error) {
+func (s *Store) record(v *view, rel string, rec record.Record) (bool, error) {
 	k := v.get(rel)
 	if !k.found() {
 		return false, nil
