@@ -54,11 +54,11 @@ func TestDebianEtcdLeaderKilled(t *testing.T) {
 	if next, err := c.WaitLeader(lctx); err != nil || next == leader {
 		t.Fatalf("leader after member %d was killed: %d, %v", leader, next, err)
 	}
-	h.waitServed(accounts, 10*time.Second)
+	h.waitServed(accounts, 20*time.Second)
 
 	c.Restart(leader)
 	phase("killed member back", 3*time.Second)
-	h.waitServed(accounts, 10*time.Second)
+	h.waitServed(accounts, 20*time.Second)
 	stop()
 	wg.Wait()
 
