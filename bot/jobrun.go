@@ -48,13 +48,17 @@ func (b *Bot) RunJob(j actors.Job) {
 	}
 	// A recovered job is never sent again: its pin may exist. It is
 	// looked for on Pinterest (found: done; proven absent: back to the
-	// queue); when it cannot be, or the bot is closing, it ends as
-	// unknown at once, its slot never released.
+	// queue); when it cannot be, it ends as unknown at once, its slot
+	// never released. While the bot closes it stays running, and the
+	// next start hands it out again to look.
 	if j.Recovered {
 		unknown := actors.Outcome{Unknown: true, Result: jobResult{Outcome: jobUnknown, Reason: failOutcomeUnknown,
 			Why: "Pinbot restarted while sending it; the pin may exist, so it counts toward the limit"}.encode()}
 		name := b.storedAccountName(jctx, j.Account)
-		if lk, ok := b.recoveredLookup(jctx, j); ok && !b.isClosing() && b.resolveJobLater(jctx, j, q, name, lk, unknown) {
+		if lk, ok := b.recoveredLookup(jctx, j); ok && b.resolveJobLater(jctx, j, q, name, lk, unknown) {
+			return
+		}
+		if b.isClosing() {
 			return
 		}
 		b.endJob(jctx, j, unknown, q, name)
@@ -95,6 +99,11 @@ func (b *Bot) RunJob(j actors.Job) {
 	o, name, lk := b.runQueuedPin(pinterest.WithSendDeadline(ctx, by, eng.Now), j, q)
 	if lk != nil && b.resolveJobLater(jctx, j, q, name, *lk, o) {
 		return // the search ends the job
+	}
+	if lk != nil && b.isClosing() {
+		// Its outcome is unknown and no search starts while the bot
+		// closes: the job stays running, and the next start looks.
+		return
 	}
 	b.endJob(jctx, j, o, q, name)
 }

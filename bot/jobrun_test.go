@@ -1,12 +1,15 @@
 package bot
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 )
 
 // startedJob queues one pin of a one-image message by user on the full
@@ -41,8 +44,9 @@ func onJobTo(o *worldOptions) chan actors.Job {
 }
 
 // TestRecoveredJobWhileClosing: a recovered job the bot is handed while it
-// closes is ended as unknown: its slot is kept and it never goes back to
-// the queue (it may have been sent by the run that started it).
+// closes stays running, for the next start to look for its pin: its slot
+// is kept, it never goes back to the queue (it may have been sent by the
+// run that started it) and it is not reported "may exist".
 func TestRecoveredJobWhileClosing(t *testing.T) {
 	w, j := aliceStartedJob(t)
 	if err := w.bot.Close(w.ctx); err != nil {
@@ -51,11 +55,8 @@ func TestRecoveredJobWhileClosing(t *testing.T) {
 	j.Recovered = true
 	w.bot.RunJob(j)
 	js := w.jobs("acct")
-	if len(js) != 1 || js[0].State != actors.JobDone {
-		t.Fatalf("jobs after a recovered job ran at close: %+v, want it done", js)
-	}
-	if r, ok := decodeJobResult(js[0].Result); !ok || r.Outcome != jobUnknown {
-		t.Fatalf("result %+v, want unknown", r)
+	if len(js) != 1 || js[0].State != actors.JobRunning {
+		t.Fatalf("jobs after a recovered job ran at close: %+v, want it still running", js)
 	}
 	st, err := w.engine.Status(w.ctx, "acct")
 	if err != nil || st.Pending != 1 || st.Queued != 0 {
@@ -115,4 +116,40 @@ func aliceStartedJob(t *testing.T) (*world, actors.Job) {
 	user := w.addUser("alice")
 	w.link(user, "acct", "alice")
 	return w, startedJob(w, started, user)
+}
+
+// TestQueuedPinUnknownWhileClosing: a queued pin whose answer is lost
+// while the bot closes stays running, for the next start to look for its
+// pin, instead of ending "may exist": no search starts once Close has
+// begun.
+func TestQueuedPinUnknownWhileClosing(t *testing.T) {
+	w, alice, _, j, _ := queuedJobWorld(t)
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	f := pinteresttest.CreatedButFailed(http.StatusBadGateway)
+	f.Arrived, f.Until = arrived, release
+	w.ps.Inject(f)
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		w.bot.RunJob(j)
+	}()
+	<-arrived
+	closed := make(chan error, 1)
+	go func() { closed <- w.bot.Close(w.ctx) }()
+	<-w.bot.closingCh
+	close(release)
+	<-ran
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	js, _, err := w.engine.Jobs(w.ctx, "1001")
+	if err != nil || len(js) != 1 || js[0].State != actors.JobRunning {
+		t.Fatalf("jobs %+v (%v), want the job still running", js, err)
+	}
+	if st, err := w.engine.Status(w.ctx, "1001"); err != nil || st.Pending != 1 {
+		t.Fatalf("status %+v (%v), want its slot still pending", st, err)
+	}
+	if dms := w.dms(alice); strings.Contains(dms, "❔") {
+		t.Fatalf("DMs %q: the pin was reported \"may exist\"", dms)
+	}
 }

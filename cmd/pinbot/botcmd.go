@@ -40,6 +40,9 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		}
 		cluster = &app.ClusterConfig{Endpoints: cfg.etcdEndpoints, Addr: cfg.clusterAddr, Listener: pln, Key: cfg.clusterKey}
 	}
+	if cfg.lease > 0 {
+		cfg.engine.Lease = cfg.lease
+	}
 	a, err := app.Build(app.Config{
 		Cluster:       cluster,
 		EngineDir:     dir.engine(),
@@ -63,6 +66,8 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			NoUserRate: cfg.userRate.IsZero(),
 			// -1 (off) remembers nothing: bot.Config takes a negative value so.
 			RememberPinsFor: cfg.rememberPins,
+			SlotMargin:      cfg.slotMargin,
+			ListingLag:      cfg.listingLag,
 		},
 		Discord: discorduser.Config{
 			ClientSecret: cfg.discordClientSecret,
@@ -100,6 +105,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).Dur("remember_pins", cfg.rememberPins).
+		Dur("lease", cfg.engine.Lease).Dur("slot_margin", cfg.slotMargin).Dur("listing_lag", cfg.listingLag).
 		Strs("etcd_endpoints", cfg.etcdEndpoints).Str("cluster_addr", cfg.clusterAddr).
 		Msg("starting the bot")
 	if err := a.Start(ctx); err != nil {

@@ -18,20 +18,23 @@ import (
 )
 
 // audit checks the whole of TestDisgoGatewayCrashSoak's run once the bot
-// stopped cleanly, from what outlives every run: Pinterest's ledger (no
-// account over the limit in any rolling window, no picture pinned twice
-// to an account), the messages the Discord stand-in holds (every result
-// in the user's DMs or in the channel where its /pin ran), the lines in
-// which each run logged the jobs it found running, and the queue left in
-// the data directory dir (a job found running after a kill is never sent
-// again unless Pinterest lacks its pin: it ended pinned with its pin on
-// Pinterest, or unknown, or went back to the queue with its pin not on
-// Pinterest, or is still being looked for; no queued pin lost: each is
-// on Pinterest, or its user was told it failed or may exist, or it still
-// waits).
-func (s *soak) audit(dir layout, runs []*child) {
+// stopped cleanly, no job running or waiting, from what outlives every
+// run: Pinterest's ledger (no account over the limit in any rolling
+// window, no picture pinned twice to an account), the messages the
+// Discord stand-in holds (every result in the user's DMs or in the
+// channel where its /pin ran), the lines in which each run logged the
+// jobs it found running and the searches on Pinterest that resolved
+// them, and the queue left in the data directory dir. Every job found
+// running after a kill is resolved: found on Pinterest, it ended pinned
+// with the URL of its pin; proven absent, it went back to the queue and
+// was sent again, and ended pinned; none ended unknown ("may exist"),
+// none was sent twice. No queued pin is lost, none reported "may exist":
+// each is on Pinterest, and its job done. It returns what became of the
+// jobs found running, for the log.
+func (s *soak) audit(dir layout, runs []*child) soakResolved {
 	s.t.Helper()
 	made := map[pinKey]int{}
+	pinURL := map[pinKey]string{} // the page of the pin Pinterest holds
 	for _, p := range s.ps.Pins() {
 		k, ok := s.keyOf(p)
 		if !ok {
@@ -39,6 +42,7 @@ func (s *soak) audit(dir layout, runs []*child) {
 			continue
 		}
 		made[k]++
+		pinURL[k] = "https://www.pinterest.com/pin/" + p.ID + "/"
 	}
 	for k, n := range made {
 		if n > 1 {
@@ -73,24 +77,55 @@ func (s *soak) audit(dir layout, runs []*child) {
 		}
 	}
 	// A job found running after a kill may have sent its pin: it is
-	// looked for on Pinterest, and ends pinned (its pin there), or
-	// unknown, or goes back to the queue only when Pinterest lacks its
-	// pin (checked below for every waiting job). Those the store no
-	// longer keeps (it keeps the newest done jobs) cannot be checked.
-	for ref := range recoveredJobs(s.t, runs) {
+	// looked for on Pinterest once its slot's deadline and the listing's
+	// lag have passed, and ends pinned with its pin's URL when found, or
+	// goes back to the queue when Pinterest lacks its pin, runs again and
+	// ends pinned. The stand-in never fails a listing in the soak, so no
+	// search fails and none may end unknown. Those the store no longer
+	// keeps (it keeps the newest done jobs) cannot be checked.
+	recovered := recoveredJobs(s.t, runs)
+	how := resolutions(s.t, runs)
+	res := soakResolved{running: len(recovered)}
+	for ref := range recovered {
+		switch how[ref] {
+		case lookupFoundLog:
+			res.found++
+		case lookupAbsentLog:
+			res.requeued++
+		}
 		j, ok := stored[ref]
 		switch {
 		case !ok:
-		case j.state == persistence.JobDone && j.result.Outcome == "":
+			res.unkept++
+		case j.state != persistence.JobDone:
+			s.t.Errorf("job %d of account %s (%v) was found running after a kill, and is still %s at the end: never resolved", ref.id, ref.account, j.key, j.state)
+		case j.result.Outcome == "":
 			s.t.Errorf("job %d of account %s (%v) was found running after a kill, and ended with no result: its user is never told", ref.id, ref.account, j.key)
-		case j.state == persistence.JobDone && j.result.Outcome == "pinned" && made[j.key] == 0:
+		case j.result.Outcome == "pinned" && made[j.key] == 0:
 			s.t.Errorf("job %d of account %s (%v) was found running after a kill and ended pinned, but Pinterest does not hold its pin", ref.id, ref.account, j.key)
-		case j.state == persistence.JobDone && j.result.Outcome != "unknown" && j.result.Outcome != "pinned":
-			s.t.Errorf("job %d of account %s (%v) was found running after a kill, yet ended %s: it may only end pinned, unknown, or go back to the queue", ref.id, ref.account, j.key, j.result.Outcome)
+		case j.result.Outcome != "pinned":
+			s.t.Errorf("job %d of account %s (%v) was found running after a kill, yet ended %s (%s): it must end pinned, found on Pinterest or run again once proven absent",
+				ref.id, ref.account, j.key, j.result.Outcome, j.result.Why)
+		case j.result.PinURL != pinURL[j.key]:
+			s.t.Errorf("job %d of account %s (%v) was found running after a kill and ended pinned at %q, but Pinterest's pin is %s", ref.id, ref.account, j.key, j.result.PinURL, pinURL[j.key])
+		case how[ref] == "":
+			s.t.Errorf("job %d of account %s (%v) was found running after a kill and ended pinned, but no search on Pinterest resolved it", ref.id, ref.account, j.key)
+		}
+	}
+	// Every job has ended (see soak.waitResolved).
+	for ref, j := range stored {
+		if j.state != persistence.JobDone {
+			s.t.Errorf("job %d of account %s (%v) is %s at the end", ref.id, ref.account, j.key, j.state)
 		}
 	}
 	var pinned, failed, still, lost int
 	for k, q := range s.queued {
+		if told[k] == "❔" {
+			s.t.Errorf("%v, queued by %s in cycle %d, was reported \"may exist\": its outcome was never resolved", k, q.user.name, q.cycle)
+		}
+		if made[k] == 0 {
+			s.t.Errorf("%v, queued by %s in cycle %d, was never made", k, q.user.name, q.cycle)
+		}
 		switch mark := told[k]; {
 		case made[k] > 0:
 			pinned++
@@ -122,6 +157,60 @@ func (s *soak) audit(dir layout, runs []*child) {
 	}
 	s.t.Logf("audit: %d pins queued: %d made, %d reported failed or unknown, %d still queued (%d of them running), %d lost; %d result lines in DMs, %d in channels",
 		len(s.queued), pinned, failed, still, running, lost, inDMs, inChannels)
+	return res
+}
+
+// soakResolved is what became of the jobs found running after a kill.
+type soakResolved struct {
+	// running are the jobs found running; found those a search found on
+	// Pinterest, requeued those it proved absent (sent again since);
+	// unkept those the store no longer keeps.
+	running, found, requeued, unkept int
+}
+
+// The messages of the bot's searches for a pin of unknown outcome
+// (bot/resolve.go).
+const (
+	lookupFoundLog  = "pin of an unknown outcome found on Pinterest"
+	lookupAbsentLog = "pin of an unknown outcome not on Pinterest: it was never made"
+)
+
+// resolutions returns how the first search on Pinterest after a job was
+// found running resolved it (lookupFoundLog or lookupAbsentLog), from
+// the lines the runs logged, in order.
+func resolutions(t *testing.T, runs []*child) map[jobRef]string {
+	t.Helper()
+	out := map[jobRef]string{}
+	pending := map[jobRef]bool{}
+	for _, c := range runs {
+		for line := range strings.Lines(c.stderr()) {
+			var l struct {
+				Account string          `json:"account"`
+				Job     json.RawMessage `json:"job"`
+				Message string          `json:"message"`
+			}
+			if !strings.Contains(line, `"job"`) || json.Unmarshal([]byte(line), &l) != nil {
+				continue
+			}
+			// The engine logs the ID as a number, the bot's job context
+			// as a string.
+			id, err := strconv.ParseUint(strings.Trim(string(l.Job), `"`), 10, 64)
+			if err != nil {
+				continue
+			}
+			ref := jobRef{account: l.Account, id: id}
+			switch {
+			case strings.Contains(line, logRecovered):
+				if _, done := out[ref]; !done {
+					pending[ref] = true
+				}
+			case pending[ref] && (l.Message == lookupFoundLog || l.Message == lookupAbsentLog):
+				out[ref] = l.Message
+				delete(pending, ref)
+			}
+		}
+	}
+	return out
 }
 
 // results reads every result the bot delivered outside interactions

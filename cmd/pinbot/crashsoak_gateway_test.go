@@ -39,6 +39,7 @@ import (
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web/webtest"
+	"github.com/pinbot/pinbot/internal/control"
 )
 
 // Environment of TestDisgoGatewayCrashSoak.
@@ -59,6 +60,22 @@ const (
 const (
 	soakLimit  = 10
 	soakWindow = 5 * time.Second
+)
+
+// The timing of unknown outcomes the soak runs the bot under
+// (PINBOT_LEASE, PINBOT_SLOT_MARGIN, PINBOT_LISTING_LAG): short, so that
+// a job a kill left running is looked for on Pinterest soakLease plus
+// soakListingLag after its slot was reserved, within the last run at
+// least. soakLease is the shortest lease the bot takes (a request to
+// Pinterest is sent only while its whole timeout is left in the slot).
+// The slow proxy acts on a request within half a second of its arrival,
+// and the stand-in lists a pin as soon as it is made: the assumptions
+// hold. soakResolveWait bounds the last run's wait for every job to end.
+const (
+	soakLease       = 45 * time.Second
+	soakSlotMargin  = time.Second
+	soakListingLag  = time.Second
+	soakResolveWait = soakLease + time.Minute
 )
 
 // Log lines of the bot the soak watches for.
@@ -672,6 +689,41 @@ func (s *soak) missing() []pinKey {
 	return out
 }
 
+// waitResolved waits, the bot running on data directory dir, until no
+// job of any account is running or waiting: every job a kill left
+// running has been looked for on Pinterest and ended, or gone back to
+// the queue and run again. It polls the bot's queue through its control
+// socket (as `pinbot jobs` does), at most soakResolveWait.
+func (s *soak) waitResolved(dir layout) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, soakResolveWait)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var open []string
+		for _, u := range s.users {
+			jobs, err := control.FetchJobs(ctx, dir.control(), u.account)
+			if err != nil {
+				s.t.Fatalf("%s: the queue of %s: %v", s.phase, u.name, err)
+			}
+			for _, j := range jobs.Jobs {
+				if j.State == control.Running || j.State == control.Waiting {
+					open = append(open, fmt.Sprintf("job %d of %s %s (recovered %v, lease ends %v)", j.ID, u.name, j.State, j.Recovered, j.Deadline.Format(time.TimeOnly)))
+				}
+			}
+		}
+		if len(open) == 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			s.t.Fatalf("%s: %d jobs still open after %v, such as %s", s.phase, len(open), soakResolveWait, open[0])
+		}
+	}
+}
+
 // waitQueued waits until Pinterest holds every pin queued in the current
 // cycle, on a run that is not killed: each runs once a slot frees for
 // it (a lost answer too, whose pin Pinterest made).
@@ -795,8 +847,9 @@ const aboutToRun = 200 * time.Millisecond
 
 // soakUsers is how many users, each with an account, a run of cycles
 // needs: every kill leaves a few slots reserved until their leases end
-// (5 minutes, longer than most runs), so that accounts fill up as the
-// run goes on, and every cycle must still find accounts with room.
+// or their pins are found (soakLease, longer than the window), so that
+// accounts fill up within a cycle, and every cycle must still find
+// accounts with room.
 func soakUsers(cycles int) int { return 6 + cycles }
 
 // soakCounts are what the cycles did, for the checks at the end.
@@ -842,15 +895,20 @@ type soakCounts struct {
 // Pinterest made in the last window; and every cycle made pins and
 // queued some.
 //
-// The last run queues too and runs its queue to the end, then stops
-// cleanly, and the test checks the whole run against Pinterest's ledger,
-// the messages the Discord stand-in holds and the queue left in the data
-// directory (see soak.audit): no window over the limit, no picture
-// pinned twice to an account, no job found running after a kill ending
-// otherwise than unknown, no queued pin lost, every result in the user's
-// DMs or in the channel where its /pin ran. With 24 cycles, at least 20
-// kills come with queued pins due, and some during a shutdown right
-// after a start that found running jobs.
+// The bot runs with a short lease, slot margin and listing lag
+// (soakLease, soakSlotMargin, soakListingLag), so that a job found
+// running is looked for on Pinterest within the last run at latest. The
+// last run queues too and runs its queue to the end, waits until no job
+// is running or waiting, then stops cleanly, and the test checks the
+// whole run against Pinterest's ledger, the messages the Discord
+// stand-in holds and the queue left in the data directory (see
+// soak.audit): no window over the limit, no picture pinned twice to an
+// account, every job found running after a kill resolved (done with the
+// URL of its pin when Pinterest holds it, run again and done when
+// Pinterest lacks it, none "may exist"), every queued pin made, none
+// lost, every result in the user's DMs or in the channel where its /pin
+// ran. With 24 cycles, at least 20 kills come with queued pins due, and
+// some during a shutdown right after a start that found running jobs.
 //
 // PINBOT_BOT_SOAK_CYCLES sets the number of cycles (default 4);
 // PINBOT_BOT_SOAK_SEED replays a run's random choices (not its timing).
@@ -951,7 +1009,9 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 		"PINBOT_PIN_LIMIT="+strconv.Itoa(soakLimit), "PINBOT_PIN_WINDOW="+soakWindow.String(),
 		// The soak pins far more than a user's allowance, and links more
 		// accounts from one address than the listener allows.
-		"PINBOT_USER_RATE=off", "PINBOT_HTTP_RATE=off")
+		"PINBOT_USER_RATE=off", "PINBOT_HTTP_RATE=off",
+		"PINBOT_LEASE="+soakLease.String(), "PINBOT_SLOT_MARGIN="+soakSlotMargin.String(),
+		"PINBOT_LISTING_LAG="+soakListingLag.String())
 	runs := &soakRuns{t: t, ctx: ctx, env: env, conns: conns}
 
 	// A run still going when the test ends (it failed) is killed, after
@@ -1109,13 +1169,19 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 	}
 	t.Logf("final queue: %d queued", s.queueWave(queuers))
 	s.waitQueued()
+	// Every job the kills left running is due to be looked for within
+	// this run: wait until each has ended.
+	s.phase = "final resolve"
+	s.waitResolved(layout{dir: dataDir})
 	s.phase = "end"
 	cur.stop(ctx)
 	runs.settled()
 	detached, dropped, lost := slow.counts()
 	t.Logf("end: %d kills with queued pins due, %d after which the next start found running jobs, %d during a shutdown right after a start (%d of runs that had found running jobs); %d pins made after their bot died, %d POSTs forwarded detached, %d dropped, %d answers lost",
 		n.dueKills, n.runningKills, n.stopKills, n.stopKillsRecovered, n.late, detached, dropped, lost)
-	s.audit(layout{dir: dataDir}, runs.runs)
+	res := s.audit(layout{dir: dataDir}, runs.runs)
+	t.Logf("jobs found running after a kill: %d, resolved: %d found on Pinterest, %d proven absent and run again; %d no longer kept",
+		res.running, res.found, res.requeued, res.unkept)
 
 	// The cycles did what they are for: with 24 cycles, 20 kills with
 	// queued pins due, some of them during a shutdown right after a start

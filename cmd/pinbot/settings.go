@@ -16,6 +16,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/gctune"
 	"github.com/pinbot/pinbot/internal/limit/gcra"
@@ -161,6 +162,18 @@ var (
 		flag: "cluster-key-file", env: "PINBOT_CLUSTER_KEY_FILE", arg: "FILE", defHelp: "none",
 		help: "in a cluster, the peers' shared secret: at least 32 bytes, mode 0600, the same file on every member",
 	}
+	leaseOption = option{
+		flag: "lease", env: "PINBOT_LEASE", arg: "DURATION", def: "5m",
+		help: fmt.Sprintf("how long a reserved slot may stay neither used nor given back before it counts as a pin made at its end, %v to %v; every request for its pin ends --slot-margin before, and a pin needs %v of it to be sent", minLease, maxLease, minSendTime),
+	}
+	slotMarginOption = option{
+		flag: "slot-margin", env: "PINBOT_SLOT_MARGIN", arg: "DURATION", def: "1m",
+		help: fmt.Sprintf("how long Pinterest may take, at most, to act on a request whose answer never came (and the clocks to disagree), %v to %v and at most --lease less %v", minSlotMargin, maxSlotMargin, minSendTime),
+	}
+	listingLagOption = option{
+		flag: "listing-lag", env: "PINBOT_LISTING_LAG", arg: "DURATION", def: "1m",
+		help: fmt.Sprintf("how long after Pinterest made a pin its listing shows it, at most: a pin of unknown outcome is proven never made by a listing begun that long after Pinterest must have acted, %v to %v", minListingLag, maxListingLag),
+	}
 	userRateOption = option{
 		flag: "user-rate", env: "PINBOT_USER_RATE", arg: "RATE", def: "60/10m",
 		help: `units of work each Discord user may ask for (a /pin costs one per image, other commands one): N/PERIOD with an optional ",burst=B", or off`,
@@ -173,6 +186,24 @@ const (
 	maxReconcileEvery = 24 * time.Hour
 	minRememberPins   = time.Hour
 	maxRememberPins   = 3 * 365 * 24 * time.Hour
+)
+
+// Bounds of --lease, --slot-margin and --listing-lag: the timing of
+// unknown outcomes (docs/design.md, "Pinterest's ledger"). Short values
+// suit a test against stand-ins only: Pinterest's act delay and listing
+// lag are not known to be that short.
+const (
+	minLease      = 45 * time.Second
+	maxLease      = time.Hour
+	minSlotMargin = 500 * time.Millisecond
+	maxSlotMargin = 30 * time.Minute
+	minListingLag = 500 * time.Millisecond
+	maxListingLag = time.Hour
+	// minSendTime is the least time a slot's lease leaves to send its
+	// pin, the margin aside: a request to Pinterest is sent only while
+	// its whole timeout is left, and a pin may wait for a worker and
+	// fetch its message first.
+	minSendTime = pinterest.DefaultRequestTimeout + 10*time.Second
 )
 
 // Bounds of --pin-limit and --pin-window.
@@ -238,6 +269,7 @@ type settings struct {
 	memoryLimit                          setting
 	reconcileEvery, countAllPins         setting
 	rememberPins                         setting
+	lease, slotMargin, listingLag        setting
 	etcdEndpoints, clusterAddr           setting
 	clusterKeyFile                       setting
 }
@@ -272,6 +304,9 @@ func newSettings(getenv func(string) string) settings {
 		reconcileEvery:      setting{opt: &reconcileEveryOption},
 		countAllPins:        setting{opt: &countAllPinsOption},
 		rememberPins:        setting{opt: &rememberPinsOption},
+		lease:               setting{opt: &leaseOption},
+		slotMargin:          setting{opt: &slotMarginOption},
+		listingLag:          setting{opt: &listingLagOption},
 		etcdEndpoints:       setting{opt: &etcdEndpointsOption},
 		clusterAddr:         setting{opt: &clusterAddrOption},
 		clusterKeyFile:      setting{opt: &clusterKeyFileOption},
@@ -297,6 +332,7 @@ func (st *settings) all() []*setting {
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile, &st.memoryLimit,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
+		&st.lease, &st.slotMargin, &st.listingLag,
 		&st.etcdEndpoints, &st.clusterAddr, &st.clusterKeyFile,
 	}
 }
@@ -333,6 +369,7 @@ var allOptions = []*option{
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption, &memoryLimitOption,
 	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
+	&leaseOption, &slotMarginOption, &listingLagOption,
 	&etcdEndpointsOption, &clusterAddrOption, &clusterKeyFileOption,
 }
 
@@ -471,6 +508,10 @@ type botSettings struct {
 	// rememberPins is how long the pictures pinned are remembered; -1
 	// for not at all (off).
 	rememberPins time.Duration
+	// lease is the engine's reservation lease (actors.Config.Lease),
+	// slotMargin and listingLag bot.Config's: how long Pinterest may take
+	// to act on a request, and to list a pin it made.
+	lease, slotMargin, listingLag time.Duration
 	// etcdEndpoints, when set, make the bot one member of a cluster,
 	// reached by its peers at clusterAddr, sharing clusterKey.
 	etcdEndpoints []string
@@ -625,8 +666,36 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		}
 		b.rememberPins = d
 	}
+	st.checkTiming(errs, &b)
 	st.checkCluster(errs, &b)
 	return b
+}
+
+// checkTiming reads the lease, slot margin and listing lag into b. The
+// margin must leave minSendTime of the lease to send a pin in.
+func (st *settings) checkTiming(errs *configErrors, b *botSettings) {
+	b.lease = checkDuration(errs, &st.lease, minLease, maxLease, "5m")
+	b.slotMargin = checkDuration(errs, &st.slotMargin, minSlotMargin, maxSlotMargin, "1m")
+	b.listingLag = checkDuration(errs, &st.listingLag, minListingLag, maxListingLag, "1m")
+	if b.lease > 0 && b.slotMargin > 0 && b.lease-b.slotMargin < minSendTime {
+		errs.add(fmt.Errorf("invalid %s %s: want at most %s (%v) less %v, so that a pin has time to be sent in its slot",
+			st.slotMargin.name(), st.slotMargin.shown(), st.lease.name(), b.lease, minSendTime))
+	}
+}
+
+// checkDuration reads a duration setting from lo to hi, whole
+// milliseconds; a problem goes to errs, and 0 is returned.
+func checkDuration(errs *configErrors, s *setting, lo, hi time.Duration, example string) time.Duration {
+	d, err := time.ParseDuration(strings.TrimSpace(s.value))
+	switch {
+	case err != nil || d < lo || d > hi:
+		errs.add(fmt.Errorf("invalid %s %s: want a duration from %v to %v, such as %s", s.name(), s.shown(), lo, hi, example))
+	case d%time.Millisecond != 0:
+		errs.add(fmt.Errorf("invalid %s %s: want a whole number of milliseconds", s.name(), s.shown()))
+	default:
+		return d
+	}
+	return 0
 }
 
 // minClusterKey is the shortest peers' secret accepted.
@@ -765,6 +834,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.adminTokenFile,
 		&st.discordClientSecret, &st.discordOAuth,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
+		&st.lease, &st.slotMargin, &st.listingLag,
 	} {
 		if s.from != "" {
 			out = append(out, s.from)
