@@ -36,7 +36,9 @@ const (
 // account is still theirs and usable, pins the picture within the slot the
 // engine reserved, ends the job with its outcome and tells the user in a
 // digest. A job the engine hands out again after a restart (Recovered) is
-// never sent again: its pin may exist, and it is reported so.
+// never sent again while its pin may exist: it is looked for on Pinterest
+// (found: done with its address; proven absent: back at the head of the
+// queue), and reported unknown only when it cannot be looked for.
 func (b *Bot) RunJob(j actors.Job) {
 	eng := b.cfg.Engine
 	// Every line logged for the job carries its ID and, once its payload

@@ -138,7 +138,7 @@ func writeJobs(w io.Writer, jobs control.Jobs) error {
 			when = "lease ends " + exactTime(j.Deadline, a.At)
 			if j.Recovered {
 				state += " (recovered)"
-				result = "may exist: Pinbot stopped while sending it; never sent again"
+				result = "unknown yet: Pinbot stopped while sending it; looked for on Pinterest, never sent again unless proven absent"
 			}
 		case control.Waiting:
 			when = "starts " + exactTime(j.Due, a.At)
