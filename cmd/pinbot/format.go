@@ -119,7 +119,7 @@ func writeEarlierRules(w io.Writer, rules []control.Rule, at time.Time) error {
 func ruleText(r control.Rule, at time.Time) string {
 	until := r.Until.Local().Format(timeLayout) + " (" + relative(r.Until, at) + ")"
 	if r.Restore() {
-		return "no pin until " + until + ": the hold after the restore of a backup, whose later pins are unknown"
+		return "no pin until " + until + ": the hold after the restore of a backup, whose later pins are unknown, for the accounts not yet rebuilt from Pinterest's listing"
 	}
 	return fmt.Sprintf("%d pins per %s until %s: the limit and window before they were changed", r.Limit, windowNoun(r.Window), until)
 }
