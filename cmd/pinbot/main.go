@@ -85,6 +85,8 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv f
 		return restoreCommand(st, rest, stdout, stderr, getenv)
 	case "reconcile":
 		return reconcileCommand(st, rest, stdout, stderr, getenv)
+	case "cluster":
+		return clusterCommand(st, rest, stdout)
 	case "invite":
 		return inviteCommand(st, rest, stdout)
 	case "help":
@@ -214,7 +216,7 @@ func helpCommand(args []string, stdout io.Writer) error {
 	case len(args) > 1:
 		return &usageError{err: fmt.Errorf("help: want at most one command, got %d", len(args))}
 	case args[0] == "accounts", args[0] == "jobs", args[0] == "demo", args[0] == "backup", args[0] == "restore",
-		args[0] == "reconcile", args[0] == "invite":
+		args[0] == "reconcile", args[0] == "cluster", args[0] == "invite":
 		printUsage(stdout, args[0])
 	default:
 		return &usageError{err: fmt.Errorf("help: unknown command %q", args[0])}

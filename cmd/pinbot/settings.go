@@ -353,6 +353,8 @@ func commandOptions(cmd string) []*option {
 		return []*option{&dataDirOption, &logLevelOption, &pinLimitOption, &pinWindowOption}
 	case "invite":
 		return []*option{&discordTokenOption}
+	case "cluster":
+		return []*option{&logLevelOption, &etcdEndpointsOption}
 	}
 	return allOptions
 }

@@ -143,6 +143,16 @@ and is named in the log and on the dashboard; accounts linked later are
 read by the next try. A data directory a pinbot runs on is refused. See
 docs/design.md, "Backup and restore".
 `)
+	case "cluster":
+		b.WriteString(`Usage:
+  pinbot cluster [flags] status
+
+Reads from etcd (--etcd-endpoints) what the members of a pinbot cluster
+keep there, without joining it: the settings the first member stored,
+the live members with their addresses and the partitions each holds,
+and the partitions without an owner. See docs/design.md, "Several
+processes".
+`)
 	case "invite":
 		fmt.Fprintf(&b, `Usage:
   pinbot invite [flags]
@@ -176,6 +186,7 @@ Usage:
   pinbot [flags] backup [flags] FILE   back up the data directory to FILE, while pinbot runs too
   pinbot [flags] restore [flags] FILE  restore the backup FILE into the data directory
   pinbot [flags] reconcile [flags]     after the data directory was lost: count each account's pins from Pinterest
+  pinbot [flags] cluster status        what etcd says of a cluster of pinbots (--etcd-endpoints)
   pinbot [flags] invite [flags]        print the address that adds the bot of %[4]s to a server
   pinbot help [command]                show this help, or the help of a command
 `, actors.DefaultLimit, windowNoun(actors.DefaultWindow), adj, discordTokenEnv)

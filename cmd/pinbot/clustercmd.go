@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/pinbot/pinbot/internal/cluster"
+	"github.com/pinbot/pinbot/internal/clusterconf"
+	"github.com/pinbot/pinbot/internal/partition"
+)
+
+// clusterPrefix is the etcd key prefix of pinbot's cluster (as the bot
+// uses it: internal/app's default).
+const clusterPrefix = "/pinbot/"
+
+// clusterTimeout bounds the etcd reads of cluster status.
+const clusterTimeout = 10 * time.Second
+
+// clusterCommand serves "pinbot cluster status": what etcd says of the
+// cluster, read without joining it.
+func clusterCommand(st settings, args []string, stdout io.Writer) error {
+	flags := newFlagSet("cluster")
+	st.bind(flags, "cluster")
+	if err := parseFlags(flags, "cluster", args, stdout); err != nil {
+		return err
+	}
+	st.noteFlags(flags)
+	if flags.NArg() != 1 || flags.Arg(0) != "status" {
+		return &usageError{cmd: "cluster", err: errors.New("cluster: want the subcommand status")}
+	}
+	var endpoints []string
+	for _, e := range strings.Split(st.etcdEndpoints.value, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			endpoints = append(endpoints, e)
+		}
+	}
+	if len(endpoints) == 0 {
+		return &usageError{cmd: "cluster", err: fmt.Errorf("cluster status needs %s: the etcd cluster to read", st.etcdEndpoints.both())}
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("cluster status: etcd client: %w", err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	s, err := readClusterStatus(ctx, cli, partition.NewKeys(clusterPrefix))
+	if err != nil {
+		return fmt.Errorf("cluster status: %w (etcd at %s)", err, strings.Join(endpoints, ", "))
+	}
+	printClusterStatus(stdout, s)
+	return nil
+}
+
+// clusterStatus is what cluster status shows.
+type clusterStatus struct {
+	settings clusterconf.Settings
+	stored   bool
+	members  []memberStatus
+	// unowned are the partitions no member holds now.
+	unowned int
+	// strays count partitions held by a key whose member key is gone
+	// (its lease about to expire).
+	strays int
+}
+
+type memberStatus struct {
+	info cluster.MemberInfo
+	held int
+}
+
+// readClusterStatus reads the settings, member keys and owner keys under
+// keys at one etcd revision.
+func readClusterStatus(ctx context.Context, cli *clientv3.Client, keys partition.Keys) (clusterStatus, error) {
+	var s clusterStatus
+	resp, err := cli.Txn(ctx).Then(
+		clientv3.OpGet(keys.Settings()),
+		clientv3.OpGet(keys.Members(), clientv3.WithPrefix()),
+		clientv3.OpGet(keys.Owners(), clientv3.WithPrefix()),
+	).Commit()
+	if err != nil {
+		return s, err
+	}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+		if err := json.Unmarshal(kvs[0].Value, &s.settings); err != nil {
+			return s, fmt.Errorf("the cluster's settings are unreadable: %w", err)
+		}
+		s.stored = true
+	}
+	byID := map[string]*memberStatus{}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		var info cluster.MemberInfo
+		if err := json.Unmarshal(kv.Value, &info); err != nil {
+			return s, fmt.Errorf("member key %s is unreadable: %w", kv.Key, err)
+		}
+		info.ID = strings.TrimPrefix(string(kv.Key), keys.Members())
+		s.members = append(s.members, memberStatus{info: info})
+	}
+	for i := range s.members {
+		byID[s.members[i].info.ID] = &s.members[i]
+	}
+	owned := 0
+	for _, kv := range resp.Responses[2].GetResponseRange().Kvs {
+		owned++
+		if m := byID[string(kv.Value)]; m != nil {
+			m.held++
+		} else {
+			s.strays++
+		}
+	}
+	if s.stored {
+		s.unowned = max(s.settings.Partitions-owned, 0)
+	}
+	slices.SortFunc(s.members, func(a, b memberStatus) int { return strings.Compare(a.info.ID, b.info.ID) })
+	return s, nil
+}
+
+func printClusterStatus(w io.Writer, s clusterStatus) {
+	if !s.stored {
+		fmt.Fprintln(w, "No pinbot cluster in this etcd: no member has started.")
+		return
+	}
+	st := s.settings
+	fmt.Fprintf(w, "Settings: %d partitions, %d pins per %s, lease %s, %d gateway shards\n",
+		st.Partitions, st.Limit, windowNoun(st.Window), st.Lease, st.Shards)
+	fmt.Fprintf(w, "Members: %d\n", len(s.members))
+	if len(s.members) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+		fmt.Fprintf(tw, "MEMBER\tADDRESS\tSTARTED\tPARTITIONS\n")
+		for _, m := range s.members {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", m.info.ID, m.info.Addr, m.info.Started.UTC().Format(time.RFC3339), m.held)
+		}
+		tw.Flush()
+	}
+	switch {
+	case s.unowned == 0 && s.strays == 0:
+		fmt.Fprintln(w, "Every partition has an owner.")
+	default:
+		if s.unowned > 0 {
+			fmt.Fprintf(w, "%d partitions have no owner: their accounts wait for a member to take them.\n", s.unowned)
+		}
+		if s.strays > 0 {
+			fmt.Fprintf(w, "%d partitions are held by a member that is gone: they move once its lease expires.\n", s.strays)
+		}
+	}
+}
