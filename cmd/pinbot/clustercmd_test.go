@@ -94,4 +94,3 @@ func TestClusterStatus(t *testing.T) {
 		t.Errorf("cluster stats: %q", r.stderr)
 	}
 }
-
