@@ -325,28 +325,7 @@ func TestNeverOverTheLimitAcrossFailover(t *testing.T) {
 		}
 	}
 	// Every pin still in its window is counted by the account's owner.
-	now := time.Now()
-	for _, acct := range accounts {
-		n := h.serving(acct)
-		if n == nil {
-			t.Fatalf("%s served by no node at the end", acct)
-		}
-		st, err := n.Engine.Status(context.Background(), acct)
-		if err != nil {
-			t.Fatalf("Status(%s): %v", acct, err)
-		}
-		recent := 0
-		l.mu.Lock()
-		for _, ts := range l.pins[acct] {
-			if now.Sub(ts) < testWindow-200*time.Millisecond {
-				recent++
-			}
-		}
-		l.mu.Unlock()
-		if st.Used < recent {
-			t.Errorf("account %s: its owner counts %d, but %d pins were made in the last window", acct, st.Used, recent)
-		}
-	}
+	checkOwnersCount(t, h, l, accounts)
 }
 
 // TestStaleFenceRefused: a node whose partition was taken over while it
@@ -449,6 +428,35 @@ func TestClockSkewBounds(t *testing.T) {
 			t.Errorf("a mark %v ahead: waited %v, want about %v", tt.ahead, slept, tt.ahead)
 		case tt.ahead <= 0 && len(slept) != 0:
 			t.Errorf("a mark behind the clock: waited %v, want no wait", slept)
+		}
+	}
+}
+
+// checkOwnersCount fails the test if the owner of some account counts
+// fewer pins than were made in its last window: an acknowledged pin
+// forgotten.
+func checkOwnersCount(t *testing.T, h *harness, l *ledger, accounts []string) {
+	t.Helper()
+	now := time.Now()
+	for _, acct := range accounts {
+		n := h.serving(acct)
+		if n == nil {
+			t.Fatalf("%s served by no node at the end", acct)
+		}
+		st, err := n.Engine.Status(context.Background(), acct)
+		if err != nil {
+			t.Fatalf("Status(%s): %v", acct, err)
+		}
+		recent := 0
+		l.mu.Lock()
+		for _, ts := range l.pins[acct] {
+			if now.Sub(ts) < testWindow-200*time.Millisecond {
+				recent++
+			}
+		}
+		l.mu.Unlock()
+		if st.Used < recent {
+			t.Errorf("account %s: its owner counts %d, but %d pins were made in the last window", acct, st.Used, recent)
 		}
 	}
 }
