@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
+	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/internal/reconcile"
@@ -20,13 +21,15 @@ import (
 // Defaults of Config.
 const (
 	// DefaultSlotMargin is how long after a request ended Pinterest is
-	// assumed to have acted on it, at most: the bot's SlotMargin.
-	DefaultSlotMargin = time.Minute
+	// assumed to have acted on it, at most: the bot's default SlotMargin.
+	DefaultSlotMargin = bot.DefaultSlotMargin
 	// DefaultListingLag is how long after Pinterest made a pin its
-	// listing is assumed to show it, at most: the bot's ListingLag.
-	DefaultListingLag = time.Minute
-	// DefaultSkew is how far Pinterest's clock may lag the engine's.
-	DefaultSkew = time.Minute
+	// listing is assumed to show it, at most: the bot's default
+	// ListingLag.
+	DefaultListingLag = bot.DefaultListingLag
+	// DefaultSkew is how far Pinterest's clock may lag the engine's, as
+	// the reconciliation assumes.
+	DefaultSkew = reconcile.DefaultSkew
 	// DefaultRetryEvery is the interval between rounds while some
 	// linked account is still held.
 	DefaultRetryEvery = 5 * time.Minute
