@@ -88,9 +88,9 @@ func BenchmarkClusterGrants(b *testing.B) {
 // BenchmarkEtcdFencedTxns measures etcd alone doing what the members'
 // store does for a grant: a Txn per batch of writes, each batch
 // conditional on its partition's owner key, by 256 callers over the same
-// three-member etcd, with 18 writes per Txn (what BenchmarkClusterGrants'
-// txns/decision works out to: about 9 decisions of 2 writes each) and
-// with 64. It is the limit of this design: the members cannot go faster
+// three-member etcd, at two batch sizes: compare the cluster with the
+// one nearest its own (BenchmarkClusterGrants' txns/decision, each
+// decision writing twice). It is the limit of this design: the members cannot go faster
 // than etcd commits their fenced Txns.
 func BenchmarkEtcdFencedTxns(b *testing.B) {
 	for _, batch := range []int{18, 64} {
