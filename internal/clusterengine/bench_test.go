@@ -90,8 +90,8 @@ func BenchmarkClusterGrants(b *testing.B) {
 // conditional on its partition's owner key, by 256 callers over the same
 // three-member etcd, at two batch sizes: compare the cluster with the
 // one nearest its own (BenchmarkClusterGrants' txns/decision, each
-// decision writing twice). It is the limit of this design: the members cannot go faster
-// than etcd commits their fenced Txns.
+// decision writing twice). It is the limit of this design: the members
+// cannot go faster than etcd commits their fenced Txns.
 func BenchmarkEtcdFencedTxns(b *testing.B) {
 	for _, batch := range []int{18, 64} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchFencedTxns(b, batch) })
