@@ -83,6 +83,10 @@ type Config struct {
 	// is deleted all the same.
 	Release func(ctx context.Context, p partition.ID) error
 
+	// Shards, when its Count is not 0, makes the member hold gateway
+	// shards too (see ShardConfig).
+	Shards ShardConfig
+
 	hooks hooks
 }
 
@@ -121,6 +125,12 @@ type MemberInfo struct {
 	Started time.Time `json:"started"`
 	// Partitions is the partition count it runs with.
 	Partitions int `json:"partitions"`
+	// Shards is the gateway shard count it runs with; 0: it holds no
+	// shards.
+	Shards int `json:"shards,omitempty"`
+	// Suspended, when not "", says why it gives up its partitions and
+	// acquires none (Member.Suspend): owners are picked without it.
+	Suspended string `json:"suspended,omitempty"`
 }
 
 // Validate reports the first setting that is missing or out of range,
@@ -150,7 +160,7 @@ func (c Config) Validate() error {
 	case c.Release == nil:
 		return errors.New("cluster: Config.Release is nil")
 	}
-	return nil
+	return c.Shards.validate()
 }
 
 func (c Config) withDefaults() Config {

@@ -1,7 +1,11 @@
 // Package cluster runs a pinbot process as one member of a cluster that
 // shares its accounts through etcd: who the members are, which member
 // owns each partition (package partition), and when a member may serve a
-// partition and write its state.
+// partition and write its state. The gateway's shards are leased by the
+// same protocol (ShardConfig: owner keys under owners/shards/, a
+// rendezvous weight of their own), beside an IdentifyLimiter that spaces
+// the members' IDENTIFYs and ShardSessions that carry a shard's session
+// to its next holder.
 //
 // # Usage
 //

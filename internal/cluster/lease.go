@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +26,7 @@ func (m *Member) register(ctx context.Context) error {
 	key := m.keys.Member(m.id)
 	resp, err := m.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, m.value, clientv3.WithLease(g.ID))).
+		Then(clientv3.OpPut(key, m.memberValue(), clientv3.WithLease(g.ID))).
 		Commit()
 	if err == nil && !resp.Succeeded {
 		err = ErrMemberExists
@@ -213,34 +214,46 @@ func (m *Member) checkDeadline() {
 	m.changed()
 }
 
-// loseAllLocked drops every tenure. It returns the partitions being served,
-// whose Lost the caller must call with callLost while it holds m.lossMu;
-// a tenure whose callback runs is told by its lost flag (and Release by
-// its context). m.mu is held.
-func (m *Member) loseAllLocked() []partition.ID {
-	var out []partition.ID
-	for p, t := range m.held {
+// loseAllLocked drops every tenure. It returns the partitions and shards
+// being served, whose Lost the caller must call with callLost while it
+// holds m.lossMu; a tenure whose callback runs is told by its lost flag
+// (and Release by its context). m.mu is held.
+func (m *Member) loseAllLocked() []res {
+	var out []res
+	for r, t := range m.held {
 		t.lost = true
-		delete(m.held, p)
+		delete(m.held, r)
 		switch t.state {
 		case serving:
-			out = append(out, p)
+			out = append(out, r)
 		case releasing:
 			t.cancel()
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b res) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return cmp.Compare(a.n, b.n)
+	})
 	return out
 }
 
-// callLost calls Lost for each partition of a loseAllLocked.
-func (m *Member) callLost(ps []partition.ID) {
-	for _, p := range ps {
-		m.lost(p)
+// callLost calls Lost for each resource of a loseAllLocked.
+func (m *Member) callLost(rs []res) {
+	for _, r := range rs {
+		m.lost(r)
 	}
 }
 
-func (m *Member) lost(p partition.ID) {
+// lost calls r's Lost callback and tells the observer.
+func (m *Member) lost(r res) {
+	if r.kind == shardRes {
+		m.cfg.Shards.Lost(int(r.n))
+		m.observeShard(func(o ShardObserver) { o.ShardLost(int(r.n)) })
+		return
+	}
+	p := partition.ID(r.n)
 	m.cfg.Lost(p)
 	m.observe(func(o Observer) { o.Lost(p) })
 }

@@ -65,21 +65,27 @@ type Member struct {
 	lapsed        bool             // the deadline passed, or no lease: nothing held
 	stopKeepAlive context.CancelFunc
 	registered    int64 // revision of the member key's put
-	held          map[partition.ID]*tenure
-	retryAt       map[partition.ID]time.Duration // no acquisition before, after Acquired failed
+	held          map[res]*tenure
+	retryAt       map[res]time.Duration // no acquisition before, after Acquired failed
 	view          view
 	synced        bool
 	closing       bool
+	susp          suspension // Suspend, Resume (suspend.go)
 }
 
-// tenure is one holding of a partition: from the owner key's creation to
-// its deletion, or to its loss.
+// tenure is one holding of a partition or a shard: from the owner key's
+// creation to its deletion, or to its loss.
 type tenure struct {
-	p      partition.ID
-	fence  partition.Fence
+	r      res
+	rev    int64 // the owner key's create revision
 	state  tenureState
 	lost   bool               // no longer held; whoever runs its callback calls Lost
 	cancel context.CancelFunc // ends Release's context while releasing
+}
+
+// fence is a partition's tenure's fencing token.
+func (t *tenure) fence() partition.Fence {
+	return partition.Fence{Partition: partition.ID(t.r.n), Revision: t.rev}
 }
 
 type tenureState uint8
@@ -107,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	value, err := json.Marshal(MemberInfo{Addr: cfg.Addr, Started: time.Now().UTC(), Partitions: cfg.Partitions})
+	value, err := json.Marshal(MemberInfo{Addr: cfg.Addr, Started: time.Now().UTC(), Partitions: cfg.Partitions, Shards: cfg.Shards.Count})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: member value: %w", err)
 	}
@@ -123,8 +129,8 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		deadlineCh: make(chan struct{}, 1),
 		closeCh:    make(chan *closeReq),
 		done:       make(chan struct{}),
-		held:       make(map[partition.ID]*tenure),
-		retryAt:    make(map[partition.ID]time.Duration),
+		held:       make(map[res]*tenure),
+		retryAt:    make(map[res]time.Duration),
 		lapsed:     true,
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -164,6 +170,9 @@ func (m *Member) checkPeers(ctx context.Context) error {
 		if !m.compatible(mk.info) {
 			return fmt.Errorf("cluster: member %s runs %d partitions, this one %d", id, mk.info.Partitions, m.cfg.Partitions)
 		}
+		if n := mk.info.Shards; n != 0 && m.cfg.Shards.Count != 0 && n != m.cfg.Shards.Count {
+			return fmt.Errorf("cluster: member %s runs %d gateway shards, this one %d", id, n, m.cfg.Shards.Count)
+		}
 	}
 	return nil
 }
@@ -184,11 +193,11 @@ func (m *Member) Fence(p partition.ID) (partition.Fence, bool) {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.held[p]
+	t := m.held[partitionOf(p)]
 	if t == nil || m.lapsed || now >= m.deadline {
 		return partition.Fence{}, false
 	}
-	return t.fence, true
+	return t.fence(), true
 }
 
 // Serving returns the fencing token of account's partition if this member
@@ -199,14 +208,14 @@ func (m *Member) Serving(account string) (partition.Fence, error) {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.held[p]
+	t := m.held[partitionOf(p)]
 	switch {
 	case t == nil || m.lapsed || now >= m.deadline:
 		return partition.Fence{}, ErrNotOwner
 	case t.state != serving:
 		return partition.Fence{}, ErrMoved
 	}
-	return t.fence, nil
+	return t.fence(), nil
 }
 
 // OwnerOf returns the member that holds account's partition, as this
@@ -219,7 +228,7 @@ func (m *Member) OwnerOf(account string) (MemberInfo, bool) {
 	p := partition.Of(account, m.cfg.Partitions)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	o, ok := m.view.owners[p]
+	o, ok := m.view.owners[partitionOf(p)]
 	if !ok {
 		return MemberInfo{}, false
 	}
@@ -252,8 +261,10 @@ func (m *Member) Members() []MemberInfo {
 func (m *Member) Held() []partition.ID {
 	m.mu.Lock()
 	out := make([]partition.ID, 0, len(m.held))
-	for p := range m.held {
-		out = append(out, p)
+	for r := range m.held {
+		if r.kind == partitionRes {
+			out = append(out, partition.ID(r.n))
+		}
 	}
 	m.mu.Unlock()
 	slices.Sort(out)
@@ -275,13 +286,15 @@ type Status struct {
 	Ready bool `json:"ready"`
 	// Synced says the view of members and owners follows etcd's watch.
 	Synced bool `json:"synced"`
-	// Held counts the partitions held, Moving those of them being
-	// acquired or handed over.
-	Held   int `json:"held"`
-	Moving int `json:"moving"`
+	// Held counts the partitions held and HeldShards the gateway shards,
+	// Moving those of either being acquired or handed over.
+	Held       int `json:"held"`
+	HeldShards int `json:"held_shards"`
+	Moving     int `json:"moving"`
 	// Members counts the live members seen.
 	Members    int  `json:"members"`
 	Partitions int  `json:"partitions"`
+	Shards     int  `json:"shards"`
 	Closing    bool `json:"closing"`
 }
 
@@ -298,12 +311,17 @@ func (m *Member) Status() Status {
 		Remaining:  max(m.deadline-now, 0),
 		Ready:      m.readyLocked(now),
 		Synced:     m.synced,
-		Held:       len(m.held),
 		Members:    len(m.view.members),
 		Partitions: m.cfg.Partitions,
+		Shards:     m.cfg.Shards.Count,
 		Closing:    m.closing,
 	}
-	for _, t := range m.held {
+	for r, t := range m.held {
+		if r.kind == shardRes {
+			s.HeldShards++
+		} else {
+			s.Held++
+		}
 		if t.state != serving {
 			s.Moving++
 		}
@@ -379,4 +397,10 @@ func (m *Member) opTimeout() time.Duration {
 		return m.ttl
 	}
 	return ttlSeconds(m.cfg.LeaseTTL)
+}
+
+func (m *Member) observeShard(f func(ShardObserver)) {
+	if o, ok := m.cfg.Observer.(ShardObserver); ok {
+		f(o)
+	}
 }

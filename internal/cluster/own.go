@@ -171,12 +171,18 @@ func (m *Member) applyWatch(wr clientv3.WatchResponse) {
 
 // plan is what the member should do, from its view.
 type plan struct {
-	gone     []partition.ID    // held, but their key is gone
-	stale    []partition.Fence // owner keys under this lease that no tenure holds
-	handover []*tenure         // held, another member's by rendezvous
-	acquire  []partition.ID    // this member's by rendezvous, without an owner
-	reput    bool              // the member key is gone while the lease lives
-	retry    time.Duration     // when to look again, 0: at the next event
+	gone     []res         // held, but their key is gone
+	stale    []ownedKey    // owner keys under this lease that no tenure holds
+	handover []*tenure     // held, another member's by rendezvous
+	acquire  []res         // this member's by rendezvous, without an owner
+	reput    bool          // the member key is gone while the lease lives
+	retry    time.Duration // when to look again, 0: at the next event
+}
+
+// ownedKey is an owner key of r whose create revision is rev.
+type ownedKey struct {
+	r   res
+	rev int64
 }
 
 func (m *Member) plan() plan {
@@ -193,47 +199,62 @@ func (m *Member) plan() plan {
 		pl.reput = m.view.rev >= m.registered
 		return pl
 	}
-	live := make([]string, 0, len(m.view.members))
+	var live, shardLive []string
 	for id, mk := range m.view.members {
 		if m.compatible(mk.info) {
-			live = append(live, id)
+			if !m.suspendedLocked(id, mk.info) {
+				live = append(live, id)
+			}
+			if m.runsShards(mk.info) {
+				shardLive = append(shardLive, id)
+			}
 		}
 	}
 	slices.Sort(live)
+	slices.Sort(shardLive)
 	for i := range m.cfg.Partitions {
 		p := partition.ID(i)
-		o, owned := m.view.owners[p]
-		if t := m.held[p]; t != nil {
-			if m.view.rev >= t.fence.Revision && (!owned || o.create != t.fence.Revision) {
-				t.lost = true
-				delete(m.held, p)
-				pl.gone = append(pl.gone, p)
-			} else if desired(live, p) != m.id {
-				pl.handover = append(pl.handover, t)
-			}
-			continue
-		}
-		if owned {
-			if o.member == m.id && o.lease == m.lease {
-				pl.stale = append(pl.stale, partition.Fence{Partition: p, Revision: o.create})
-			}
-			continue
-		}
-		if desired(live, p) != m.id {
-			continue
-		}
-		if at, ok := m.retryAt[p]; ok {
-			if at > now {
-				if pl.retry == 0 || at < pl.retry {
-					pl.retry = at
-				}
-				continue
-			}
-			delete(m.retryAt, p)
-		}
-		pl.acquire = append(pl.acquire, p)
+		m.planLocked(&pl, partitionOf(p), desired(live, p), now)
+	}
+	for s := range m.cfg.Shards.Count {
+		m.planLocked(&pl, shardOf(s), desiredShard(shardLive, s), now)
 	}
 	return pl
+}
+
+// planLocked adds to pl what to do about r, whose desired owner is want.
+// m.mu is held.
+func (m *Member) planLocked(pl *plan, r res, want string, now time.Duration) {
+	o, owned := m.view.owners[r]
+	if t := m.held[r]; t != nil {
+		if m.view.rev >= t.rev && (!owned || o.create != t.rev) {
+			t.lost = true
+			delete(m.held, r)
+			pl.gone = append(pl.gone, r)
+		} else if want != m.id {
+			pl.handover = append(pl.handover, t)
+		}
+		return
+	}
+	if owned {
+		if o.member == m.id && o.lease == m.lease {
+			pl.stale = append(pl.stale, ownedKey{r: r, rev: o.create})
+		}
+		return
+	}
+	if want != m.id {
+		return
+	}
+	if at, ok := m.retryAt[r]; ok {
+		if at > now {
+			if pl.retry == 0 || at < pl.retry {
+				pl.retry = at
+			}
+			return
+		}
+		delete(m.retryAt, r)
+	}
+	pl.acquire = append(pl.acquire, r)
 }
 
 // reconcile carries out the plan. It returns when to look again if
@@ -243,9 +264,9 @@ func (m *Member) reconcile() time.Duration {
 	m.lossMu.Lock()
 	m.lossMu.Unlock()
 	pl := m.plan()
-	for _, p := range pl.gone {
-		m.log.Warn().Uint32("partition", uint32(p)).Msg("owner key gone: partition lost")
-		m.lost(p)
+	for _, r := range pl.gone {
+		m.log.Warn().Uint32(r.field(), r.n).Msg("owner key gone: " + r.field() + " lost")
+		m.lost(r)
 	}
 	if len(pl.gone) > 0 {
 		m.changed()
@@ -255,8 +276,8 @@ func (m *Member) reconcile() time.Duration {
 		failed = true
 	}
 	var mu sync.Mutex
-	parallel(m.cfg.Parallel, pl.stale, func(f partition.Fence) {
-		if err := m.deleteOwner(f); err != nil {
+	parallel(m.cfg.Parallel, pl.stale, func(k ownedKey) {
+		if err := m.deleteOwner(k.r, k.rev); err != nil {
 			mu.Lock()
 			failed = true
 			mu.Unlock()
@@ -264,7 +285,7 @@ func (m *Member) reconcile() time.Duration {
 	})
 	if len(pl.handover) > 0 {
 		parallel(m.cfg.Parallel, pl.handover, func(t *tenure) { m.handover(m.ctx, t) })
-		m.log.Info().Int("partitions", len(pl.handover)).Msg("handed over")
+		m.log.Info().Int("resources", len(pl.handover)).Msg("handed over")
 	}
 	if len(pl.acquire) > 0 && m.acquireAll(pl.acquire) != nil {
 		failed = true
@@ -289,7 +310,7 @@ func (m *Member) reput() error {
 	key := m.keys.Member(m.id)
 	resp, err := m.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, m.value, clientv3.WithLease(lease))).
+		Then(clientv3.OpPut(key, m.memberValue(), clientv3.WithLease(lease))).
 		Commit()
 	switch {
 	case isLeaseNotFound(err):
@@ -309,21 +330,21 @@ func (m *Member) reput() error {
 	return nil
 }
 
-// acquireAll acquires partitions, Parallel at a time; after an etcd error
-// it starts no more and returns the error.
-func (m *Member) acquireAll(ps []partition.ID) error {
+// acquireAll acquires partitions and shards, Parallel at a time; after an
+// etcd error it starts no more and returns the error.
+func (m *Member) acquireAll(rs []res) error {
 	var (
 		mu    sync.Mutex
 		first error
 	)
-	parallel(m.cfg.Parallel, ps, func(p partition.ID) {
+	parallel(m.cfg.Parallel, rs, func(r res) {
 		mu.Lock()
 		stop := first != nil
 		mu.Unlock()
 		if stop {
 			return
 		}
-		if err := m.acquire(p); err != nil {
+		if err := m.acquire(r); err != nil {
 			mu.Lock()
 			if first == nil {
 				first = err
@@ -332,24 +353,24 @@ func (m *Member) acquireAll(ps []partition.ID) error {
 		}
 	})
 	if first != nil {
-		m.log.Warn().Err(first).Msg("acquire partitions")
+		m.log.Warn().Err(first).Msg("acquire partitions or shards")
 	}
 	return first
 }
 
-// acquire creates p's owner key under the lease if nobody holds it, calls
-// Acquired with its create revision as the fence, and serves p. It returns
-// an error only for a failed etcd request.
-func (m *Member) acquire(p partition.ID) error {
+// acquire creates r's owner key under the lease if nobody holds it, calls
+// its Acquired (a partition's with the key's create revision as the fence),
+// and serves r. It returns an error only for a failed etcd request.
+func (m *Member) acquire(r res) error {
 	now := m.clock.Now()
 	m.mu.Lock()
 	lease := m.lease
-	ok := lease != 0 && !m.lapsed && !m.closing && now < m.deadline && m.held[p] == nil
+	ok := lease != 0 && !m.lapsed && !m.closing && now < m.deadline && m.held[r] == nil
 	m.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	key := m.keys.Owner(p)
+	key := m.ownerKey(r)
 	ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
 	resp, err := m.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
@@ -360,12 +381,12 @@ func (m *Member) acquire(p partition.ID) error {
 		if isLeaseNotFound(err) {
 			m.leaseExpired(lease)
 		}
-		return fmt.Errorf("cluster: acquire partition %d: %w", p, err)
+		return fmt.Errorf("cluster: acquire %s %d: %w", r.field(), r.n, err)
 	}
 	if !resp.Succeeded {
 		return nil // someone holds it: the watch will say who
 	}
-	t := &tenure{p: p, fence: partition.Fence{Partition: p, Revision: resp.Header.Revision}, state: acquiring}
+	t := &tenure{r: r, rev: resp.Header.Revision, state: acquiring}
 	m.mu.Lock()
 	if lease != m.lease || m.lapsed {
 		// Lost before it began: the key is stale, deleted once serving
@@ -373,47 +394,67 @@ func (m *Member) acquire(p partition.ID) error {
 		m.mu.Unlock()
 		return nil
 	}
-	m.held[p] = t
+	m.held[r] = t
 	m.mu.Unlock()
 	m.changed()
 
-	err = m.cfg.Acquired(p, t.fence)
+	err = m.acquired(t)
 
 	m.mu.Lock()
 	lost := t.lost
 	if err != nil {
 		if !lost {
-			delete(m.held, p)
+			delete(m.held, r)
 		}
-		m.retryAt[p] = m.clock.Now() + m.maxPause()
+		m.retryAt[r] = m.clock.Now() + m.maxPause()
 	} else if !lost {
 		t.state = serving
 	}
 	m.mu.Unlock()
 	switch {
 	case err != nil:
-		m.log.Error().Err(err).Uint32("partition", uint32(p)).Msg("acquired partition could not be loaded: given back")
+		m.log.Error().Err(err).Uint32(r.field(), r.n).Msg("acquired " + r.field() + " could not be loaded: given back")
 		if !lost {
-			_ = m.deleteOwner(t.fence)
+			_ = m.deleteOwner(r, t.rev)
 		}
 	case lost:
-		m.lost(p)
+		m.lost(r)
 	default:
-		m.log.Debug().Uint32("partition", uint32(p)).Int64("fence", t.fence.Revision).Msg("acquired")
-		m.observe(func(o Observer) { o.Acquired(p) })
+		m.log.Debug().Uint32(r.field(), r.n).Int64("fence", t.rev).Msg("acquired")
+		if r.kind == shardRes {
+			m.observeShard(func(o ShardObserver) { o.ShardAcquired(int(r.n)) })
+		} else {
+			m.observe(func(o Observer) { o.Acquired(partition.ID(r.n)) })
+		}
 	}
 	m.changed()
 	return nil
 }
 
-// handover stops serving t's partition, calls Release with a context that
-// also ends when the partition is lost, and deletes the owner key if it is
-// still this tenure's. It returns Release's error.
+// acquired calls t's Acquired callback.
+func (m *Member) acquired(t *tenure) error {
+	if t.r.kind == shardRes {
+		return m.cfg.Shards.Acquired(int(t.r.n))
+	}
+	return m.cfg.Acquired(partition.ID(t.r.n), t.fence())
+}
+
+// release calls r's Release callback.
+func (m *Member) release(ctx context.Context, r res) error {
+	if r.kind == shardRes {
+		return m.cfg.Shards.Release(ctx, int(r.n))
+	}
+	return m.cfg.Release(ctx, partition.ID(r.n))
+}
+
+// handover stops serving t's partition or shard, calls Release with a
+// context that also ends when it is lost, and deletes the owner key if it
+// is still this tenure's. It returns Release's error.
 func (m *Member) handover(ctx context.Context, t *tenure) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m.mu.Lock()
-	if t.lost || m.held[t.p] != t || t.state != serving {
+	if t.lost || m.held[t.r] != t || t.state != serving {
 		m.mu.Unlock()
 		return nil
 	}
@@ -421,46 +462,49 @@ func (m *Member) handover(ctx context.Context, t *tenure) error {
 	m.mu.Unlock()
 	m.changed()
 
-	err := m.cfg.Release(rctx, t.p)
+	err := m.release(rctx, t.r)
 
 	m.mu.Lock()
 	lost := t.lost
 	m.mu.Unlock()
 	if err != nil {
-		m.log.Warn().Err(err).Uint32("partition", uint32(t.p)).Msg("release failed: partition lost")
-		m.lost(t.p)
-		err = fmt.Errorf("cluster: release partition %d: %w", t.p, err)
+		m.log.Warn().Err(err).Uint32(t.r.field(), t.r.n).Msg("release failed: " + t.r.field() + " lost")
+		m.lost(t.r)
+		err = fmt.Errorf("cluster: release %s %d: %w", t.r.field(), t.r.n, err)
 	}
 	deleted := false
 	if !lost {
 		// Deleted even after a failed Release: its actors are stopped, and
 		// the next owner reads what is durable.
-		deleted = m.deleteOwner(t.fence) == nil
+		deleted = m.deleteOwner(t.r, t.rev) == nil
 	}
 	m.mu.Lock()
-	if m.held[t.p] == t {
-		delete(m.held, t.p)
+	if m.held[t.r] == t {
+		delete(m.held, t.r)
 	}
 	m.mu.Unlock()
 	if deleted && err == nil {
-		m.observe(func(o Observer) { o.HandedOver(t.p) })
+		if t.r.kind == shardRes {
+			m.observeShard(func(o ShardObserver) { o.ShardHandedOver(int(t.r.n)) })
+		} else {
+			m.observe(func(o Observer) { o.HandedOver(partition.ID(t.r.n)) })
+		}
 	}
 	m.changed()
 	return err
 }
 
-// deleteOwner deletes a partition's owner key if its create revision is
-// still f's.
-func (m *Member) deleteOwner(f partition.Fence) error {
+// deleteOwner deletes r's owner key if its create revision is still rev.
+func (m *Member) deleteOwner(r res, rev int64) error {
 	ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
 	defer cancel()
-	key := m.keys.Owner(f.Partition)
+	key := m.ownerKey(r)
 	_, err := m.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", f.Revision)).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
 		Then(clientv3.OpDelete(key)).
 		Commit()
 	if err != nil {
-		m.log.Warn().Err(err).Uint32("partition", uint32(f.Partition)).Msg("delete owner key; it goes with the lease otherwise")
+		m.log.Warn().Err(err).Uint32(r.field(), r.n).Msg("delete owner key; it goes with the lease otherwise")
 	}
 	return err
 }

@@ -2,12 +2,9 @@ package cluster
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/pinbot/pinbot/internal/partition"
 )
 
 // view is what the member knows of the cluster's member and owner keys,
@@ -15,7 +12,7 @@ import (
 type view struct {
 	rev     int64
 	members map[string]memberKey
-	owners  map[partition.ID]ownerKey
+	owners  map[res]ownerKey
 }
 
 type memberKey struct {
@@ -30,12 +27,12 @@ type ownerKey struct {
 }
 
 func newView(rev int64) view {
-	return view{rev: rev, members: make(map[string]memberKey), owners: make(map[partition.ID]ownerKey)}
+	return view{rev: rev, members: make(map[string]memberKey), owners: make(map[res]ownerKey)}
 }
 
 // apply applies one key's change (its value, create revision and lease
-// when put); keys under neither prefix, and owner keys of partitions
-// outside [0, count), are ignored.
+// when put); keys under neither prefix, and owner keys of partitions or
+// shards outside [0, count), are ignored.
 func (m *Member) apply(v *view, k, value []byte, create, lease int64, deleted bool) {
 	key := string(k)
 	switch {
@@ -53,15 +50,14 @@ func (m *Member) apply(v *view, k, value []byte, create, lease int64, deleted bo
 		info.ID = id
 		v.members[id] = memberKey{info: info, lease: clientv3.LeaseID(lease)}
 	case strings.HasPrefix(key, m.keys.Owners()):
-		n, err := strconv.ParseUint(strings.TrimPrefix(key, m.keys.Owners()), 10, 32)
-		if err != nil || n >= uint64(m.cfg.Partitions) {
+		r, ok := m.parseOwnerKey(strings.TrimPrefix(key, m.keys.Owners()))
+		if !ok {
 			return
 		}
-		p := partition.ID(n)
 		if deleted {
-			delete(v.owners, p)
+			delete(v.owners, r)
 			return
 		}
-		v.owners[p] = ownerKey{member: string(value), create: create, lease: clientv3.LeaseID(lease)}
+		v.owners[r] = ownerKey{member: string(value), create: create, lease: clientv3.LeaseID(lease)}
 	}
 }

@@ -72,7 +72,7 @@ func Version(path string) (string, error) {
 // Binary returns a Starter of StartBinary's clusters of the etcd
 // executable at path.
 func Binary(path string) Starter {
-	return func(t testing.TB, n int, opts ...Option) *Cluster {
+	return func(t TB, n int, opts ...Option) *Cluster {
 		t.Helper()
 		return StartBinary(t, n, path, opts...)
 	}
@@ -86,10 +86,10 @@ func Binary(path string) Starter {
 // election timeout, QuotaBytes, the transaction and request limits and
 // UnsafeNoFsync (unknown to etcd 3.4); any other setting fails the test.
 // A failing test logs each member's warnings and errors.
-func StartBinary(t testing.TB, n int, path string, opts ...Option) *Cluster {
+func StartBinary(t TB, n int, path string, opts ...Option) *Cluster {
 	t.Helper()
 	if path == "" {
-		t.Fatal("etcdtest: StartBinary with no executable")
+		t.Fatalf("etcdtest: StartBinary with no executable")
 	}
 	c := newCluster(t, n, path, opts)
 	for _, m := range c.members {

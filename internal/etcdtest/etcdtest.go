@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -30,7 +29,7 @@ import (
 // or of processes (StartBinary). Its methods are safe for simultaneous
 // use.
 type Cluster struct {
-	t      testing.TB
+	t      TB
 	token  string
 	opts   []Option // every start's, Restart's after them
 	binary string   // the executable of StartBinary's members; "" for Start's
@@ -61,13 +60,13 @@ func QuotaBytes(n int64) Option {
 
 // Starter starts a cluster of n members for a test: Start, or what
 // Binary returns. Tests written against a Starter run over either.
-type Starter func(t testing.TB, n int, opts ...Option) *Cluster
+type Starter func(t TB, n int, opts ...Option) *Cluster
 
 var _ Starter = Start
 
 // Start starts a cluster of n members inside the test process and waits
 // until it has a leader. The members stop when the test ends.
-func Start(t testing.TB, n int, opts ...Option) *Cluster {
+func Start(t TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	c := newCluster(t, n, "", opts)
 	var wg sync.WaitGroup
@@ -91,7 +90,7 @@ func Start(t testing.TB, n int, opts ...Option) *Cluster {
 
 // newCluster returns a cluster of n members, none started, with a port
 // pair and a directory each.
-func newCluster(t testing.TB, n int, binary string, opts []Option) *Cluster {
+func newCluster(t TB, n int, binary string, opts []Option) *Cluster {
 	t.Helper()
 	if n < 1 {
 		t.Fatalf("etcdtest: %d members", n)
@@ -301,7 +300,7 @@ func (c *Cluster) Close() {
 	wg.Wait()
 }
 
-func freeAddr(t testing.TB) string {
+func freeAddr(t TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -309,4 +308,17 @@ func freeAddr(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TB is what the package needs of its caller: testing.TB has it, and so
+// can a program running a cluster outside tests (cmd/devcluster), whose
+// Fatalf ends what it was doing.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+	Failed() bool
 }

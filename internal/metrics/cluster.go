@@ -65,6 +65,8 @@ const rpcPing = "_ping"
 type MemberSummary struct {
 	Held, Members int
 	Remaining     time.Duration
+	// Shards counts the gateway shards held.
+	Shards int
 }
 
 // Buckets of the cluster's latency histograms: a call between members
@@ -85,6 +87,8 @@ type ClusterMetrics struct {
 	acquired, lost, handedOver prometheus.Counter
 	lapses, leaseExpiries      prometheus.Counter
 	fenced                     prometheus.Counter
+	// The gateway shards' (cluster.ShardObserver).
+	shardsAcquired, shardsLost, shardsHandedOver prometheus.Counter
 
 	// methods are the values of the peer calls' method label.
 	methods     []string
@@ -101,6 +105,8 @@ type ClusterMetrics struct {
 	// The sources of the gauges read at each scrape; nil reads as none.
 	member atomic.Pointer[func() MemberSummary]
 	clocks atomic.Pointer[func() map[string]clusterrpc.Offset]
+	// suspended says whether the member gave up its partitions.
+	suspended atomic.Pointer[func() bool]
 }
 
 // Cluster registers the metrics of a cluster member and returns them;
@@ -121,6 +127,9 @@ func (m *Metrics) Cluster(peerMethods []string) *ClusterMetrics {
 	c.handedOver = counter("pinbot_cluster_partitions_handed_over_total", "Partitions this member handed over gracefully: writes flushed, actors passivated, owner key deleted.")
 	c.lapses = counter("pinbot_cluster_deadline_lapses_total", "Times this member's serving deadline passed without a newer acknowledged lease keep-alive: every partition it held was lost.")
 	c.leaseExpiries = counter("pinbot_cluster_lease_expiries_total", "Times etcd no longer knew this member's lease: it registered again under a new one.")
+	c.shardsAcquired = counter("pinbot_cluster_shards_acquired_total", "Gateway shards this member began holding (their connection opened or resumed).")
+	c.shardsLost = counter("pinbot_cluster_shards_lost_total", "Gateway shards this member stopped holding without a handover (its serving deadline or its lease gone); their connection closed at once.")
+	c.shardsHandedOver = counter("pinbot_cluster_shards_handed_over_total", "Gateway shards this member handed over gracefully: closed resumably, session stored, owner key deleted.")
 	c.fenced = counter("pinbot_cluster_fenced_writes_total", "Account writes etcd refused because a newer owner holds their partition (the write's fence is stale); nothing of them was applied.")
 
 	c.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -183,10 +192,21 @@ func (m *Metrics) Cluster(peerMethods []string) *ClusterMetrics {
 	}
 	gauge("pinbot_cluster_partitions_held", "Partitions this member holds (serving, acquiring or handing over).",
 		func(s MemberSummary) float64 { return float64(s.Held) })
+	gauge("pinbot_cluster_shards_held", "Gateway shards this member holds (open, opening or handing over).",
+		func(s MemberSummary) float64 { return float64(s.Shards) })
 	gauge("pinbot_cluster_members", "Live members of the cluster this member sees, itself included.",
 		func(s MemberSummary) float64 { return float64(s.Members) })
 	gauge("pinbot_cluster_lease_remaining_seconds", "Time left until this member's serving deadline (its lease's last acknowledged keep-alive, less the margin); 0 when past.",
 		func(s MemberSummary) float64 { return s.Remaining.Seconds() })
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pinbot_cluster_suspended",
+		Help: "1 while this member has given up its partitions and acquires none (its clock out of bound with its peers), else 0.",
+	}, func() float64 {
+		if f := c.suspended.Load(); f != nil && (*f)() {
+			return 1
+		}
+		return 0
+	}))
 	m.reg.MustRegister(&clockCollector{
 		offset: prometheus.NewDesc("pinbot_cluster_peer_clock_offset_seconds",
 			"A peer's clock minus this member's, by the latest recent measure, by peer member id.", []string{"peer"}, nil),
@@ -210,6 +230,10 @@ func (c *ClusterMetrics) WatchClocks(offsets func() map[string]clusterrpc.Offset
 	c.clocks.Store(&offsets)
 }
 
+// WatchSuspended has the suspended gauge call suspended at each scrape:
+// whether the member has given up its partitions. It must not block.
+func (c *ClusterMetrics) WatchSuspended(suspended func() bool) { c.suspended.Store(&suspended) }
+
 // Acquired counts a partition the member began serving.
 func (c *ClusterMetrics) Acquired(partition.ID) { c.acquired.Inc() }
 
@@ -218,6 +242,15 @@ func (c *ClusterMetrics) Lost(partition.ID) { c.lost.Inc() }
 
 // HandedOver counts a partition handed over gracefully.
 func (c *ClusterMetrics) HandedOver(partition.ID) { c.handedOver.Inc() }
+
+// ShardAcquired counts a gateway shard the member began holding.
+func (c *ClusterMetrics) ShardAcquired(int) { c.shardsAcquired.Inc() }
+
+// ShardLost counts a gateway shard lost without a handover.
+func (c *ClusterMetrics) ShardLost(int) { c.shardsLost.Inc() }
+
+// ShardHandedOver counts a gateway shard handed over gracefully.
+func (c *ClusterMetrics) ShardHandedOver(int) { c.shardsHandedOver.Inc() }
 
 // Lapsed counts a serving deadline that passed.
 func (c *ClusterMetrics) Lapsed() { c.lapses.Inc() }

@@ -88,8 +88,12 @@ func TestClusterMetrics(t *testing.T) {
 	c.LeaseExpired()
 	c.LeaseExpired()
 	c.WatchMember(func() metrics.MemberSummary {
-		return metrics.MemberSummary{Held: 5, Members: 3, Remaining: 1500 * time.Millisecond}
+		return metrics.MemberSummary{Held: 5, Members: 3, Remaining: 1500 * time.Millisecond, Shards: 2}
 	})
+	c.ShardAcquired(0)
+	c.ShardAcquired(1)
+	c.ShardLost(0)
+	c.ShardHandedOver(1)
 	c.Forwarded("pin", "ok")
 	c.Forwarded("pin", "refused")
 	c.Forwarded("pin", "refused")
@@ -128,6 +132,10 @@ func TestClusterMetrics(t *testing.T) {
 		{"pinbot_cluster_deadline_lapses_total", nil, 1},
 		{"pinbot_cluster_lease_expiries_total", nil, 2},
 		{"pinbot_cluster_partitions_held", nil, 5},
+		{"pinbot_cluster_shards_held", nil, 2},
+		{"pinbot_cluster_shards_acquired_total", nil, 2},
+		{"pinbot_cluster_shards_lost_total", nil, 1},
+		{"pinbot_cluster_shards_handed_over_total", nil, 1},
 		{"pinbot_cluster_members", nil, 3},
 		{"pinbot_cluster_lease_remaining_seconds", nil, 1.5},
 		{"pinbot_cluster_forwards_total", []string{"method", "pin", "outcome", "ok"}, 1},

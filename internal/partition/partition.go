@@ -110,6 +110,24 @@ func (k Keys) Owners() string { return k.Prefix + "owners/" }
 // revision is the partition's Fence.
 func (k Keys) Owner(p ID) string { return k.Owners() + pad(p) }
 
+// ShardOwners is the prefix of the gateway shards' owner keys, below
+// Owners: a reader of the partitions' owner keys skips it.
+func (k Keys) ShardOwners() string { return k.Owners() + "shards/" }
+
+// ShardOwner is the key of gateway shard n's owner, held as a
+// partition's owner key is.
+func (k Keys) ShardOwner(n int) string { return k.ShardOwners() + pad(ID(n)) }
+
+// Gateway is the prefix of the gateway's keys (the shard count Discord
+// recommended, the shards' sessions kept across a handover, the
+// identify buckets), outside the member and owner keys a member
+// watches.
+func (k Keys) Gateway() string { return k.Prefix + "gateway/" }
+
+// ShardCount is the key of the shard count the cluster stored when its
+// settings leave it to Discord.
+func (k Keys) ShardCount() string { return k.Gateway() + "shards" }
+
 // States is the prefix of every partition's state.
 func (k Keys) States() string { return k.Prefix + "state/" }
 
