@@ -58,6 +58,12 @@ type Bot struct {
 	inflight  int
 	gw        *discordio.Gateway // nil before Start
 	idle      chan struct{}      // closed once closing and no handler runs
+	// shards are the shards the program opened, with
+	// Config.ShardsByCaller (see shards.go).
+	shards map[int]*shardRun
+	// shardGone holds, per shard, a channel closed once its last
+	// connection is closed: a new open waits for it.
+	shardGone map[int]chan struct{}
 	idleOnce  sync.Once
 
 	closeOnce sync.Once
@@ -122,13 +128,14 @@ func newBot(cfg Config, api discordio.API) (*Bot, error) {
 		autocompletes: make(chan struct{}, maxAutocompletes),
 		idle:          make(chan struct{}),
 		closingCh:     make(chan struct{}),
-		rule:          ruleOf(cfg.Engine.Config()),
+		rule:          ruleOf(cfg.Engine.Config(), cfg.Window),
 	}
 	if !cfg.NoUserRate {
 		b.throttle = newThrottle(cfg.UserRate, cfg.Engine.Now)
 	}
 	b.workCtx, b.cancelWork = context.WithCancel(context.Background())
 	b.sessions.m = make(map[string]cachedSession)
+	b.shards = make(map[int]*shardRun)
 	b.boards.m = make(map[string]boardList)
 
 	if api == nil {
@@ -140,6 +147,7 @@ func newBot(cfg Config, api discordio.API) (*Bot, error) {
 			Token: cfg.Token, AppID: appID, URL: cfg.APIURL,
 			Log:  b.log.With().Str("component", "discord-rest").Logger(),
 			Wrap: wrap, DefaultMentions: noMentions,
+			Processes: cfg.DiscordProcesses,
 		})
 		api = b.rest
 	}
@@ -206,13 +214,18 @@ func (b *Bot) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bot: GET /gateway/bot: %w", err)
 	}
-	gw := discordio.NewGateway(discordio.GatewayConfig{
+	gcfg := discordio.GatewayConfig{
 		Token: b.cfg.Token, Info: info, URL: b.cfg.GatewayURL, Shards: b.cfg.Shards, Log: b.slog,
 		OnInteraction: b.HandleInteraction,
 		OnReady:       b.shardReady,
 		OnClosed:      b.shardClosed,
+		Manual:        b.cfg.ShardsByCaller,
 		Extra:         b.shardOpts,
-	})
+	}
+	if b.cfg.IdentifyLimiter != nil {
+		gcfg.IdentifyLimiter = b.cfg.IdentifyLimiter(max(info.MaxConcurrency, 1))
+	}
+	gw := discordio.NewGateway(gcfg)
 
 	b.mu.Lock()
 	if b.closing {
@@ -220,8 +233,13 @@ func (b *Bot) Start(ctx context.Context) error {
 		return ErrClosed
 	}
 	b.gw = gw
+	b.openWantedLocked()
 	b.mu.Unlock()
 
+	if b.cfg.ShardsByCaller {
+		b.log.Info().Int("shards", gw.Count()).Msg("gateway ready; its shards open as the cluster hands them to this member")
+		return nil
+	}
 	b.log.Info().Int("shards", gw.Count()).Msg("opening the gateway")
 	if err := gw.Open(ctx); err != nil {
 		return fmt.Errorf("bot: %w", err)
@@ -264,6 +282,7 @@ func (b *Bot) close(ctx context.Context) error {
 	b.mu.Unlock()
 
 	if gw != nil {
+		b.parkShards(ctx, gw)
 		gw.Close(ctx)
 	}
 	timer := time.NewTimer(b.cfg.CloseTimeout)

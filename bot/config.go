@@ -56,9 +56,23 @@ type Config struct {
 	// Shards is the number of gateway shards; 0 takes Discord's
 	// recommendation from GET /gateway/bot.
 	Shards int
+	// ShardsByCaller leaves the opening and closing of each gateway shard
+	// to the program (a cluster's member opens the shards it holds):
+	// Start opens none, OpenShard, CloseShard and DropShard do, and Shards
+	// reports those opened. Shards should then be the cluster's count.
+	ShardsByCaller bool
+	// IdentifyLimiter, when not nil, is called by Start with Discord's
+	// max_concurrency and spaces the gateway's IDENTIFYs instead of the
+	// process's own limiter (a cluster's members share one).
+	IdentifyLimiter func(maxConcurrency int) IdentifyLimiter
 
 	// Engine counts every Pinterest account's pins.
 	Engine *actors.Engine
+	// Window, when not 0, is the window users read in place of the
+	// engine's: a cluster member's engine counts each pin for the
+	// window plus the members' clock bound, but the rule is the window
+	// the operator set.
+	Window time.Duration
 	// Links holds who linked which Pinterest account, and the tokens.
 	Links links.Store
 	// Peers, in a cluster, forwards an account's work to the member that
@@ -126,6 +140,12 @@ type Config struct {
 	// DiscordTransport, when not nil, wraps the transport of the HTTP
 	// client that sends every Discord REST request (metrics).
 	DiscordTransport func(http.RoundTripper) http.RoundTripper
+	// DiscordProcesses, when not nil, returns how many processes share
+	// the bot's token now (a cluster's live members): the bot then keeps
+	// its REST requests that Discord's global limit binds (all but
+	// interaction responses) within its share of that limit, the limit
+	// divided among them. Nil: no share is kept, as for one process.
+	DiscordProcesses func() int
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -141,6 +161,8 @@ func (c Config) Validate() error {
 		return errors.New("bot: Config.Pinterest is nil")
 	case c.Shards < 0:
 		return fmt.Errorf("bot: Config.Shards %d is negative", c.Shards)
+	case c.Window < 0:
+		return fmt.Errorf("bot: Config.Window %v is negative", c.Window)
 	case c.HandlerTimeout < 0:
 		return fmt.Errorf("bot: Config.HandlerTimeout %v is negative", c.HandlerTimeout)
 	case c.CloseTimeout < 0:

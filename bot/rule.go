@@ -18,8 +18,14 @@ type pinRule struct {
 	adj   string // the window as an adjective: "12-hour"
 }
 
-func ruleOf(cfg actors.Config) pinRule {
-	return pinRule{limit: cfg.Limit, short: WindowShort(cfg.Window), adj: WindowAdjective(cfg.Window)}
+// ruleOf is the rule of an engine configured with cfg; shown, when not
+// 0, is the window users read (Config.Window).
+func ruleOf(cfg actors.Config, shown time.Duration) pinRule {
+	w := cfg.Window
+	if shown > 0 {
+		w = shown
+	}
+	return pinRule{limit: cfg.Limit, short: WindowShort(w), adj: WindowAdjective(w)}
 }
 
 // WindowShort writes the window length w briefly, as pinbot's texts do

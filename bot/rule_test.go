@@ -39,11 +39,18 @@ func TestWindowNames(t *testing.T) {
 func TestRuleTexts(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	st := actors.Status{Used: 100, Limit: 100, NextFree: at.Add(time.Hour), At: at}
-	def := ruleOf(actors.DefaultConfig())
+	def := ruleOf(actors.DefaultConfig(), 0)
 	cfg := actors.DefaultConfig()
 	cfg.Limit, cfg.Window = 5, 20*time.Second
-	other := ruleOf(cfg)
+	other := ruleOf(cfg, 0)
+	// A cluster member's engine counts for 12 h and a second: users read
+	// the rule.
+	ccfg := actors.DefaultConfig()
+	ccfg.Window += time.Second
+	member := ruleOf(ccfg, 12*time.Hour)
 	tests := []struct{ got, want string }{
+		{member.pinCount(actors.Status{Used: 7, Limit: 100}), "12-hour pin count: 7/100"},
+		{member.limitReached(), "Pin limit reached (100/12h). Skipped remaining pins."},
 		{def.limitReached(), "Pin limit reached (100/12h). Skipped remaining pins."},
 		{def.limitNothingPinned(), "Pin limit reached (100/12h), so nothing was pinned."},
 		{def.pinCount(actors.Status{Used: 7, Limit: 100}), "12-hour pin count: 7/100"},
@@ -77,7 +84,7 @@ func TestRuleChangedTexts(t *testing.T) {
 	if full(heldSt) || !held(heldSt) {
 		t.Fatalf("held status: full %v, held %v; want held, not full", full(heldSt), held(heldSt))
 	}
-	r := ruleOf(actors.DefaultConfig())
+	r := ruleOf(actors.DefaultConfig(), 0)
 	for _, text := range []string{r.atLimit(blocked, "@a"), r.limitStop(blocked, false)} {
 		if !strings.Contains(text, "Pinbot's limit was changed recently") || !strings.HasPrefix(text, "Pin limit reached (100/12h)") {
 			t.Errorf("text of a blocked account: %q", text)
@@ -116,7 +123,7 @@ func TestPinFollowsRule(t *testing.T) {
 // rule still holds to those in use, as /pin refuses them, and say so.
 func TestRuleCountsEarlierRule(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	r := ruleOf(actors.DefaultConfig())
+	r := ruleOf(actors.DefaultConfig(), 0)
 	tests := []struct {
 		st               actors.Status
 		pinsLine, pinCnt string
@@ -143,7 +150,7 @@ func TestRuleQueuedTexts(t *testing.T) {
 	full := actors.Status{Used: 100, Limit: 100, NextFree: first, At: at, Queued: 4}
 	blocked := actors.Status{Used: 10, Limit: 100, Blocked: 90, NextFree: first, At: at, Queued: 4}
 	heldSt := actors.Status{Used: 10, Limit: 100, NextFree: first, At: at, Queued: 4}
-	r := ruleOf(actors.DefaultConfig())
+	r := ruleOf(actors.DefaultConfig(), 0)
 	const f, l = "<t:1772370000:T> (<t:1772370000:R>)", "<t:1772373600:T> (<t:1772373600:R>)"
 	tests := []struct{ got, want string }{
 		{r.queuedStop(full, "@a", true, 4, 4, first, last), "Pin limit reached (100/12h). Queued the remaining 4 pins: the first starts at " + f + ", the last at " + l + "."},

@@ -415,6 +415,11 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	now := s.cfg.clock()
+	if rs, h, limited := s.globalLimitLocked(rt, r, now); limited {
+		s.mu.Unlock()
+		s.finishREST(w, idx, rs, h, false)
+		return
+	}
 	if rs, h, limited := s.channelLimitLocked(rt, params, now); limited {
 		s.mu.Unlock()
 		s.finishREST(w, idx, rs, h, false)

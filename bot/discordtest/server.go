@@ -103,6 +103,8 @@ type config struct {
 	rateLimitWindow   time.Duration
 	channelLimit      int
 	channelWindow     time.Duration
+	globalLimit       int           // WithGlobalRateLimit
+	globalWindow      time.Duration // WithGlobalRateLimit
 	logger            zerolog.Logger
 }
 
@@ -203,6 +205,7 @@ type Server struct {
 	rest    restState
 	dms     dmState
 	chlog   channelLimitState
+	glog    globalLimitState // WithGlobalRateLimit (ratelimit_global.go)
 	oauth2  oauth2State
 	inters  map[snowflake.ID]*interaction
 	byToken map[string]*interaction

@@ -10,6 +10,7 @@ import (
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/disgo/sharding"
+	"github.com/gorilla/websocket"
 )
 
 // ShardOpt is an option of disgo's shard manager (tests).
@@ -33,8 +34,25 @@ type GatewayConfig struct {
 	// OnClosed learns of a shard closed that disgo does not reconnect
 	// (Discord's close code forbids it, or reconnecting failed).
 	OnClosed func(shard int, err error, resumable bool)
+	// Manual leaves the opening and closing of each shard to the caller
+	// (OpenShard, CloseShard): Open opens none, Shards reports the shards
+	// opened, and events of a shard not opened are dropped. A cluster's
+	// members open the shards they hold.
+	Manual bool
+	// IdentifyLimiter, when not nil, spaces the IDENTIFYs instead of
+	// disgo's limiter of this process (a cluster's is shared by its
+	// members).
+	IdentifyLimiter gateway.IdentifyRateLimiter
 	// Extra options of the shard manager (tests).
 	Extra []ShardOpt
+}
+
+// ShardSession is what resumes a shard's session: Discord's session id,
+// the last sequence received and the address to resume at.
+type ShardSession struct {
+	SessionID string
+	Sequence  int
+	ResumeURL string
 }
 
 // ShardState is one shard's connection: Connected once its session is
@@ -57,6 +75,11 @@ type Gateway struct {
 	mu    sync.Mutex
 	gws   map[int]gateway.Gateway
 	ready map[int]bool // shards that have been ready in this run
+	// opened holds, with Manual, the shards opened and not closed since:
+	// the others' events are dropped.
+	opened map[int]bool
+	// shardMu serializes OpenShard and CloseShard of each shard.
+	shardMu map[int]*sync.Mutex
 }
 
 // NewGateway prepares the shards; Open connects them.
@@ -69,9 +92,11 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 	if cfg.URL != "" {
 		url = cfg.URL
 	}
-	g := &Gateway{cfg: cfg, ids: make([]int, shards), gws: make(map[int]gateway.Gateway, shards), ready: make(map[int]bool, shards)}
+	g := &Gateway{cfg: cfg, ids: make([]int, shards), gws: make(map[int]gateway.Gateway, shards), ready: make(map[int]bool, shards),
+		opened: make(map[int]bool), shardMu: make(map[int]*sync.Mutex, shards)}
 	for i := range g.ids {
 		g.ids[i] = i
+		g.shardMu[i] = &sync.Mutex{}
 	}
 	opts := []sharding.ConfigOpt{
 		sharding.WithShardCount(shards),
@@ -96,6 +121,9 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 			}
 		}),
 	}
+	if cfg.IdentifyLimiter != nil {
+		opts = append(opts, sharding.WithIdentifyRateLimiter(cfg.IdentifyLimiter))
+	}
 	opts = append(opts, cfg.Extra...)
 	g.sm = sharding.New(cfg.Token, g.event, opts...)
 	return g
@@ -109,6 +137,9 @@ func (g *Gateway) Count() int { return len(g.ids) }
 // close code 4004 for a token the gateway does not accept): Open returns
 // an error naming every shard not ready once it is done.
 func (g *Gateway) Open(ctx context.Context) error {
+	if g.cfg.Manual {
+		return nil
+	}
 	g.sm.Open(ctx)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("opening the gateway: %w", err)
@@ -129,20 +160,102 @@ func (g *Gateway) Open(ctx context.Context) error {
 // Close closes every shard.
 func (g *Gateway) Close(ctx context.Context) { g.sm.Close(ctx) }
 
-// Shards reports every shard's state, in order of ID. It never waits for
-// the gateway.
+// Shards reports every shard's state, in order of ID; with Manual, every
+// opened shard's. It never waits for the gateway.
 func (g *Gateway) Shards() []ShardState {
 	g.mu.Lock()
-	gws := make([]gateway.Gateway, len(g.ids))
-	for i, id := range g.ids {
+	var ids []int
+	for _, id := range g.ids {
+		if !g.cfg.Manual || g.opened[id] {
+			ids = append(ids, id)
+		}
+	}
+	gws := make([]gateway.Gateway, len(ids))
+	for i, id := range ids {
 		gws[i] = g.gws[id]
 	}
 	g.mu.Unlock()
-	out := make([]ShardState, len(g.ids))
-	for i, id := range g.ids {
+	out := make([]ShardState, len(ids))
+	for i, id := range ids {
 		out[i] = ShardState{ID: id, Connected: gws[i] != nil && gws[i].Status() == gateway.StatusReady}
 	}
 	return out
+}
+
+// OpenShard connects shard (with Manual): it resumes sess when not nil,
+// and identifies if Discord refuses the resume or there is no session.
+// Its events are handed on from the call on, until CloseShard. An error
+// leaves the shard opened but not connected: CloseShard still follows.
+func (g *Gateway) OpenShard(ctx context.Context, shard int, sess *ShardSession) error {
+	mu, err := g.shardLock(shard)
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	g.mu.Lock()
+	g.opened[shard] = true
+	g.mu.Unlock()
+	if sess != nil && sess.SessionID != "" {
+		err := g.sm.ResumeShard(ctx, shard, sharding.ShardState{SessionID: sess.SessionID, Sequence: sess.Sequence, ResumeURL: sess.ResumeURL})
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		g.cfg.Log.Warn("resuming a gateway shard failed: identifying", "shard_id", shard, "err", err)
+		g.sm.CloseShard(ctx, shard)
+	}
+	return g.sm.OpenShard(ctx, shard)
+}
+
+// CloseShard closes shard's connection; its events are dropped from the
+// call on. With resumable, the connection closes without ending Discord's
+// session, which it returns (false when the shard had none): another
+// process may resume it, and Discord replays the events sent meanwhile.
+// Otherwise the session ends.
+func (g *Gateway) CloseShard(ctx context.Context, shard int, resumable bool) (ShardSession, bool) {
+	mu, err := g.shardLock(shard)
+	if err != nil {
+		return ShardSession{}, false
+	}
+	g.mu.Lock()
+	delete(g.opened, shard)
+	g.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	gw := g.sm.Shard(shard)
+	if gw == nil {
+		return ShardSession{}, false
+	}
+	var sess ShardSession
+	ok := false
+	if resumable {
+		// Any code but 1000 and 1001 keeps the session: disgo's own
+		// reconnects close with 1012.
+		gw.CloseWithCode(ctx, websocket.CloseServiceRestart, "moving to another process")
+		if id, seq := gw.SessionID(), gw.LastSequenceReceived(); id != nil && seq != nil {
+			sess, ok = ShardSession{SessionID: *id, Sequence: *seq}, true
+			if u := gw.ResumeURL(); u != nil {
+				sess.ResumeURL = *u
+			}
+		}
+	}
+	g.sm.CloseShard(ctx, shard)
+	return sess, ok
+}
+
+// Drop drops shard's events from the call on, at once: a shard lost is
+// closed after.
+func (g *Gateway) Drop(shard int) {
+	g.mu.Lock()
+	delete(g.opened, shard)
+	g.mu.Unlock()
+}
+
+func (g *Gateway) shardLock(shard int) (*sync.Mutex, error) {
+	if mu := g.shardMu[shard]; mu != nil {
+		return mu, nil
+	}
+	return nil, fmt.Errorf("gateway shard %d out of range [0, %d)", shard, len(g.ids))
 }
 
 // newGateway makes a shard's gateway as disgo's shard manager does, and
@@ -153,6 +266,15 @@ func (g *Gateway) newGateway(token string, h gateway.EventHandlerFunc, opts ...g
 	g.gws[gw.ShardID()] = gw
 	g.mu.Unlock()
 	return gw
+}
+
+// current says whether gw is the connection of a shard opened: the events
+// of a closed shard's, still being read, are dropped.
+func (g *Gateway) current(gw gateway.Gateway) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id := gw.ShardID()
+	return g.opened[id] && g.gws[id] == gw
 }
 
 // markReady records that shard is ready and reports whether it had been
@@ -168,6 +290,9 @@ func (g *Gateway) markReady(shard int) (again bool) {
 // event is every shard's event handler: it reports READY and RESUMED and
 // hands each interaction on at once.
 func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, _ int, ev gateway.EventData) {
+	if g.cfg.Manual && !g.current(gw) {
+		return
+	}
 	switch t {
 	case gateway.EventTypeReady, gateway.EventTypeResumed:
 		shard := gw.ShardID()

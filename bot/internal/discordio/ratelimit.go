@@ -31,9 +31,19 @@ import (
 // until Retry-After has passed. A 429 without a Via header comes from
 // Cloudflare, which bans the whole address: it holds every request,
 // interactions included.
+//
+// With a share function (setShare), the limiter also keeps this
+// process's requests that the global limit binds (every one but those
+// on an interaction token) within its share of that limit: at most
+// GlobalShare(processes) of them in any shareSpan, so that processes
+// sharing a token stay under Discord's limit together. Without one it
+// sends as fast as the buckets allow.
 type restLimiter struct {
 	log zerolog.Logger
 	now func() time.Time
+	// processes returns how many processes share the token now; nil:
+	// no share of the global limit is kept.
+	processes func() int
 
 	mu         sync.Mutex
 	buckets    map[string]*restBucket
@@ -41,6 +51,9 @@ type restLimiter struct {
 	cloudflare time.Time // no request at all before this
 	epoch      uint64    // raised by Reset: bucket limits of older epochs are void
 	lastPrune  time.Time
+	// sent holds when each recent request the global limit binds was let
+	// through, oldest first, within the last shareSpan (processes set).
+	sent []time.Time
 }
 
 // restBucket is one Discord rate-limit bucket. sem (capacity 1) is held
@@ -176,7 +189,14 @@ func (l *restLimiter) Wait(ctx context.Context, ep *rest.CompiledEndpoint) error
 			until = cloudflare
 		}
 		if !until.After(now) {
-			return nil
+			if interactionRoute(ep) {
+				return nil
+			}
+			next, ok := l.takeShare(now)
+			if ok {
+				return nil
+			}
+			until = next
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < until.Sub(now) {
 			<-b.sem
@@ -280,4 +300,57 @@ func headerSeconds(h http.Header, name string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(f * float64(time.Second)), true
+}
+
+// Discord's global REST limit: GlobalLimit requests per GlobalWindow per
+// bot token, whatever process sends them. Requests on an interaction
+// token (the callback, the original response, followups) are not bound
+// by it.
+const (
+	GlobalLimit  = 50
+	GlobalWindow = time.Second
+)
+
+// GlobalShare returns how many requests the global limit binds one of
+// processes sharing a bot token may send per GlobalWindow: GlobalLimit
+// divided among them, rounded down, at least 1.
+func GlobalShare(processes int) int {
+	return max(GlobalLimit/max(processes, 1), 1)
+}
+
+// shareSpan is how long a request counts against the process's share:
+// GlobalWindow and a tenth more, for the network's jitter (a request let
+// through here reaches Discord a little later, by a delay that varies,
+// so that requests spaced by GlobalWindow here may arrive closer).
+const shareSpan = GlobalWindow + GlobalWindow/10
+
+// setShare has the limiter keep its requests bound by the global limit
+// within GlobalShare(processes()), read at each request: processes
+// returns how many processes share the token now. Call it before the
+// first request.
+func (l *restLimiter) setShare(processes func() int) { l.processes = processes }
+
+// takeShare lets a request bound by the global limit go at now if the
+// process's share allows it, recording it; otherwise it returns when the
+// oldest request in the way stops counting. Without a share function
+// every request goes.
+func (l *restLimiter) takeShare(now time.Time) (time.Time, bool) {
+	if l.processes == nil {
+		return time.Time{}, true
+	}
+	share := GlobalShare(l.processes())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := 0
+	for i < len(l.sent) && !l.sent[i].Add(shareSpan).After(now) {
+		i++
+	}
+	l.sent = l.sent[i:]
+	if len(l.sent) >= share {
+		// The share may have shrunk below what the window holds: wait
+		// until no more than share-1 remain.
+		return l.sent[len(l.sent)-share].Add(shareSpan), false
+	}
+	l.sent = append(l.sent, now)
+	return time.Time{}, true
 }

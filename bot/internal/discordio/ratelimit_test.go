@@ -161,3 +161,110 @@ func TestRESTLimiterPrunesIdleBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGlobalShare: the global limit divided among the processes, rounded
+// down, never below one request.
+func TestGlobalShare(t *testing.T) {
+	for _, c := range []struct{ processes, want int }{
+		{0, 50}, {1, 50}, {2, 25}, {3, 16}, {7, 7}, {49, 1}, {50, 1}, {200, 1},
+	} {
+		if got := GlobalShare(c.processes); got != c.want {
+			t.Errorf("GlobalShare(%d) = %d, want %d", c.processes, got, c.want)
+		}
+	}
+}
+
+// TestRESTLimiterShare: with a share function, the requests the global
+// limit binds are let through up to the share of the processes sharing
+// the token in any shareSpan, the share read again at every request as
+// processes come and go; interaction responses are not held by it.
+func TestRESTLimiterShare(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	processes := 3
+	l := newRESTLimiter(zerolog.Nop())
+	l.setShare(func() int { return processes })
+
+	// run takes n requests at instant ms with the given processes, and
+	// checks how many went and when the next one may.
+	run := func(step, ms, procs, n, wantLet int, wantNext time.Time) {
+		t.Helper()
+		processes = procs
+		let := 0
+		var next time.Time
+		for range n {
+			if nx, ok := l.takeShare(at(ms)); ok {
+				let++
+			} else {
+				next = nx
+			}
+		}
+		if let != wantLet || !next.Equal(wantNext) {
+			t.Errorf("step %d: %d let through, next at %v; want %d, next at %v", step, let, next, wantLet, wantNext)
+		}
+	}
+	span := int(shareSpan / time.Millisecond)
+	run(0, 0, 3, 20, 16, at(span))      // three processes: 16 each
+	run(1, span-1, 3, 1, 0, at(span))   // not before the first expires
+	run(2, span, 3, 20, 16, at(2*span)) // a whole share again
+	run(3, 2*span, 1, 60, 50, at(3*span))
+	// Five more processes join while the window holds 50: the share of
+	// six (8) frees only once 43 of those 50 have expired.
+	run(4, 2*span+10, 6, 1, 0, at(3*span))
+	run(5, 3*span, 6, 10, 8, at(4*span))
+	run(6, 4*span, 100, 3, 1, at(5*span)) // at least one each
+	run(7, 5*span, 2, 30, 25, at(6*span))
+
+	// Wait: with the share used up, another route fails at once when its
+	// deadline comes before the share frees; interaction responses go.
+	l = newRESTLimiter(zerolog.Nop())
+	now := t0
+	l.now = func() time.Time { return now }
+	l.setShare(func() int { return 50 })
+	msg := rest.GetMessage.Compile(nil, 1, 2)
+	if err := l.Wait(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(msg, response(http.StatusOK, nil)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := l.Wait(ctx, rest.GetChannel.Compile(nil, 5)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a second request within the span with a share of 1: %v, want DeadlineExceeded", err)
+	}
+	for _, ep := range []*rest.CompiledEndpoint{
+		rest.CreateInteractionResponse.Compile(nil, 3, "tok"),
+		rest.UpdateInteractionResponse.Compile(nil, 4, "tok"),
+		rest.CreateFollowupMessage.Compile(nil, 4, "tok"),
+	} {
+		if err := l.Wait(ctx, ep); err != nil {
+			t.Fatalf("%s with the share used up: %v; interaction responses are not bound by it", ep.Endpoint.Route, err)
+		}
+		if err := l.Unlock(ep, response(http.StatusNoContent, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(shareSpan)
+	if err := l.Wait(ctx, rest.GetChannel.Compile(nil, 5)); err != nil {
+		t.Fatalf("a request once the span passed: %v", err)
+	}
+}
+
+// TestRESTLimiterNoShare: without a share function (one process), the
+// limiter keeps no share: requests go as fast as their buckets allow.
+func TestRESTLimiterNoShare(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l := limiterAt(&now)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	for i := range 3 * GlobalLimit {
+		ep := rest.GetChannel.Compile(nil, i)
+		if err := l.Wait(ctx, ep); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if err := l.Unlock(ep, response(http.StatusOK, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -13,13 +13,18 @@ import (
 // client of newHTTPClient and the rate limiter of restLimiter, which logs
 // to log. Each wrap, in order, wraps the HTTP client's transport (metrics).
 func RESTClientOpts(log zerolog.Logger, wrap ...func(http.RoundTripper) http.RoundTripper) []rest.ClientConfigOpt {
+	return restClientOpts(newRESTLimiter(log), wrap...)
+}
+
+// restClientOpts is RESTClientOpts with the rate limiter l.
+func restClientOpts(l *restLimiter, wrap ...func(http.RoundTripper) http.RoundTripper) []rest.ClientConfigOpt {
 	hc := newHTTPClient()
 	for _, w := range wrap {
 		hc.Transport = w(hc.Transport)
 	}
 	return []rest.ClientConfigOpt{
 		rest.WithHTTPClient(hc),
-		rest.WithRateLimiter(newRESTLimiter(log)),
+		rest.WithRateLimiter(l),
 	}
 }
 

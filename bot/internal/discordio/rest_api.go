@@ -24,6 +24,10 @@ type RESTConfig struct {
 	// DefaultMentions is every message's allowed_mentions unless it sets
 	// its own.
 	DefaultMentions discord.AllowedMentions
+	// Processes, when set, returns how many processes share the token
+	// now: the requests Discord's global limit binds are then kept
+	// within GlobalShare of it. Nil: no share is kept (one process).
+	Processes func() int
 }
 
 // REST is API over disgo's REST client, with the HTTP client and rate
@@ -39,7 +43,11 @@ var _ API = (*REST)(nil)
 // NewREST builds the REST client. It makes no request.
 func NewREST(cfg RESTConfig) *REST {
 	InstallDecoder()
-	opts := RESTClientOpts(cfg.Log, cfg.Wrap...)
+	l := newRESTLimiter(cfg.Log)
+	if cfg.Processes != nil {
+		l.setShare(cfg.Processes)
+	}
+	opts := restClientOpts(l, cfg.Wrap...)
 	opts = append(opts, rest.WithLogger(NewSlogLogger(cfg.Log)))
 	if cfg.URL != "" {
 		opts = append(opts, rest.WithURL(cfg.URL))
