@@ -185,6 +185,7 @@ type App struct {
 	rules    dashboard.RuleReader
 	node     *clusterengine.Node // the cluster member; nil outside one
 	peers    *peers              // the bot's Peers in a cluster
+	shards   *shardHost          // the gateway shards this member holds; nil outside a cluster
 	ready    *readiness          // answers ReadyPath
 
 	closers   []closer
@@ -374,6 +375,13 @@ func Build(cfg Config) (_ *App, err error) {
 	bcfg.Engine, bcfg.Links, bcfg.Pinterest, bcfg.Log = a.Engine, a.Links, a.Pinterest, cfg.Log
 	if peers != nil {
 		bcfg.Peers, a.peers = peers, peers
+		// The members share Discord's global REST limit.
+		bcfg.DiscordProcesses = peers.processes
+		// The member's engine counts for the window plus maxSkew.
+		bcfg.Window = ecfg.Window
+	}
+	if a.shards != nil {
+		a.shards.botConfig(&bcfg)
 	}
 	// Digest lines wait for Discord in the token store, beside the links.
 	bcfg.Outbox = a.Links.Outbox()
@@ -385,6 +393,11 @@ func Build(cfg Config) (_ *App, err error) {
 		return nil, &configError{kind: ErrBotConfig, err: err}
 	}
 	notifier.Store(a.Bot)
+	if a.shards != nil {
+		if err := a.shards.setBot(a.Bot); err != nil {
+			return nil, err
+		}
+	}
 	if peers != nil {
 		peers.bot.Store(a.Bot)
 	}

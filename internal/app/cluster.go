@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +55,11 @@ type ClusterConfig struct {
 	LeaseTTL time.Duration
 	// DialTimeout bounds the first connection to etcd (0: 5 s).
 	DialTimeout time.Duration
+	// Join, when not nil, bounds the tries to join the cluster: while
+	// etcd cannot be reached, or this member's previous run still holds
+	// its id, Build tries again with a backoff until Join ends (the
+	// program's stop signal). Nil: one try.
+	Join context.Context
 	// Clock stamps the peers' calls and answers, against which the
 	// members' clocks are compared (nil: the system clock). Tests set
 	// one ahead or behind to play a member whose clock is off.
@@ -65,7 +72,8 @@ var peerMethods = []string{"pin", "engine", "boards"}
 
 // maxSkew bounds how far the members' clocks may disagree: the engine
 // counts every pin for the window plus maxSkew, and a member whose
-// clock is further from a live peer's is not ready (skewCheck).
+// clock is out of bound with its live peers gives up its partitions and
+// is not ready (skewCheck).
 const maxSkew = clusterengine.DefaultMaxSkew
 
 // How the members' clocks are compared: every skewEvery, a member pings
@@ -123,45 +131,17 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 	}
 	a.push("the etcd client", 0, func(context.Context) error { return cli.Close() })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*cc.DialTimeout)
-	defer cancel()
-	settings, err := clusterconf.Agree(ctx, cli, keys, clusterconf.Settings{
-		Partitions:    cc.Partitions,
-		Limit:         ecfg.Limit,
-		Window:        ecfg.Window,
-		Lease:         ecfg.Lease,
-		Shards:        cfg.Bot.Shards,
-		EncryptionKey: clusterconf.KeyCheck(cfg.EncryptionKey, "encryption"),
-		ClusterKey:    clusterconf.KeyCheck(cc.Key, "cluster"),
-	})
+	lst, node, err := a.join(cfg, cc, cli, keys, ecfg, cm)
 	if err != nil {
-		return nil, fmt.Errorf("app: cluster: %w", err)
-	}
-
-	lst, err := etcdlinks.Open(ctx, cli, keys, etcdlinks.Options{EncryptionKey: cfg.EncryptionKey}, cfg.Log)
-	if err != nil {
-		return nil, fmt.Errorf("app: cluster: the links in etcd: %w", err)
+		return nil, err
 	}
 	a.Links = lst
 	a.push("the links in etcd", 0, func(context.Context) error { return lst.Close() })
-
-	node, err := clusterengine.Start(ctx, clusterengine.Config{
-		Client:     cli,
-		Keys:       keys,
-		Partitions: settings.Partitions,
-		Member:     cluster.Config{Member: cc.Member, Addr: cc.Addr, LeaseTTL: cc.LeaseTTL, Log: cfg.Log, Observer: cm},
-		Engine:     ecfg,
-		MaxSkew:    maxSkew,
-		Log:        cfg.Log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("app: cluster: joining: %w", err)
-	}
 	a.node, a.Engine, a.rules = node, node.Engine, node.Store
 	a.push("the cluster membership and engine", EngineCloseTimeout, node.Close)
 	cm.WatchMember(func() metrics.MemberSummary {
 		st := node.Member.Status()
-		return metrics.MemberSummary{Held: st.Held, Members: st.Members, Remaining: st.Remaining}
+		return metrics.MemberSummary{Held: st.Held, Members: st.Members, Remaining: st.Remaining, Shards: st.HeldShards}
 	})
 
 	rpcLog := cfg.Log.With().Str("component", "peers").Logger()
@@ -179,9 +159,11 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 	}
 	skew := &skewCheck{client: client, member: node.Member, self: cc.Member, clock: clock, maxSkew: maxSkew, log: rpcLog}
 	cm.WatchClocks(skew.offsets)
+	cm.WatchSuspended(skew.suspended)
 	peers := &peers{node: node, client: client, self: cc.Member, log: rpcLog, metrics: cm, skew: skew}
-	srv.Handle("pin", peers.handle("pin"))
-	srv.Handle("engine", peers.handle("engine"))
+	for _, method := range peerMethods {
+		srv.Handle(method, peers.handle(method))
+	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -209,6 +191,87 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 	return peers, nil
 }
 
+// Joining the cluster is tried again, while ClusterConfig.Join lives,
+// after joinRetryMin, doubling up to joinRetryMax; each try is bounded
+// by twice ClusterConfig.DialTimeout.
+const (
+	joinRetryMin = 250 * time.Millisecond
+	joinRetryMax = 5 * time.Second
+)
+
+// join agrees on the cluster's settings, opens the links in etcd and
+// starts the member's engine. While etcd cannot be reached, or the
+// member's id is still held by its previous run's lease, it tries again
+// with a backoff, logging each failure, until cc.Join ends (at once
+// when cc.Join is nil); settings that differ from the cluster's end it
+// at once.
+func (a *App) join(cfg Config, cc *ClusterConfig, cli *clientv3.Client, keys partition.Keys, ecfg actors.Config, cm *metrics.ClusterMetrics) (*etcdlinks.Store, *clusterengine.Node, error) {
+	wait := joinRetryMin
+	for attempt := 1; ; attempt++ {
+		lst, node, err := a.joinOnce(cfg, cc, cli, keys, ecfg, cm)
+		if err == nil {
+			return lst, node, nil
+		}
+		if cc.Join == nil || errors.Is(err, clusterconf.ErrMismatch) {
+			return nil, nil, err
+		}
+		cfg.Log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", wait).
+			Msg("joining the cluster failed: trying again (etcd unreachable, or this member's previous run still holds its id until its lease expires)")
+		t := time.NewTimer(wait)
+		select {
+		case <-cc.Join.Done():
+			t.Stop()
+			return nil, nil, fmt.Errorf("%w (gave up: %w)", err, context.Cause(cc.Join))
+		case <-t.C:
+		}
+		wait = min(2*wait, joinRetryMax)
+	}
+}
+
+func (a *App) joinOnce(cfg Config, cc *ClusterConfig, cli *clientv3.Client, keys partition.Keys, ecfg actors.Config, cm *metrics.ClusterMetrics) (*etcdlinks.Store, *clusterengine.Node, error) {
+	parent := context.Background()
+	if cc.Join != nil {
+		parent = cc.Join
+	}
+	ctx, cancel := context.WithTimeout(parent, 2*cc.DialTimeout)
+	defer cancel()
+	settings, err := clusterconf.Agree(ctx, cli, keys, clusterconf.Settings{
+		Partitions:    cc.Partitions,
+		Limit:         ecfg.Limit,
+		Window:        ecfg.Window,
+		Lease:         ecfg.Lease,
+		Shards:        cfg.Bot.Shards,
+		EncryptionKey: clusterconf.KeyCheck(cfg.EncryptionKey, "encryption"),
+		ClusterKey:    clusterconf.KeyCheck(cc.Key, "cluster"),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: cluster: %w", err)
+	}
+	lst, err := etcdlinks.Open(ctx, cli, keys, etcdlinks.Options{EncryptionKey: cfg.EncryptionKey}, cfg.Log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: cluster: the links in etcd: %w", err)
+	}
+	// The gateway's shards are leased with the partitions.
+	shards, err := newShardHost(ctx, cli, keys, cc.Member, settings.Shards, cfg.Bot, cfg.Log)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("app: cluster: %w", err), lst.Close())
+	}
+	a.shards = shards
+	node, err := clusterengine.Start(ctx, clusterengine.Config{
+		Client:     cli,
+		Keys:       keys,
+		Partitions: settings.Partitions,
+		Member:     cluster.Config{Member: cc.Member, Addr: cc.Addr, LeaseTTL: cc.LeaseTTL, Log: cfg.Log, Observer: cm, Shards: shards.config()},
+		Engine:     ecfg,
+		MaxSkew:    maxSkew,
+		Log:        cfg.Log,
+	})
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("app: cluster: joining: %w", err), lst.Close())
+	}
+	return lst, node, nil
+}
+
 // timeEtcd is a gRPC interceptor timing each attempt of the etcd
 // client's unary requests (its own retries wrap it) into cm.
 func timeEtcd(cm *metrics.ClusterMetrics) grpc.UnaryClientInterceptor {
@@ -233,6 +296,11 @@ type peers struct {
 }
 
 func (p *peers) Serves(account string) bool { return p.node.Serves(account) }
+
+// processes returns how many processes share the bot's token: the live
+// members, suspended ones included (they still send requests), for the
+// bot's share of Discord's global REST limit.
+func (p *peers) processes() int { return len(p.node.Member.Members()) }
 
 func (p *peers) Forward(ctx context.Context, account, method string, body []byte) ([]byte, error) {
 	ans, err := p.forward(ctx, account, method, body)
@@ -315,12 +383,13 @@ func clusterReady(node *clusterengine.Node) []string {
 
 // skewCheck compares this member's clock with its live peers', from the
 // offsets clusterrpc measures (see its package documentation, "Clock
-// offsets"). A peer's clock further than maxSkew from this member's, by
-// a recent measure, makes the member not ready and is logged once per
-// episode; so is the recovery. The member keeps its partitions all the
-// same: their writes stay fenced, and every pin counts for the window
-// plus maxSkew, so a clock off by more costs precision, never the
-// limit. It is safe for simultaneous use.
+// offsets"), and has the member give up its partitions while its own
+// clock is the one out of bound (outOfBound): the member is suspended
+// (cluster.Member.Suspend: its partitions handed over to the others, none
+// acquired) and not ready, until its clock has been back within the
+// bound for skewResumeRounds rounds in a row. A peer's clock found beyond
+// maxSkew is logged once per episode, so is the recovery; a member that
+// keeps its partitions stays ready. It is safe for simultaneous use.
 type skewCheck struct {
 	client  *clusterrpc.Client
 	member  *cluster.Member
@@ -333,7 +402,18 @@ type skewCheck struct {
 	// beyond is the peer found furthest off at the last judgement, while
 	// beyond maxSkew; "" when every peer is within it.
 	beyond string
+	// out is the peers this member's clock was found beyond at the last
+	// judgement that found it out of bound, while suspended; nil when not.
+	out []string
+	// within counts the rounds in a row found within the bound while
+	// suspended.
+	within int
 }
+
+// skewResumeRounds is how many rounds in a row a suspended member's clock
+// must be found back within the bound before it takes partitions again:
+// a clock that wavers about the bound does not move them every round.
+const skewResumeRounds = 2
 
 // run measures and judges every interval until ctx ends.
 func (s *skewCheck) run(ctx context.Context, every time.Duration) {
@@ -367,7 +447,7 @@ func (s *skewCheck) round(ctx context.Context) {
 		})
 	}
 	wg.Wait()
-	s.judge()
+	s.judge(ctx)
 }
 
 // offsets returns the recent measures of the live peers' clocks, by
@@ -383,12 +463,56 @@ func (s *skewCheck) offsets() map[string]clusterrpc.Offset {
 	return out
 }
 
-// judge checks the offsets against maxSkew, logging an episode's start
-// and end.
-func (s *skewCheck) judge() {
+// outOfBound says whether member self's clock is the one out of bound,
+// from its offsets to its peers: when the peers it is beyond maxSkew from
+// (beyond, sorted) outnumber those within it, itself counted among the
+// latter; at a tie (two members, or two halves), the side without the
+// smallest member id gives up, so that the other keeps serving. Every
+// member judges by its own measures alone, and two members' measures of
+// each other agree within their error, so the members' verdicts agree.
+func outOfBound(self string, offsets map[string]clusterrpc.Offset, maxSkew time.Duration) (out bool, beyond []string) {
+	firstWithin := self
+	for peer, o := range offsets {
+		if o.Bound() > maxSkew {
+			beyond = append(beyond, peer)
+		} else if peer < firstWithin {
+			firstWithin = peer
+		}
+	}
+	slices.Sort(beyond)
+	within := len(offsets) - len(beyond) + 1
+	switch {
+	case len(beyond) > within:
+		return true, beyond
+	case len(beyond) == within:
+		return beyond[0] < firstWithin, beyond
+	}
+	return false, beyond
+}
+
+// judge judges the recent offsets (verdict) and suspends or resumes the
+// member accordingly. It writes the member key's suspension every round
+// (Suspend and Resume write only when etcd does not show it yet), so that
+// a write that failed is made again.
+func (s *skewCheck) judge(ctx context.Context) {
+	var err error
+	if reason := s.verdict(s.offsets()); reason != "" {
+		err = s.member.Suspend(ctx, reason)
+	} else {
+		err = s.member.Resume(ctx)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn().Err(err).Msg("writing this member's suspension to etcd failed; trying again next round")
+	}
+}
+
+// verdict checks offsets against maxSkew and returns why the member must
+// be suspended, "" when it must not: from the round outOfBound finds it
+// out until skewResumeRounds rounds in a row find it back. It logs an
+// episode's start and end, and the suspension's.
+func (s *skewCheck) verdict(offsets map[string]clusterrpc.Offset) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	offsets := s.offsets()
 	ok, worst := clusterrpc.WithinSkew(offsets, s.maxSkew)
 	was := s.beyond
 	s.beyond = ""
@@ -399,18 +523,45 @@ func (s *skewCheck) judge() {
 	case !ok && was == "":
 		o := offsets[worst]
 		s.log.Error().Str("peer", worst).Dur("offset", o.Offset).Dur("rtt", o.RTT).Dur("max_skew", s.maxSkew).
-			Msg("a peer's clock is further from this member's than the members' clocks may disagree: this member is not ready until it is fixed (check NTP on both)")
+			Msg("a peer's clock is further from this member's than the members' clocks may disagree: the member whose clock is out of bound gives up its partitions (check NTP on both)")
 	case ok && was != "":
 		s.log.Info().Str("peer", was).Dur("max_skew", s.maxSkew).Msg("the peers' clocks are back within the bound")
 	}
+	out, beyond := outOfBound(s.self, offsets, s.maxSkew)
+	switch {
+	case out:
+		if s.out == nil {
+			s.log.Error().Strs("beyond", beyond).Int("peers", len(offsets)).Dur("max_skew", s.maxSkew).
+				Msg("this member's clock is out of bound with its peers: it gives up its partitions and is not ready until its clock is back within the bound (check NTP)")
+		}
+		s.out, s.within = beyond, 0
+	case s.out != nil:
+		s.within++
+		if s.within >= skewResumeRounds {
+			s.log.Info().Int("rounds", s.within).Msg("this member's clock is back within the bound: it takes its share of the partitions again")
+			s.out, s.within = nil, 0
+		}
+	}
+	if s.out == nil {
+		return ""
+	}
+	return fmt.Sprintf("clock beyond %v from %s", s.maxSkew, strings.Join(s.out, ", "))
 }
 
-// failing names the peer whose clock is too far off, for /readyz.
+// failing names, for /readyz, this member's clock while it has given up
+// its partitions for it.
 func (s *skewCheck) failing() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.beyond == "" {
+	if s.out == nil {
 		return nil
 	}
-	return []string{fmt.Sprintf("clock skew with %s beyond %v", s.beyond, s.maxSkew)}
+	return []string{fmt.Sprintf("clock beyond %v from %s: partitions given up", s.maxSkew, strings.Join(s.out, ", "))}
+}
+
+// suspended says whether this member has given up its partitions, for
+// the metrics.
+func (s *skewCheck) suspended() bool {
+	_, ok := s.member.Suspended()
+	return ok
 }

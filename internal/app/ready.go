@@ -43,11 +43,11 @@ const probeEvery = time.Second
 //   - the token store can be read (links.Store.Ping);
 //   - in a cluster, the member holds its lease within its serving
 //     deadline, follows etcd's view and is registered (clusterReady),
-//     and no live peer's clock is further from its own than the members'
-//     clocks may disagree, by a recent measure (skewCheck: "clock skew
-//     with m2 beyond 1s");
+//     and it has not given up its partitions for a clock out of bound
+//     with its peers' (skewCheck: "clock beyond 1s from m1, m3:
+//     partitions given up");
 //   - every gateway shard the bot opened is connected (none before
-//     Start).
+//     Start); in a cluster, every shard this member holds.
 //
 // The body names what fails, never an error's text (the listener may be
 // public); the log has the errors.
