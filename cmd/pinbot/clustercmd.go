@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,8 +27,9 @@ const clusterPrefix = "/pinbot/"
 // clusterTimeout bounds the etcd reads of cluster status.
 const clusterTimeout = 10 * time.Second
 
-// clusterCommand serves "pinbot cluster status": what etcd says of the
-// cluster, read without joining it.
+// clusterCommand serves "pinbot cluster status", what etcd says of the
+// cluster, read without joining it, and "pinbot cluster import"
+// (clusterimport.go).
 func clusterCommand(st settings, args []string, stdout io.Writer) error {
 	flags := newFlagSet("cluster")
 	st.bind(flags, "cluster")
@@ -35,8 +37,11 @@ func clusterCommand(st settings, args []string, stdout io.Writer) error {
 		return err
 	}
 	st.noteFlags(flags)
+	if flags.NArg() > 0 && flags.Arg(0) == "import" {
+		return clusterImportCommand(st, flags.Args()[1:], stdout)
+	}
 	if flags.NArg() != 1 || flags.Arg(0) != "status" {
-		return &usageError{cmd: "cluster", err: errors.New("cluster: want the subcommand status")}
+		return &usageError{cmd: "cluster", err: errors.New("cluster: want the subcommand status or import")}
 	}
 	var endpoints []string
 	for _, e := range strings.Split(st.etcdEndpoints.value, ",") {
@@ -72,11 +77,17 @@ type clusterStatus struct {
 	// strays count partitions held by a key whose member key is gone
 	// (its lease about to expire).
 	strays int
+	// shards is the gateway shard count: the settings', or the one the
+	// cluster stored from Discord's recommendation (0: none yet);
+	// shardsUnowned and shardStrays count the shards as unowned and
+	// strays count the partitions.
+	shards, shardsUnowned, shardStrays int
 }
 
 type memberStatus struct {
 	info cluster.MemberInfo
-	held int
+	// held and shards are the partitions and gateway shards it holds.
+	held, shards int
 }
 
 // readClusterStatus reads the settings, member keys and owner keys under
@@ -87,6 +98,7 @@ func readClusterStatus(ctx context.Context, cli *clientv3.Client, keys partition
 		clientv3.OpGet(keys.Settings()),
 		clientv3.OpGet(keys.Members(), clientv3.WithPrefix()),
 		clientv3.OpGet(keys.Owners(), clientv3.WithPrefix()),
+		clientv3.OpGet(keys.ShardCount()),
 	).Commit()
 	if err != nil {
 		return s, err
@@ -109,10 +121,24 @@ func readClusterStatus(ctx context.Context, cli *clientv3.Client, keys partition
 	for i := range s.members {
 		byID[s.members[i].info.ID] = &s.members[i]
 	}
-	owned := 0
+	s.shards = s.settings.Shards
+	if kvs := resp.Responses[3].GetResponseRange().Kvs; s.shards == 0 && len(kvs) == 1 {
+		s.shards, _ = strconv.Atoi(string(kvs[0].Value))
+	}
+	owned, shardsOwned := 0, 0
 	for _, kv := range resp.Responses[2].GetResponseRange().Kvs {
+		m := byID[string(kv.Value)]
+		if strings.HasPrefix(string(kv.Key), keys.ShardOwners()) {
+			shardsOwned++
+			if m != nil {
+				m.shards++
+			} else {
+				s.shardStrays++
+			}
+			continue
+		}
 		owned++
-		if m := byID[string(kv.Value)]; m != nil {
+		if m != nil {
 			m.held++
 		} else {
 			s.strays++
@@ -120,6 +146,7 @@ func readClusterStatus(ctx context.Context, cli *clientv3.Client, keys partition
 	}
 	if s.stored {
 		s.unowned = max(s.settings.Partitions-owned, 0)
+		s.shardsUnowned = max(s.shards-shardsOwned, 0)
 	}
 	slices.SortFunc(s.members, func(a, b memberStatus) int { return strings.Compare(a.info.ID, b.info.ID) })
 	return s, nil
@@ -131,14 +158,18 @@ func printClusterStatus(w io.Writer, s clusterStatus) {
 		return
 	}
 	st := s.settings
-	fmt.Fprintf(w, "Settings: %d partitions, %d pins per %s, lease %s, %d gateway shards\n",
-		st.Partitions, st.Limit, windowNoun(st.Window), st.Lease, st.Shards)
+	shards := "gateway shards: Discord's recommendation, not asked yet"
+	if s.shards > 0 {
+		shards = fmt.Sprintf("%d gateway shards", s.shards)
+	}
+	fmt.Fprintf(w, "Settings: %d partitions, %d pins per %s, lease %s, %s\n",
+		st.Partitions, st.Limit, windowNoun(st.Window), st.Lease, shards)
 	fmt.Fprintf(w, "Members: %d\n", len(s.members))
 	if len(s.members) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-		fmt.Fprintf(tw, "MEMBER\tADDRESS\tSTARTED\tPARTITIONS\n")
+		fmt.Fprintf(tw, "MEMBER\tADDRESS\tSTARTED\tPARTITIONS\tSHARDS\n")
 		for _, m := range s.members {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", m.info.ID, m.info.Addr, m.info.Started.UTC().Format(time.RFC3339), m.held)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", m.info.ID, m.info.Addr, m.info.Started.UTC().Format(time.RFC3339), m.held, m.shards)
 		}
 		tw.Flush()
 	}
@@ -151,6 +182,18 @@ func printClusterStatus(w io.Writer, s clusterStatus) {
 		}
 		if s.strays > 0 {
 			fmt.Fprintf(w, "%d partitions are held by a member that is gone: they move once its lease expires.\n", s.strays)
+		}
+	}
+	switch {
+	case s.shards == 0:
+	case s.shardsUnowned == 0 && s.shardStrays == 0:
+		fmt.Fprintln(w, "Every gateway shard is open on a member.")
+	default:
+		if s.shardsUnowned > 0 {
+			fmt.Fprintf(w, "%d gateway shards have no owner: their guilds' commands get no answer until a member opens them.\n", s.shardsUnowned)
+		}
+		if s.shardStrays > 0 {
+			fmt.Fprintf(w, "%d gateway shards are held by a member that is gone: they reopen elsewhere once its lease expires.\n", s.shardStrays)
 		}
 	}
 }

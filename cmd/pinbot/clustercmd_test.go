@@ -47,6 +47,9 @@ func TestClusterStatus(t *testing.T) {
 			Acquired: func(partition.ID, partition.Fence) error { return nil },
 			Lost:     func(partition.ID) {},
 			Release:  func(context.Context, partition.ID) error { return nil },
+			Shards: cluster.ShardConfig{Count: 2,
+				Acquired: func(int) error { return nil }, Lost: func(int) {},
+				Release: func(context.Context, int) error { return nil }},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +58,8 @@ func TestClusterStatus(t *testing.T) {
 		members = append(members, m)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for len(members[0].Held())+len(members[1].Held()) != parts || members[0].Status().Moving+members[1].Status().Moving != 0 {
+	for len(members[0].Held())+len(members[1].Held()) != parts || len(members[0].HeldShards())+len(members[1].HeldShards()) != 2 ||
+		members[0].Status().Moving+members[1].Status().Moving != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the partitions did not settle between the two members")
 		}
@@ -70,17 +74,27 @@ func TestClusterStatus(t *testing.T) {
 		"m1       m1.example:7946",
 		"m2       m2.example:7946",
 		"Every partition has an owner.\n",
+		"Every gateway shard is open on a member.\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("cluster status lacks %q:\n%s", want, r.stdout)
 		}
 	}
 	held := map[string]int{"m1": len(members[0].Held()), "m2": len(members[1].Held())}
+	shards := map[string]int{"m1": len(members[0].HeldShards()), "m2": len(members[1].HeldShards())}
+	rows := 0
 	for _, line := range strings.Split(r.stdout, "\n") {
 		f := strings.Fields(line)
-		if len(f) == 4 && (f[0] == "m1" || f[0] == "m2") && f[3] != strconv.Itoa(held[f[0]]) {
-			t.Errorf("%s: %s partitions, want %d", f[0], f[3], held[f[0]])
+		if len(f) != 5 || (f[0] != "m1" && f[0] != "m2") {
+			continue
 		}
+		rows++
+		if f[3] != strconv.Itoa(held[f[0]]) || f[4] != strconv.Itoa(shards[f[0]]) {
+			t.Errorf("%s: %s partitions and %s shards, want %d and %d", f[0], f[3], f[4], held[f[0]], shards[f[0]])
+		}
+	}
+	if rows != 2 {
+		t.Errorf("cluster status shows %d member rows, want 2:\n%s", rows, r.stdout)
 	}
 
 	r = pinbot(t, "", nil, "cluster", "status")

@@ -146,12 +146,48 @@ docs/design.md, "Backup and restore".
 	case "cluster":
 		b.WriteString(`Usage:
   pinbot cluster [flags] status
+  pinbot cluster [flags] import [flags]
 
-Reads from etcd (--etcd-endpoints) what the members of a pinbot cluster
-keep there, without joining it: the settings the first member stored,
-the live members with their addresses and the partitions each holds,
-and the partitions without an owner. See docs/design.md, "Several
+status reads from etcd (--etcd-endpoints) what the members of a pinbot
+cluster keep there, without joining it: the settings the first member
+stored, the live members with their addresses and the partitions each
+holds, and the partitions without an owner.
+
+import moves a single process's data directory into the cluster's etcd;
+pinbot cluster import --help says how. See docs/design.md, "Several
 processes".
+`)
+	case "cluster import":
+		b.WriteString(`Usage:
+  pinbot cluster import [flags]
+
+Moves a single process's data directory (--data-dir) into the etcd of a
+cluster (--etcd-endpoints), for its members to run on: every account's
+pins, reservations, holds and queued pins, the rules in force and the
+high-water mark, written as a member writes them; the links, the OAuth
+tokens, the pictures pinned, the pins made elsewhere and the digest
+lines not yet delivered, sealed with the encryption key. Queued pins
+that were running come back to their new owner as recovered: counted,
+never sent again. Links in progress (an OAuth state) are not moved: the
+user runs /link again. Nothing in the data directory is changed or
+deleted.
+
+It refuses, writing nothing, while a member runs (it names them) or a
+member's partitions have yet to be released; while a pinbot runs on the
+data directory; when the cluster's settings differ from the data
+directory's rule (pin limit, window, lease) or keys (each difference is
+named); and when etcd already holds state or links of an account or
+user being imported (it names a few and counts the rest). It never
+merges two histories of one account: their reservation ids, queued pin
+ids and tokens would collide, and which token still works is unknown.
+Without stored settings it stores them, as the first member would, with
+the data directory's rule, the keys and --shards.
+
+Run it once every member is stopped, and start the members after it
+reports success. An import interrupted midway (etcd unreachable) says
+so: run it again with the same data directory; what the first run wrote
+is recognised, being the same values, and the rest is written. With
+--dry-run it checks and counts, and writes nothing.
 `)
 	case "invite":
 		fmt.Fprintf(&b, `Usage:
@@ -187,6 +223,7 @@ Usage:
   pinbot [flags] restore [flags] FILE  restore the backup FILE into the data directory
   pinbot [flags] reconcile [flags]     after the data directory was lost: count each account's pins from Pinterest
   pinbot [flags] cluster status        what etcd says of a cluster of pinbots (--etcd-endpoints)
+  pinbot [flags] cluster import        move the data directory into a cluster's etcd
   pinbot [flags] invite [flags]        print the address that adds the bot of %[4]s to a server
   pinbot help [command]                show this help, or the help of a command
 `, actors.DefaultLimit, windowNoun(actors.DefaultWindow), adj, discordTokenEnv)
@@ -205,8 +242,14 @@ Usage:
 		fmt.Fprintf(tw, "  --force\t%s\n", forceBackupHelp)
 	case "restore":
 		fmt.Fprintf(tw, "  --force\t%s\n", forceRestoreHelp)
+	case "cluster import":
+		fmt.Fprintf(tw, "  --dry-run\t%s\n", dryRunHelp)
 	}
-	for _, o := range commandOptions(cmd) {
+	opts := commandOptions(cmd)
+	if cmd == "cluster import" {
+		opts = clusterImportOptions
+	}
+	for _, o := range opts {
 		def := o.defHelp
 		if cmd == "invite" && o == &discordTokenOption {
 			def = "none" // invite needs the token; it never runs the sandbox
