@@ -21,7 +21,7 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 	./bot/pinterest:FuzzResetAt:60000x ./bot/pinterest:FuzzParseErrorBody:50000x \
 	./bot:FuzzParseMessageRefs:30000x ./bot/internal/fastjson:FuzzDecodersAgree:60000x
 
-.PHONY: run demo pinbot test test-deps tree vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps etcd-deps
+.PHONY: run run-cluster soak-cluster demo pinbot test test-deps tree vet unit gateway fuzz bench bench-deps browser-deps bench-engine bench-bot soak build image container-test container-deps systemd-deps etcd-deps
 
 # With DISCORD_TOKEN set: the bot. Without: the local sandbox (stand-ins of
 # Discord and Pinterest on loopback, the real bot, a console).
@@ -34,6 +34,15 @@ FUZZ_TARGETS := ./actors:FuzzLedger:2000x ./actors:FuzzLedgerRules:2000x ./persi
 JOBCONTROL := if [ -t 0 ]; then set -m; fi;
 run: pinbot
 	@$(JOBCONTROL) bin/pinbot --data-dir $(DATA) || exit $$?
+
+# A cluster on this machine (cmd/devcluster): three etcd members inside
+# devcluster, the stand-ins of Discord and Pinterest, and three pinbot
+# processes, members of the cluster, with a console to pin and to kill,
+# pause, stop and start members. Its files, logs included, are in
+# DATA/cluster, made afresh at each run.
+run-cluster: pinbot
+	@$(GO) build -o bin/devcluster ./cmd/devcluster
+	@$(JOBCONTROL) bin/devcluster --pinbot bin/pinbot --dir $(DATA)/cluster || exit $$?
 
 # The engine alone, in an interactive demo, on DEMO_DATA.
 demo: pinbot
@@ -172,3 +181,11 @@ soak:
 	$(GO) -C cmd/pinbench run . soak --cycles $(SOAK_CYCLES)
 	$(GO) -C cmd/pinbench run . soak --disk-full
 	PINBOT_BOT_SOAK_CYCLES=$(BOT_SOAK_CYCLES) $(GO) test -count=1 -run '^TestDisgoGatewayCrashSoak$$' -v ./cmd/pinbot/
+
+# CLUSTER_CYCLES cycles of the cluster scenarios (TestDisgoGatewayCluster:
+# three pinbot processes over three etcd members, a fault each cycle:
+# SIGKILL, SIGSTOP past the lease, SIGTERM, the etcd leader lost, etcd's
+# majority lost). `make gateway` runs one cycle of each.
+CLUSTER_CYCLES ?= 100
+soak-cluster:
+	PINBOT_CLUSTER_SOAK_CYCLES=$(CLUSTER_CYCLES) $(GO) test -count=1 -timeout 150m -run '^TestDisgoGatewayCluster$$' -v ./cmd/pinbot/
