@@ -243,7 +243,8 @@ func clusterEnv(t *testing.T, dc *discordtest.Server, ps *pinteresttest.Server, 
 // window, no picture is pinned twice, every queued pin is made once, the
 // counts the bot shows include every pin Pinterest made, every
 // interaction is answered (but those a killed or paused member may have
-// received), and no reply asks to link again.
+// received), no reply asks to link again, and Discord never answers a
+// global 429.
 func TestDisgoGatewayCluster(t *testing.T) {
 	t.Parallel()
 	cycles := len(clusterFaults)
@@ -269,7 +270,12 @@ func TestDisgoGatewayCluster(t *testing.T) {
 	defer cancel()
 
 	etcd := etcdtest.Start(t, 3)
-	dc := discordtest.NewServer(discordtest.WithShardCount(clusterShards), discordtest.WithMaxConcurrency(clusterShards))
+	// Discord's global limit, enforced over the members together; an
+	// identify bucket per shard, so that a member's loss costs one
+	// identify window (a bot with max_concurrency 1 waits 5 s more for
+	// each further shard it lost: Discord's limit).
+	dc := discordtest.NewServer(discordtest.WithShardCount(clusterShards), discordtest.WithMaxConcurrency(clusterShards),
+		discordtest.WithGlobalRateLimit(50, time.Second))
 	defer dc.Close()
 	ps := pinteresttest.NewServer()
 	defer ps.Close()
@@ -395,6 +401,10 @@ func TestDisgoGatewayCluster(t *testing.T) {
 	if len(r.failovers) > 0 {
 		slices.Sort(r.failovers)
 		t.Logf("failover after SIGKILL, %d kills: p50 %v, max %v", len(r.failovers), r.failovers[len(r.failovers)/2], r.failovers[len(r.failovers)-1])
+	}
+
+	if n := dc.GlobalRateLimited(); n > 0 {
+		t.Errorf("Discord answered %d global 429s: the members together went over the global limit", n)
 	}
 
 	// The end: every member stops gracefully.
