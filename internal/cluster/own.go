@@ -216,8 +216,9 @@ func (m *Member) plan() plan {
 		p := partition.ID(i)
 		m.planLocked(&pl, partitionOf(p), desired(live, p), now)
 	}
-	for s := range m.cfg.Shards.Count {
-		m.planLocked(&pl, shardOf(s), desiredShard(shardLive, s), now)
+	shardOwners := desiredShards(shardLive, m.cfg.Shards.Count)
+	for s, want := range shardOwners {
+		m.planLocked(&pl, shardOf(s), want, now)
 	}
 	return pl
 }
