@@ -119,7 +119,9 @@ type Config struct {
 	// Outbox keeps the digests' lines, each stored with its queued pin's
 	// outcome, until Discord accepted them, so that a crash loses none;
 	// New gathers what it holds (see package digest). Nil keeps them in
-	// memory only; the program passes Links.Outbox().
+	// memory only; the program passes Links.Outbox(), a cluster member
+	// its member outbox (digest.SharedOutbox), which never sends a line
+	// another live member keeps.
 	Outbox digest.Outbox
 
 	// Now is the wall clock, used for OAuth states and for how long

@@ -40,6 +40,9 @@ const (
 	// DefaultDMCache is how many users' DM channels, and closed DMs, are
 	// remembered.
 	DefaultDMCache = 10_000
+	// DefaultAdopt is how often a Sender over a SharedOutbox claims the
+	// lines of processes that stopped running.
+	DefaultAdopt = 10 * time.Second
 )
 
 // DefaultPace is the rule of all requests of a Sender together: 20 per
@@ -99,6 +102,10 @@ type Config struct {
 	// Pace is the limit of the Sender's requests together; default
 	// DefaultPace. See the package documentation for what it bounds.
 	Pace schedule.Rule
+	// Adopt is how often a Sender over a SharedOutbox claims and sends
+	// the lines of processes that stopped running; default
+	// DefaultAdopt. Unused with another Outbox.
+	Adopt time.Duration
 }
 
 // DefaultConfig returns the configuration New uses for a zero Config.
@@ -131,6 +138,7 @@ func (c Config) withDefaults() Config {
 	setDur(&c.MaxBackoff, DefaultMaxBackoff)
 	setDur(&c.DMsClosedFor, DefaultDMsClosedFor)
 	set(&c.DMCache, DefaultDMCache)
+	setDur(&c.Adopt, DefaultAdopt)
 	if c.Channel == (schedule.Rule{}) {
 		c.Channel = schedule.DiscordChannel()
 	}
@@ -155,7 +163,7 @@ func (c Config) Validate() error {
 	durs := []struct {
 		name string
 		v    time.Duration
-	}{{"Gather", c.Gather}, {"SendTimeout", c.SendTimeout}, {"Backoff", c.Backoff}, {"MaxBackoff", c.MaxBackoff}, {"DMsClosedFor", c.DMsClosedFor}}
+	}{{"Gather", c.Gather}, {"SendTimeout", c.SendTimeout}, {"Backoff", c.Backoff}, {"MaxBackoff", c.MaxBackoff}, {"DMsClosedFor", c.DMsClosedFor}, {"Adopt", c.Adopt}}
 	for _, f := range durs {
 		if f.v < 0 {
 			return fmt.Errorf("digest: Config.%s %v is negative", f.name, f.v)

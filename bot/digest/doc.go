@@ -64,6 +64,14 @@
 // from memory. Add ignores a line whose key is gathered already or was
 // sent lately (Config.DMCache keys remembered).
 //
+// A SharedOutbox serves the processes of a cluster, each line kept by
+// one of them: a Sender sends only the lines its process keeps. Resume
+// claims those kept under its id and those of processes that no longer
+// run; every Config.Adopt (10 s) the Sender claims again the lines of
+// processes gone since, and sends them (Stats.Adopted). A line Keep
+// finds kept by another running process (ErrElsewhere) is left to it:
+// Add ignores it.
+//
 // # Limits
 //
 // Every message goes out through one schedule.Runner, which hands it out

@@ -172,7 +172,7 @@ func (h *harness) member(name string) snowflake.ID {
 // clock moves: no request in flight, none due in the runner, no alarm
 // due. The caller holds s.mu.
 func (s *Sender) quietLocked(now time.Time) bool {
-	if s.inflight > 0 || s.deleting > 0 {
+	if s.inflight > 0 || s.deleting > 0 || s.claiming {
 		return false
 	}
 	for _, at := range s.queued {

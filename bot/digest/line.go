@@ -54,6 +54,35 @@ type Outbox interface {
 	Lines(ctx context.Context, fn func(Line) error) error
 }
 
+// SharedOutbox is an Outbox that several processes (the members of a
+// cluster) use at once, each under an id of its own that it keeps across
+// restarts. Each line records the process that keeps it: Put stores a
+// line as this process's, and a process sends only the lines it keeps,
+// so that no line is sent by two processes. A line of a process that no
+// longer runs is taken over by another through Claim.
+type SharedOutbox interface {
+	Outbox
+	// Put stores l as this process's, unless a line with its key is
+	// stored already, and returns the line stored under the key: l, or
+	// the one stored first. A stored line of a process that no longer
+	// runs is claimed as Claim does; one that another running process
+	// keeps is returned with an error wrapping ErrElsewhere: that
+	// process sends it.
+	Put(ctx context.Context, l Line) (Line, error)
+	// Claim takes for this process the lines kept by processes that no
+	// longer run and, when own is true, the lines kept under this
+	// process's id (by an earlier run), and calls fn with each line
+	// taken, until fn returns an error, which Claim then returns. Each
+	// line is taken by a compare-and-swap: of processes claiming one
+	// line at once, one takes it. A stored line that cannot be read is
+	// skipped, and reported in the error once every other was seen.
+	Claim(ctx context.Context, own bool, fn func(Line) error) error
+}
+
+// ErrElsewhere is wrapped by the error of SharedOutbox.Put when the line
+// stored under the key is another running process's to send.
+var ErrElsewhere = errors.New("digest: the line is kept by another process")
+
 // Access tells whether a user may read a channel: a digest goes to a
 // channel, when the user's DMs are closed, only while they may, so that
 // their results never show where they could not read them.
@@ -74,7 +103,17 @@ type Option func(*Sender)
 // (Discord refused it, or no place may show it). A line given up after
 // passing failures (every try failed, Close gave up) stays for the next
 // Resume. Without an Outbox, lines live in memory only.
-func WithOutbox(o Outbox) Option { return func(s *Sender) { s.outbox = o } }
+//
+// When o is a SharedOutbox, the Sender sends only the lines this process
+// keeps: Resume claims the lines kept under its id and those of
+// processes that no longer run, and every Config.Adopt the Sender claims
+// again the lines of processes gone since, and sends them.
+func WithOutbox(o Outbox) Option {
+	return func(s *Sender) {
+		s.outbox = o
+		s.shared, _ = o.(SharedOutbox)
+	}
+}
 
 // WithAccess makes the Sender ask a before it posts a user's lines in
 // the channel where they ran the command (their DMs closed). Without it,

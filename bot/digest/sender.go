@@ -48,9 +48,11 @@ type Stats struct {
 	// their user ran the command, their DMs closed: the user may not
 	// read it, or there is none.
 	Withheld int64
-	// Resumed is the number of lines Resume took from the Outbox, and
-	// OutboxErrors the number of the Outbox's calls that failed.
-	Resumed, OutboxErrors int64
+	// Resumed is the number of lines Resume took from the Outbox,
+	// Adopted the number a SharedOutbox's later claims took from
+	// processes that stopped, and OutboxErrors the number of the
+	// Outbox's calls that failed.
+	Resumed, Adopted, OutboxErrors int64
 	// Digests is the number of digests composed.
 	Digests int64
 	// Messages is the number of messages Discord accepted, Fallbacks
@@ -77,8 +79,9 @@ type Stats struct {
 // A Sender is safe for simultaneous use.
 type Sender struct {
 	api    API
-	outbox Outbox // nil: lines live in memory only
-	access Access // nil: no digest goes to a channel
+	outbox Outbox       // nil: lines live in memory only
+	shared SharedOutbox // outbox, when shared with other processes
+	access Access       // nil: no digest goes to a channel
 	clock  schedule.Clock
 	log    zerolog.Logger
 	cfg    Config
@@ -102,8 +105,10 @@ type Sender struct {
 	delivered *lru[Key, struct{}]              // keys of lines sent lately
 	nextJob   schedule.JobID
 	inflight  int
-	deleting  int   // Outbox deletions under way
-	overflow  int64 // lines dropped over MaxUsers, not logged yet
+	deleting  int                 // Outbox deletions under way
+	claiming  bool                // an adoption's claim is under way
+	elsewhere *lru[Key, struct{}] // keys of lines another process sends
+	overflow  int64               // lines dropped over MaxUsers, not logged yet
 	stats     Stats
 }
 
@@ -154,6 +159,7 @@ func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config, opts ...
 		queued:    make(map[schedule.JobID]time.Time),
 		keys:      make(map[Key]struct{}),
 		delivered: newLRU[Key, struct{}](cfg.DMCache),
+		elsewhere: newLRU[Key, struct{}](cfg.DMCache),
 	}
 	for _, o := range opts {
 		o(s)
@@ -164,6 +170,11 @@ func New(api API, clock schedule.Clock, log zerolog.Logger, cfg Config, opts ...
 		defer s.wg.Done()
 		_ = s.runner.Run(ctx)
 	}()
+	if s.shared != nil {
+		s.mu.Lock()
+		s.adoptLaterLocked(clock.Now())
+		s.mu.Unlock()
+	}
 	return s, nil
 }
 
@@ -206,6 +217,9 @@ func (s *Sender) addLocked(l Line, now time.Time) added {
 	if !l.Key.IsZero() {
 		if _, ok := s.keys[l.Key]; ok {
 			return notAdded
+		}
+		if _, ok := s.elsewhere.get(l.Key); ok {
+			return notAdded // another process sends it
 		}
 		if _, ok := s.delivered.get(l.Key); ok {
 			// Sent already: a copy stored again since goes too.
@@ -262,6 +276,13 @@ func (s *Sender) Keep(ctx context.Context, l Line) (Line, error) {
 		return l, nil
 	}
 	stored, err := s.outbox.Put(ctx, l)
+	if s.shared != nil && errors.Is(err, ErrElsewhere) {
+		// Another process sends it: Add ignores it.
+		s.mu.Lock()
+		s.elsewhere.put(stored.Key, struct{}{})
+		s.mu.Unlock()
+		return stored, nil
+	}
 	if err != nil {
 		s.mu.Lock()
 		s.stats.OutboxErrors++
@@ -273,24 +294,46 @@ func (s *Sender) Keep(ctx context.Context, l Line) (Line, error) {
 
 // Resume gathers the lines the Outbox holds, results a previous run kept
 // and did not send, as Add does (each goes out a gathering delay from
-// now), and returns how many it took. Call it once, before the work
-// whose results Keep stores resumes. Lines the Outbox could not read are
+// now), and returns how many it took. With a SharedOutbox, it takes only
+// the lines it claims: those kept under this process's id and those of
+// processes that no longer run. Call it once, before the work whose
+// results Keep stores resumes. Lines the Outbox could not read are
 // reported in the error; the others are taken all the same.
 func (s *Sender) Resume(ctx context.Context) (int, error) {
 	if s.outbox == nil {
 		return 0, nil
 	}
 	var lines []Line
-	err := s.outbox.Lines(ctx, func(l Line) error {
+	collect := func(l Line) error {
 		lines = append(lines, l)
 		return nil
-	})
+	}
+	var err error
+	if s.shared != nil {
+		err = s.shared.Claim(ctx, true, collect)
+	} else {
+		err = s.outbox.Lines(ctx, collect)
+	}
+	n := s.gather(lines, err, &s.stats.Resumed)
+	if err != nil {
+		return n, fmt.Errorf("digest: Resume: %w", err)
+	}
+	return n, nil
+}
+
+// gather adds lines, taken from the Outbox, as Add does, counts those
+// taken in *count and a failed read (err) in Stats.OutboxErrors, and
+// returns how many it took.
+func (s *Sender) gather(lines []Line, err error, count *int64) int {
 	// In the order their jobs were queued, as far as their IDs tell.
 	slices.SortStableFunc(lines, func(a, b Line) int { return cmp.Compare(a.Key.Job, b.Key.Job) })
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	now := s.clock.Now()
 	n := 0
 	for _, l := range lines {
+		// Claimed: this process's to send from now on.
+		s.elsewhere.remove(l.Key)
 		l.Text = cleanLine(l.Text, s.cfg.MaxLineRunes)
 		if l.Text == "" || l.User == 0 {
 			continue
@@ -299,16 +342,57 @@ func (s *Sender) Resume(ctx context.Context) (int, error) {
 			n++
 		}
 	}
-	s.stats.Resumed += int64(n)
+	*count += int64(n)
 	if err != nil {
 		s.stats.OutboxErrors++
 	}
 	s.notifyLocked()
-	s.mu.Unlock()
-	if err != nil {
-		return n, fmt.Errorf("digest: Resume: %w", err)
+	return n
+}
+
+// adoptLaterLocked files the next adoption, Config.Adopt after now: a
+// claim of the lines of processes that stopped running, on a goroutine
+// of its own, whose lines are gathered as Resume's are. The caller holds
+// s.mu.
+func (s *Sender) adoptLaterLocked(now time.Time) {
+	s.alarmLocked(now.Add(s.cfg.Adopt), func(time.Time) {
+		if s.closing || s.claiming {
+			return
+		}
+		s.claiming = true
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.adopt()
+		}()
+	})
+}
+
+// adopt claims the lines of processes that stopped running and gathers
+// them, then files the next adoption. A failure is logged; the next
+// adoption tries again.
+func (s *Sender) adopt() {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.SendTimeout)
+	var lines []Line
+	err := s.shared.Claim(ctx, false, func(l Line) error {
+		lines = append(lines, l)
+		return nil
+	})
+	cancel()
+	n := s.gather(lines, err, &s.stats.Adopted)
+	if err != nil && s.ctx.Err() == nil {
+		s.log.Error().Err(err).Int("lines", n).
+			Msg("claiming the digest lines of stopped processes failed; trying again later")
+	} else if n > 0 {
+		s.log.Info().Int("lines", n).Msg("sending the digest lines of a stopped process")
 	}
-	return n, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.notifyLocked()
+	s.claiming = false
+	if !s.closing {
+		s.adoptLaterLocked(s.clock.Now())
+	}
 }
 
 // deleteLocked deletes keys from the Outbox, on a goroutine of its own:

@@ -40,6 +40,7 @@ import (
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
+	"github.com/pinbot/pinbot/bot/links/etcdlinks"
 	"github.com/pinbot/pinbot/bot/pinterest"
 	"github.com/pinbot/pinbot/bot/web"
 	"github.com/pinbot/pinbot/internal/app/enginestore"
@@ -385,6 +386,11 @@ func Build(cfg Config) (_ *App, err error) {
 	}
 	// Digest lines wait for Discord in the token store, beside the links.
 	bcfg.Outbox = a.Links.Outbox()
+	if lst, ok := a.Links.(*etcdlinks.Store); ok && a.node != nil {
+		// In a cluster, a member sends the lines it keeps and those of
+		// members gone, never another live member's.
+		bcfg.Outbox = lst.MemberOutbox(a.node.Member.ID())
+	}
 	bcfg.Observer = a.Metrics.Bot(bot.InteractionLabels())
 	bcfg.DiscordTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return a.Metrics.Transport(metrics.Discord, rt, nil)

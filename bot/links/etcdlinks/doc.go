@@ -27,7 +27,7 @@
 //	t/<account id>        the OAuth token and its grant generation
 //	s/<sha256 hex>        an OAuth state: its user, expiry, /link interaction token and time
 //	su/<user id>/<expiry, Unix ms, 20 digits>/<sha256 hex>  the user's states, oldest first (empty value)
-//	o/<account id>/<job id, 20 digits>  a digest line not yet delivered
+//	o/<account id>/<job id, 20 digits>  a digest line not yet delivered, and the member that keeps it
 //	e/<account id>        the pins the account made outside pinbot that the engine counts
 //	h/<account id>/<board id>/<picture key>  a picture pinned: the pin's address and until when
 //
@@ -105,7 +105,11 @@
 //	RememberPinned, Outbox().Delete:
 //		1 transaction per 128 keys
 //	Outbox().Put:
-//		1 transaction (create the key if absent, else read it)
+//		1 transaction (create the key if absent, else read it); a
+//		member's, over a gone member's line: + 1 transaction to take it
+//	MemberOutbox().Claim:
+//		1 read of the member keys + 1 read per 256 lines + 1
+//		transaction per line taken
 //	Users, AllAccounts, AllAccountUsers, Outbox().Lines:
 //		1 read per 256 keys
 //	PurgeStates:

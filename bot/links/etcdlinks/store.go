@@ -66,6 +66,7 @@ func (o Options) validate() error {
 type Store struct {
 	cli      *clientv3.Client
 	prefix   string // keys.Links(): every key of the store is under it
+	members  string // keys.Members(): the outbox's owners are live while their key is there
 	seal     *sealer
 	log      zerolog.Logger
 	stateTTL time.Duration
@@ -101,6 +102,7 @@ func Open(ctx context.Context, cli *clientv3.Client, keys partition.Keys, opts O
 	s := &Store{
 		cli:      cli,
 		prefix:   keys.Links(),
+		members:  keys.Members(),
 		seal:     seal,
 		log:      log.With().Str("component", "links").Logger(),
 		stateTTL: opts.StateTTL,

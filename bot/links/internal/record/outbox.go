@@ -21,6 +21,9 @@ type Outbox struct {
 	Guild   snowflake.ID `json:"guild,omitempty"`
 	Channel snowflake.ID `json:"channel,omitempty"`
 	Text    string       `json:"text"`
+	// Owner is the cluster member that keeps the line to send it; empty
+	// outside a cluster (see digest.SharedOutbox).
+	Owner string `json:"owner,omitempty"`
 }
 
 func (r *Outbox) version() int { return r.V }
