@@ -38,7 +38,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			ln.Close()
 			return fmt.Errorf("listening for the cluster's peers on %s: %w", cfg.clusterAddr, err)
 		}
-		cluster = &app.ClusterConfig{Endpoints: cfg.etcdEndpoints, Addr: cfg.clusterAddr, Listener: pln, Key: cfg.clusterKey, Join: ctx}
+		cluster = &app.ClusterConfig{Endpoints: cfg.etcdEndpoints, Credentials: cfg.etcdCredentials, Addr: cfg.clusterAddr, Listener: pln, Key: cfg.clusterKey, Join: ctx}
 	}
 	if cfg.lease > 0 {
 		cfg.engine.Lease = cfg.lease

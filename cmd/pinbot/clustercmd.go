@@ -13,8 +13,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
+	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/cluster"
 	"github.com/pinbot/pinbot/internal/clusterconf"
 	"github.com/pinbot/pinbot/internal/partition"
@@ -52,13 +52,20 @@ func clusterCommand(st settings, args []string, stdout io.Writer) error {
 	if len(endpoints) == 0 {
 		return &usageError{cmd: "cluster", err: fmt.Errorf("cluster status needs %s: the etcd cluster to read", st.etcdEndpoints.both())}
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	ecfg, err := st.etcdConfig()
+	if err != nil {
+		return &usageError{cmd: "cluster", err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
+	defer cancel()
+	if err := app.CheckEtcd(ctx, ecfg); err != nil {
+		return fmt.Errorf("cluster status: %w", err)
+	}
+	cli, err := clientv3.New(ecfg)
 	if err != nil {
 		return fmt.Errorf("cluster status: etcd client: %w", err)
 	}
 	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
-	defer cancel()
 	s, err := readClusterStatus(ctx, cli, partition.NewKeys(clusterPrefix))
 	if err != nil {
 		return fmt.Errorf("cluster status: %w (etcd at %s)", err, strings.Join(endpoints, ", "))

@@ -17,7 +17,6 @@ import (
 
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/links"
@@ -35,6 +34,8 @@ import (
 var clusterImportOptions = []*option{
 	&dataDirOption, &logLevelOption, &etcdEndpointsOption,
 	&keyFileOption, &clusterKeyFileOption, &shardsOption,
+	&etcdCAFileOption, &etcdCertFileOption, &etcdKeyFileOption,
+	&etcdUsernameOption, &etcdPasswordFileOption,
 }
 
 // dryRunHelp describes the --dry-run flag of cluster import.
@@ -93,13 +94,20 @@ func clusterImportCommand(st settings, args []string, stdout io.Writer) error {
 		return &usageError{cmd: cmd, err: fmt.Errorf("invalid %s %s: want a whole number from 0 (Discord's recommendation) to %d",
 			st.shards.name(), st.shards.shown(), maxShards)}
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	ecfg, err := st.etcdConfig()
+	if err != nil {
+		return &usageError{cmd: cmd, err: err}
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if err := app.CheckEtcd(ctx, ecfg); err != nil {
+		return fmt.Errorf("cluster import: %w", err)
+	}
+	cli, err := clientv3.New(ecfg)
 	if err != nil {
 		return fmt.Errorf("cluster import: etcd client: %w", err)
 	}
 	defer cli.Close()
-	ctx, stop := signalContext()
-	defer stop()
 	return runClusterImport(ctx, importConfig{
 		dir:        layout{dir: st.dataDir.value},
 		keys:       partition.NewKeys(clusterPrefix),

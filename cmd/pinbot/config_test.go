@@ -12,14 +12,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
 
 	"github.com/pinbot/pinbot/bot/links"
 	"github.com/pinbot/pinbot/bot/links/badgerlinks"
+	"github.com/pinbot/pinbot/internal/app"
+	"github.com/pinbot/pinbot/internal/etcdtest"
 	"github.com/pinbot/pinbot/persistence/badgerstore"
 )
 
@@ -575,5 +579,163 @@ func TestSandboxMemoryLimitRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("data directory: Stat error %v, want it not created", err)
+	}
+}
+
+// TestEtcdCredentialSettings: the bot's settings of etcd's TLS and user
+// are read into its credentials, and each bad one is refused with a
+// message naming it: a file unreadable or holding no certificate, a key
+// not the certificate's, a certificate without its key, TLS files with
+// http:// endpoints, a password file others may read. https://
+// endpoints with no CA are fine: the system's roots check etcd.
+func TestEtcdCredentialSettings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	certs, other := etcdtest.NewCerts(t), etcdtest.NewCerts(t)
+	pw := filepath.Join(dir, "etcd.password")
+	if err := os.WriteFile(pw, []byte("s3cret-etcd-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	cluster := map[string]string{
+		"PINBOT_ETCD_ENDPOINTS":   "https://10.0.0.1:2379,https://10.0.0.2:2379",
+		"PINBOT_CLUSTER_ADDR":     "10.0.0.5:7946",
+		"PINBOT_CLUSTER_KEY_FILE": writeKey(t, t.TempDir(), 32, 0o600),
+	}
+	full := with(botEnv(t, dir), cluster)
+	tlsEnv := with(full, map[string]string{
+		"PINBOT_ETCD_CA_FILE": certs.CAFile, "PINBOT_ETCD_CERT_FILE": certs.ClientCert, "PINBOT_ETCD_KEY_FILE": certs.ClientKey,
+		"PINBOT_ETCD_USERNAME": "pinbot", "PINBOT_ETCD_PASSWORD_FILE": pw,
+	})
+	validate := func(env map[string]string, args ...string) (botSettings, error) {
+		st := newSettings(func(k string) string { return env[k] })
+		fs := newFlagSet("")
+		st.bind(fs, "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		st.noteFlags(fs)
+		return st.validateBot()
+	}
+
+	b, err := validate(tlsEnv)
+	want := app.EtcdCredentials{CAFile: certs.CAFile, CertFile: certs.ClientCert, KeyFile: certs.ClientKey,
+		Username: "pinbot", Password: "s3cret-etcd-password"}
+	if err != nil || b.etcdCredentials != want {
+		t.Fatalf("TLS and user settings: %+v, %v; want %+v", b.etcdCredentials, err, want)
+	}
+	if !slices.Contains(b.secrets(), "s3cret-etcd-password") {
+		t.Errorf("the etcd password is not among the secrets the log hides")
+	}
+	if b, err := validate(full); err != nil || b.etcdCredentials != (app.EtcdCredentials{}) {
+		t.Fatalf("https:// endpoints without a CA: %+v, %v; want no credentials, the system's roots", b.etcdCredentials, err)
+	}
+
+	junk := filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("-----BEGIN NOTHING-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{env: with(full, map[string]string{"PINBOT_ETCD_CA_FILE": missing}),
+			want: []string{"invalid PINBOT_ETCD_CA_FILE: open " + missing + ": no such file or directory"}},
+		{env: full, args: []string{"--etcd-ca-file", junk},
+			want: []string{"invalid --etcd-ca-file: " + junk + " holds no PEM certificate"}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_CERT_FILE": certs.ClientKey}),
+			want: []string{"invalid PINBOT_ETCD_CERT_FILE: " + certs.ClientKey + " holds no PEM certificate"}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_KEY_FILE": other.ClientKey}),
+			want: []string{"invalid PINBOT_ETCD_KEY_FILE: " + other.ClientKey + " is not the key of the certificate in " + certs.ClientCert}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_KEY_FILE": certs.ClientCert}),
+			want: []string{"invalid PINBOT_ETCD_KEY_FILE: " + certs.ClientCert + " holds no PEM private key"}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_KEY_FILE": ""}),
+			want: []string{"PINBOT_ETCD_CERT_FILE is set, so PINBOT_ETCD_KEY_FILE (or --etcd-key-file) is required"}},
+		{env: with(full, nil), args: []string{"--etcd-key-file", certs.ClientKey},
+			want: []string{"--etcd-key-file is set, so PINBOT_ETCD_CERT_FILE (or --etcd-cert-file) is required"}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_ENDPOINTS": "https://10.0.0.1:2379,http://10.0.0.2:2379"}),
+			want: []string{`PINBOT_ETCD_CA_FILE is set, so PINBOT_ETCD_ENDPOINTS must be https:// URLs, not "http://10.0.0.2:2379"`,
+				`PINBOT_ETCD_CERT_FILE is set, so PINBOT_ETCD_ENDPOINTS must be https:// URLs`}},
+		{env: with(full, map[string]string{"PINBOT_ETCD_ENDPOINTS": "http://10.0.0.1:2379"}), args: []string{"--etcd-ca-file", certs.CAFile},
+			want: []string{`--etcd-ca-file is set, so PINBOT_ETCD_ENDPOINTS must be https:// URLs, not "http://10.0.0.1:2379"`}},
+		{env: with(full, map[string]string{"PINBOT_ETCD_ENDPOINTS": "https://10.0.0.1:2379,http://10.0.0.2:2379"}),
+			want: []string{"invalid PINBOT_ETCD_ENDPOINTS: they mix http:// and https:// URLs"}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_PASSWORD_FILE": ""}),
+			want: []string{"PINBOT_ETCD_USERNAME is set, so PINBOT_ETCD_PASSWORD_FILE (or --etcd-password-file) is required"}},
+		{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_PASSWORD_FILE": missing}),
+			want: []string{"invalid PINBOT_ETCD_PASSWORD_FILE: stat " + missing + ": no such file or directory"}},
+		{env: with(botEnv(t, dir), map[string]string{"PINBOT_ETCD_CERT_FILE": certs.ClientCert}),
+			want: []string{"PINBOT_ETCD_CERT_FILE is set but PINBOT_ETCD_ENDPOINTS (or --etcd-endpoints) is not"}},
+	}
+	if runtime.GOOS != "windows" {
+		open := filepath.Join(t.TempDir(), "open.password")
+		if err := os.WriteFile(open, []byte("pw\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tests = append(tests, struct {
+			env  map[string]string
+			args []string
+			want []string
+		}{env: with(tlsEnv, map[string]string{"PINBOT_ETCD_PASSWORD_FILE": open}),
+			want: []string{"PINBOT_ETCD_PASSWORD_FILE: password file " + open + " has mode 0644"}})
+	}
+	for i, tt := range tests {
+		_, err := validate(tt.env, tt.args...)
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("step %d: %v, want an error containing %q", i, err, w)
+			}
+		}
+	}
+	// The program refuses them as usage errors, before it starts.
+	r := pinbot(t, "", with(tlsEnv, map[string]string{"PINBOT_ETCD_KEY_FILE": other.ClientKey}))
+	r.wantCode(t, "a key of another certificate", exitUsage)
+	if w := "invalid PINBOT_ETCD_KEY_FILE"; !strings.Contains(r.stderr, w) {
+		t.Errorf("stderr = %q, want it to contain %q", r.stderr, w)
+	}
+	r.checkNoSecrets(t, "an etcd configuration error")
+}
+
+// TestClusterStatusTLS: cluster status reaches an etcd that serves TLS
+// alone and admits only client certificates its CA signed, with the
+// member's settings; without the client certificate, or trusting
+// another CA, it is refused at once, saying why; TLS files with http://
+// endpoints are a usage error.
+func TestClusterStatusTLS(t *testing.T) {
+	t.Parallel()
+	certs, other := etcdtest.NewCerts(t), etcdtest.NewCerts(t)
+	etcd := etcdtest.Start(t, 1, etcdtest.ClientTLS(certs))
+	env := map[string]string{
+		"PINBOT_ETCD_ENDPOINTS": strings.Join(etcd.SecureEndpoints(), ","),
+		"PINBOT_ETCD_CA_FILE":   certs.CAFile, "PINBOT_ETCD_CERT_FILE": certs.ClientCert, "PINBOT_ETCD_KEY_FILE": certs.ClientKey,
+	}
+	r := pinbot(t, "", env, "cluster", "status")
+	r.wantCode(t, "cluster status over TLS", exitOK)
+	if !strings.Contains(r.stdout, "No pinbot cluster in this etcd") {
+		t.Fatalf("cluster status over TLS:\n%s", r.stdout)
+	}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no client certificate", with(env, map[string]string{"PINBOT_ETCD_CERT_FILE": "", "PINBOT_ETCD_KEY_FILE": ""}), "tls: certificate required"},
+		{"trusting another CA", with(env, map[string]string{"PINBOT_ETCD_CA_FILE": other.CAFile}), "certificate signed by unknown authority"},
+	} {
+		start := time.Now()
+		r := pinbot(t, "", c.env, "cluster", "status")
+		r.wantCode(t, "cluster status, "+c.name, exitFailure)
+		if !strings.Contains(r.stderr, c.want) {
+			t.Errorf("cluster status, %s: stderr = %q, want it to contain %q", c.name, r.stderr, c.want)
+		}
+		if took := time.Since(start); took > app.DefaultEtcdDialTimeout {
+			t.Errorf("cluster status, %s: refused after %v, want within the dial timeout", c.name, took)
+		}
+	}
+	r = pinbot(t, "", with(env, map[string]string{"PINBOT_ETCD_ENDPOINTS": strings.Join(etcd.Endpoints(), ",")}), "cluster", "status")
+	r.wantCode(t, "cluster status, TLS files with http:// endpoints", exitUsage)
+	if w := "PINBOT_ETCD_CA_FILE is set, so PINBOT_ETCD_ENDPOINTS must be https:// URLs"; !strings.Contains(r.stderr, w) {
+		t.Errorf("cluster status, TLS files with http:// endpoints: stderr = %q, want it to contain %q", r.stderr, w)
 	}
 }

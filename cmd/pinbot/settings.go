@@ -7,16 +7,19 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/internal/app"
 	"github.com/pinbot/pinbot/internal/edge"
 	"github.com/pinbot/pinbot/internal/gctune"
 	"github.com/pinbot/pinbot/internal/limit/gcra"
@@ -162,6 +165,26 @@ var (
 		flag: "cluster-key-file", env: "PINBOT_CLUSTER_KEY_FILE", arg: "FILE", defHelp: "none",
 		help: "in a cluster, the peers' shared secret: at least 32 bytes, mode 0600, the same file on every member",
 	}
+	etcdCAFileOption = option{
+		flag: "etcd-ca-file", env: "PINBOT_ETCD_CA_FILE", arg: "FILE", defHelp: "the system's roots",
+		help: "PEM bundle of the authorities that sign etcd's server certificates; needs https:// etcd endpoints",
+	}
+	etcdCertFileOption = option{
+		flag: "etcd-cert-file", env: "PINBOT_ETCD_CERT_FILE", arg: "FILE", defHelp: "none",
+		help: "PEM client certificate pinbot shows etcd (etcd's --client-cert-auth); needs --etcd-key-file and https:// etcd endpoints",
+	}
+	etcdKeyFileOption = option{
+		flag: "etcd-key-file", env: "PINBOT_ETCD_KEY_FILE", arg: "FILE", defHelp: "none",
+		help: "PEM private key of --etcd-cert-file",
+	}
+	etcdUsernameOption = option{
+		flag: "etcd-username", env: "PINBOT_ETCD_USERNAME", arg: "NAME", defHelp: "none",
+		help: "etcd user pinbot signs in as, where etcd's authentication is enabled; needs --etcd-password-file",
+	}
+	etcdPasswordFileOption = option{
+		flag: "etcd-password-file", env: "PINBOT_ETCD_PASSWORD_FILE", arg: "FILE", defHelp: "none",
+		help: "file holding the password of --etcd-username (one line, mode 0600)",
+	}
 	leaseOption = option{
 		flag: "lease", env: "PINBOT_LEASE", arg: "DURATION", def: "5m",
 		help: fmt.Sprintf("how long a reserved slot may stay neither used nor given back before it counts as a pin made at its end, %v to %v; every request for its pin ends --slot-margin before, and a pin needs %v of it to be sent", minLease, maxLease, minSendTime),
@@ -254,24 +277,26 @@ func (s *setting) shown() string {
 // settings are the values of every option, taken from the command line,
 // else the environment, else the defaults.
 type settings struct {
-	dataDir, logLevel                    setting
-	discordToken, clientID, clientSecret setting
-	httpAddr, publicURL, keyFile         setting
-	discordAPI, discordGateway           setting
-	pinterestAPI, pinterestOAuth         setting
-	discordClientSecret, discordOAuth    setting
-	shards                               setting
-	continuousRefresh                    setting
-	pinLimit, pinWindow                  setting
-	httpRate, trustedProxies, userRate   setting
-	operatorRate                         setting
-	adminTokenFile                       setting
-	memoryLimit                          setting
-	reconcileEvery, countAllPins         setting
-	rememberPins                         setting
-	lease, slotMargin, listingLag        setting
-	etcdEndpoints, clusterAddr           setting
-	clusterKeyFile                       setting
+	dataDir, logLevel                     setting
+	discordToken, clientID, clientSecret  setting
+	httpAddr, publicURL, keyFile          setting
+	discordAPI, discordGateway            setting
+	pinterestAPI, pinterestOAuth          setting
+	discordClientSecret, discordOAuth     setting
+	shards                                setting
+	continuousRefresh                     setting
+	pinLimit, pinWindow                   setting
+	httpRate, trustedProxies, userRate    setting
+	operatorRate                          setting
+	adminTokenFile                        setting
+	memoryLimit                           setting
+	reconcileEvery, countAllPins          setting
+	rememberPins                          setting
+	lease, slotMargin, listingLag         setting
+	etcdEndpoints, clusterAddr            setting
+	clusterKeyFile                        setting
+	etcdCAFile, etcdCertFile, etcdKeyFile setting
+	etcdUsername, etcdPasswordFile        setting
 }
 
 // newSettings returns the defaults overridden by the environment.
@@ -310,6 +335,11 @@ func newSettings(getenv func(string) string) settings {
 		etcdEndpoints:       setting{opt: &etcdEndpointsOption},
 		clusterAddr:         setting{opt: &clusterAddrOption},
 		clusterKeyFile:      setting{opt: &clusterKeyFileOption},
+		etcdCAFile:          setting{opt: &etcdCAFileOption},
+		etcdCertFile:        setting{opt: &etcdCertFileOption},
+		etcdKeyFile:         setting{opt: &etcdKeyFileOption},
+		etcdUsername:        setting{opt: &etcdUsernameOption},
+		etcdPasswordFile:    setting{opt: &etcdPasswordFileOption},
 	}
 	for _, s := range st.all() {
 		s.value = s.opt.def
@@ -334,6 +364,8 @@ func (st *settings) all() []*setting {
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
 		&st.lease, &st.slotMargin, &st.listingLag,
 		&st.etcdEndpoints, &st.clusterAddr, &st.clusterKeyFile,
+		&st.etcdCAFile, &st.etcdCertFile, &st.etcdKeyFile,
+		&st.etcdUsername, &st.etcdPasswordFile,
 	}
 }
 
@@ -354,7 +386,7 @@ func commandOptions(cmd string) []*option {
 	case "invite":
 		return []*option{&discordTokenOption}
 	case "cluster":
-		return []*option{&logLevelOption, &etcdEndpointsOption}
+		return append([]*option{&logLevelOption}, etcdOptions...)
 	}
 	return allOptions
 }
@@ -373,6 +405,16 @@ var allOptions = []*option{
 	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
 	&leaseOption, &slotMarginOption, &listingLagOption,
 	&etcdEndpointsOption, &clusterAddrOption, &clusterKeyFileOption,
+	&etcdCAFileOption, &etcdCertFileOption, &etcdKeyFileOption,
+	&etcdUsernameOption, &etcdPasswordFileOption,
+}
+
+// etcdOptions are the options that say how to reach etcd: every command
+// that does takes them all.
+var etcdOptions = []*option{
+	&etcdEndpointsOption,
+	&etcdCAFileOption, &etcdCertFileOption, &etcdKeyFileOption,
+	&etcdUsernameOption, &etcdPasswordFileOption,
 }
 
 // bind defines in fs the flags of the options cmd takes, with the current
@@ -519,6 +561,8 @@ type botSettings struct {
 	etcdEndpoints []string
 	clusterAddr   string
 	clusterKey    []byte
+	// etcdCredentials are how the member and etcd check each other.
+	etcdCredentials app.EtcdCredentials
 	// engine configures the rate-limit engine (see checkEngine).
 	engine actors.Config
 	// adminToken is the operator dashboard's token (see readAdminToken);
@@ -533,7 +577,7 @@ type botSettings struct {
 // secrets are the settings the log must never show (see newLogger): the
 // bot token, both apps' client secrets and the admin token.
 func (cfg botSettings) secrets() []string {
-	return []string{cfg.token, cfg.clientSecret, cfg.discordClientSecret, string(cfg.adminToken), string(cfg.clusterKey)}
+	return []string{cfg.token, cfg.clientSecret, cfg.discordClientSecret, string(cfg.adminToken), string(cfg.clusterKey), cfg.etcdCredentials.Password}
 }
 
 // callbackPath is where the bot's listener serves the OAuth callback
@@ -703,10 +747,12 @@ func checkDuration(errs *configErrors, s *setting, lo, hi time.Duration, example
 // minClusterKey is the shortest peers' secret accepted.
 const minClusterKey = 32
 
-// checkCluster reads the cluster settings into b: none, or all three.
+// checkCluster reads the cluster settings into b: none, or all three
+// with etcd's credentials.
 func (st *settings) checkCluster(errs *configErrors, b *botSettings) {
 	if strings.TrimSpace(st.etcdEndpoints.value) == "" {
-		for _, s := range []*setting{&st.clusterAddr, &st.clusterKeyFile} {
+		for _, s := range []*setting{&st.clusterAddr, &st.clusterKeyFile,
+			&st.etcdCAFile, &st.etcdCertFile, &st.etcdKeyFile, &st.etcdUsername, &st.etcdPasswordFile} {
 			if s.value != "" {
 				errs.add(fmt.Errorf("%s is set but %s is not: a cluster member needs etcd", s.name(), st.etcdEndpoints.both()))
 			}
@@ -721,6 +767,9 @@ func (st *settings) checkCluster(errs *configErrors, b *botSettings) {
 			continue
 		}
 		b.etcdEndpoints = append(b.etcdEndpoints, e)
+	}
+	if len(b.etcdEndpoints) > 0 {
+		b.etcdCredentials = st.checkEtcd(errs, b.etcdEndpoints)
 	}
 	host, port, err := net.SplitHostPort(st.clusterAddr.value)
 	switch {
@@ -741,6 +790,101 @@ func (st *settings) checkCluster(errs *configErrors, b *botSettings) {
 		return
 	}
 	b.clusterKey = key
+}
+
+// checkEtcd reads the credentials pinbot reaches etcd at endpoints with,
+// and checks them as app.EtcdConfig does; its errors name the settings.
+func (st *settings) checkEtcd(errs *configErrors, endpoints []string) app.EtcdCredentials {
+	cred := app.EtcdCredentials{
+		CAFile:   st.etcdCAFile.value,
+		CertFile: st.etcdCertFile.value,
+		KeyFile:  st.etcdKeyFile.value,
+		Username: st.etcdUsername.value,
+	}
+	n := len(*errs)
+	for _, pair := range [][2]*setting{
+		{&st.etcdCertFile, &st.etcdKeyFile}, {&st.etcdKeyFile, &st.etcdCertFile},
+		{&st.etcdUsername, &st.etcdPasswordFile}, {&st.etcdPasswordFile, &st.etcdUsername},
+	} {
+		if pair[0].value != "" && pair[1].value == "" {
+			errs.add(fmt.Errorf("%s is set, so %s is required: they go together", pair[0].name(), pair[1].both()))
+		}
+	}
+	for _, s := range []*setting{&st.etcdCAFile, &st.etcdCertFile, &st.etcdKeyFile} {
+		if s.value == "" {
+			continue
+		}
+		for _, e := range endpoints {
+			if !strings.HasPrefix(e, "https://") {
+				errs.add(fmt.Errorf("%s is set, so %s must be https:// URLs, not %q: etcd speaks TLS on https:// endpoints alone",
+					s.name(), st.etcdEndpoints.name(), e))
+				break
+			}
+		}
+	}
+	if st.etcdPasswordFile.value != "" {
+		pw, err := readPasswordFile(&st.etcdPasswordFile)
+		errs.add(err)
+		cred.Password = pw
+	}
+	if len(*errs) > n {
+		return app.EtcdCredentials{}
+	}
+	if _, err := app.EtcdConfig(endpoints, cred, 0); err != nil {
+		var ce *app.EtcdConfigError
+		if !errors.As(err, &ce) {
+			errs.add(err)
+			return app.EtcdCredentials{}
+		}
+		s := map[app.EtcdField]*setting{
+			app.EtcdEndpoints: &st.etcdEndpoints,
+			app.EtcdCAFile:    &st.etcdCAFile,
+			app.EtcdCertFile:  &st.etcdCertFile,
+			app.EtcdKeyFile:   &st.etcdKeyFile,
+			app.EtcdUsername:  &st.etcdUsername,
+			app.EtcdPassword:  &st.etcdPasswordFile,
+		}[ce.Field]
+		errs.add(fmt.Errorf("invalid %s: %v", s.name(), ce.Err))
+		return app.EtcdCredentials{}
+	}
+	return cred
+}
+
+// etcdConfig is the etcd client's configuration of the commands that
+// reach etcd without joining the cluster, from the same settings and
+// checks as a member's. Its errors name the settings.
+func (st *settings) etcdConfig() (clientv3.Config, error) {
+	var errs configErrors
+	endpoints := splitEndpoints(st.etcdEndpoints.value)
+	cred := st.checkEtcd(&errs, endpoints)
+	if err := errs.err(); err != nil {
+		return clientv3.Config{}, err
+	}
+	return app.EtcdConfig(endpoints, cred, 0)
+}
+
+// readPasswordFile reads a password from the file the setting names:
+// one line, its line break dropped, readable by its owner alone.
+func readPasswordFile(s *setting) (string, error) {
+	fi, err := os.Stat(s.value)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("invalid %s: %w", s.name(), err)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("invalid %s: %s is not a regular file", s.name(), s.value)
+	}
+	if err := ownerOnly(s, "password file", s.value, fi.Mode()); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(s.value)
+	if err != nil {
+		return "", fmt.Errorf("invalid %s: %w", s.name(), err)
+	}
+	pw := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if pw == "" || strings.ContainsAny(pw, "\r\n") {
+		return "", fmt.Errorf("invalid %s: %s must hold the password on one line", s.name(), s.value)
+	}
+	return pw, nil
 }
 
 // checkRate reads a rate setting: "off" is the zero Rate, anything else

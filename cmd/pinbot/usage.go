@@ -156,6 +156,11 @@ holds, and the partitions without an owner.
 import moves a single process's data directory into the cluster's etcd;
 pinbot cluster import --help says how. See docs/design.md, "Several
 processes".
+
+Both reach etcd as a member does: over https:// endpoints with TLS 1.2
+or later, checking etcd's certificate against --etcd-ca-file (else the
+system's roots) and showing the client certificate of --etcd-cert-file
+and --etcd-key-file, where etcd asks for one (docs/deploy.md).
 `)
 	case "cluster import":
 		b.WriteString(`Usage:

@@ -13,7 +13,6 @@ import (
 
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
 	"github.com/pinbot/pinbot/actors"
@@ -34,6 +33,9 @@ import (
 type ClusterConfig struct {
 	// Endpoints are the etcd cluster's client URLs.
 	Endpoints []string
+	// Credentials are what the client checks etcd and proves itself
+	// with (see EtcdConfig).
+	Credentials EtcdCredentials
 	// Prefix is the etcd key prefix of this pinbot cluster ("/pinbot/"
 	// when empty).
 	Prefix string
@@ -122,12 +124,14 @@ func (a *App) buildCluster(cfg Config, ecfg actors.Config) (*peers, error) {
 
 	cm := a.Metrics.Cluster(peerMethods)
 	ecfg.Observer = cm.Engine()
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: cc.Endpoints, DialTimeout: cc.DialTimeout, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(timeEtcd(cm))},
-	})
+	ccfg, err := EtcdConfig(cc.Endpoints, cc.Credentials, cc.DialTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("app: cluster: etcd client: %w", err)
+		return nil, fmt.Errorf("app: cluster: %w", err)
+	}
+	ccfg.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(timeEtcd(cm))}
+	cli, err := dialEtcd(cc, ccfg, cfg.Log)
+	if err != nil {
+		return nil, err
 	}
 	a.push("the etcd client", 0, func(context.Context) error { return cli.Close() })
 
