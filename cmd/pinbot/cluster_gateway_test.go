@@ -156,9 +156,12 @@ func (r *clusterRun) failover(dead string, within time.Duration) time.Duration {
 	defer cancel()
 	keys := partition.NewKeys(clusterPrefix)
 	var gone, owned time.Duration
+	var last string
 	for owned == 0 {
 		st, err := readClusterStatus(ctx, r.cli, keys)
+		last = fmt.Sprint(err)
 		if err == nil {
+			last = fmt.Sprintf("%d members, %d partitions unowned, %d held by members gone", len(st.members), st.unowned, st.strays)
 			present := false
 			for _, m := range st.members {
 				present = present || m.info.ID == dead
@@ -172,7 +175,7 @@ func (r *clusterRun) failover(dead string, within time.Duration) time.Duration {
 		}
 		select {
 		case <-ctx.Done():
-			r.t.Fatalf("%s: the partitions not all held again within %v (lease gone after %v): %v", r.s.phase, within, gone, err)
+			r.t.Fatalf("%s: the partitions not all held again within %v (lease gone after %v): %s", r.s.phase, within, gone, last)
 		case <-time.After(20 * time.Millisecond): // ownership moves through etcd's watches
 		}
 	}
