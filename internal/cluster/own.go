@@ -284,13 +284,26 @@ func (m *Member) reconcile() time.Duration {
 			mu.Unlock()
 		}
 	})
+	// Handovers and acquisitions go on side by side: they are of
+	// different resources, and a slow handover (a shard closing) must
+	// not hold back partitions others have handed to this member.
+	var wg sync.WaitGroup
 	if len(pl.handover) > 0 {
-		parallel(m.cfg.Parallel, pl.handover, func(t *tenure) { m.handover(m.ctx, t) })
-		m.log.Info().Int("resources", len(pl.handover)).Msg("handed over")
+		wg.Go(func() {
+			parallel(m.cfg.Parallel, pl.handover, func(t *tenure) { m.handover(m.ctx, t) })
+			m.log.Info().Int("resources", len(pl.handover)).Msg("handed over")
+		})
 	}
-	if len(pl.acquire) > 0 && m.acquireAll(pl.acquire) != nil {
-		failed = true
+	if len(pl.acquire) > 0 {
+		wg.Go(func() {
+			if m.acquireAll(pl.acquire) != nil {
+				mu.Lock()
+				failed = true
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	retry := pl.retry
 	if failed {
 		at := m.clock.Now() + m.minPause()

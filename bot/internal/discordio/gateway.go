@@ -78,6 +78,11 @@ type Gateway struct {
 	// opened holds, with Manual, the shards opened and not closed since:
 	// the others' events are dropped.
 	opened map[int]bool
+	// handled is, with Manual, each opened shard's sequence number of the
+	// last event handed on: a graceful close stores it, not the last one
+	// received, so that Discord replays to the next holder what arrived
+	// after the shard stopped handing events on.
+	handled map[int]int
 	// shardMu serializes OpenShard and CloseShard of each shard.
 	shardMu map[int]*sync.Mutex
 }
@@ -93,7 +98,7 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 		url = cfg.URL
 	}
 	g := &Gateway{cfg: cfg, ids: make([]int, shards), gws: make(map[int]gateway.Gateway, shards), ready: make(map[int]bool, shards),
-		opened: make(map[int]bool), shardMu: make(map[int]*sync.Mutex, shards)}
+		opened: make(map[int]bool), handled: make(map[int]int), shardMu: make(map[int]*sync.Mutex, shards)}
 	for i := range g.ids {
 		g.ids[i] = i
 		g.shardMu[i] = &sync.Mutex{}
@@ -195,6 +200,10 @@ func (g *Gateway) OpenShard(ctx context.Context, shard int, sess *ShardSession) 
 	defer mu.Unlock()
 	g.mu.Lock()
 	g.opened[shard] = true
+	g.handled[shard] = 0
+	if sess != nil {
+		g.handled[shard] = sess.Sequence
+	}
 	g.mu.Unlock()
 	if sess != nil && sess.SessionID != "" {
 		err := g.sm.ResumeShard(ctx, shard, sharding.ShardState{SessionID: sess.SessionID, Sequence: sess.Sequence, ResumeURL: sess.ResumeURL})
@@ -219,6 +228,7 @@ func (g *Gateway) CloseShard(ctx context.Context, shard int, resumable bool) (Sh
 	}
 	g.mu.Lock()
 	delete(g.opened, shard)
+	handled := g.handled[shard]
 	g.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
@@ -233,7 +243,9 @@ func (g *Gateway) CloseShard(ctx context.Context, shard int, resumable bool) (Sh
 		// reconnects close with 1012.
 		gw.CloseWithCode(ctx, websocket.CloseServiceRestart, "moving to another process")
 		if id, seq := gw.SessionID(), gw.LastSequenceReceived(); id != nil && seq != nil {
-			sess, ok = ShardSession{SessionID: *id, Sequence: *seq}, true
+			// Events received after the shard stopped handing them on
+			// (Drop, or this call) were dropped: Discord replays them.
+			sess, ok = ShardSession{SessionID: *id, Sequence: min(*seq, handled)}, true
 			if u := gw.ResumeURL(); u != nil {
 				sess.ResumeURL = *u
 			}
@@ -268,13 +280,20 @@ func (g *Gateway) newGateway(token string, h gateway.EventHandlerFunc, opts ...g
 	return gw
 }
 
-// current says whether gw is the connection of a shard opened: the events
-// of a closed shard's, still being read, are dropped.
-func (g *Gateway) current(gw gateway.Gateway) bool {
+// handOn says whether the event of sequence number seq that gw received
+// is handed on: whether gw is the connection of a shard opened (current);
+// if so, the event counts as handled.
+func (g *Gateway) handOn(gw gateway.Gateway, seq int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id := gw.ShardID()
-	return g.opened[id] && g.gws[id] == gw
+	if !g.opened[id] || g.gws[id] != gw {
+		return false
+	}
+	if seq > 0 {
+		g.handled[id] = seq
+	}
+	return true
 }
 
 // markReady records that shard is ready and reports whether it had been
@@ -289,8 +308,8 @@ func (g *Gateway) markReady(shard int) (again bool) {
 
 // event is every shard's event handler: it reports READY and RESUMED and
 // hands each interaction on at once.
-func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, _ int, ev gateway.EventData) {
-	if g.cfg.Manual && !g.current(gw) {
+func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gateway.EventData) {
+	if g.cfg.Manual && !g.handOn(gw, seq) {
 		return
 	}
 	switch t {

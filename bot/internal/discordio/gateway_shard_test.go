@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/gateway"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
@@ -93,5 +94,80 @@ func TestDisgoGatewayShardOpenCloseResume(t *testing.T) {
 	}
 	if got := b.Shards(); !slices.Equal(got, []ShardState{{ID: 2, Connected: true}}) {
 		t.Fatalf("b.Shards() = %+v", got)
+	}
+}
+
+// TestDisgoGatewayShardMoveReplaysDropped: an interaction that reaches a
+// shard after it stopped handing events on (a graceful move under way)
+// is not lost: the session handed on resumes from the last event handed
+// on, and Discord replays the interaction to the next holder.
+func TestDisgoGatewayShardMoveReplaysDropped(t *testing.T) {
+	dc := discordtest.NewServer(discordtest.WithShardCount(1))
+	defer dc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g, err := dc.AddGuild(discordtest.Guild{Name: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := dc.AddChannel(discordtest.Channel{GuildID: g.ID, Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := dc.AddMember(discordtest.Member{GuildID: g.ID, Username: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan discord.Interaction, 4)
+	holder := func() *Gateway {
+		gw := manualGateway(dc, 1)
+		gw.cfg.OnInteraction = func(i discord.Interaction) { got <- i }
+		return gw
+	}
+
+	a := holder()
+	defer a.Close(ctx)
+	if err := a.OpenShard(ctx, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	a.Drop(0) // the move begins: events from here on are not handed on
+	in, err := dc.Interact(discordtest.Invocation{ChannelID: ch.ID, UserID: m.UserID, Data: discordtest.ChatInput{Name: "pin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's connection receives the interaction, and drops it.
+	sent, _ := dc.Session(0)
+	for {
+		if last := a.sm.Shard(0).LastSequenceReceived(); last != nil && *last >= sent.Seq {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the interaction never reached the first holder: %v", ctx.Err())
+		case <-time.After(10 * time.Millisecond): // disgo reads the connection on its own goroutine
+		}
+	}
+	select {
+	case i := <-got:
+		t.Fatalf("a dropped shard handed on interaction %d", i.ID())
+	default:
+	}
+	sess, ok := a.CloseShard(ctx, 0, true)
+	if !ok || sess.Sequence >= sent.Seq {
+		t.Fatalf("CloseShard = %+v, %v; want the session before the interaction's event (%d)", sess, ok, sent.Seq)
+	}
+
+	b := holder()
+	defer b.Close(ctx)
+	if err := b.OpenShard(ctx, 0, &sess); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case i := <-got:
+		if i.ID() != in.ID {
+			t.Fatalf("the next holder got interaction %d, want %d", i.ID(), in.ID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the interaction dropped during the move was never replayed to the next holder")
 	}
 }
