@@ -25,6 +25,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/bot/web/webtest"
 	"github.com/pinbot/pinbot/internal/etcdtest"
 	"github.com/pinbot/pinbot/internal/partition"
 )
@@ -188,6 +189,50 @@ func (r *clusterRun) failover(dead string, within time.Duration) time.Duration {
 	r.t.Logf("%s: the killed member's lease expired after %v, its partitions were held again after %v, every shard ready after %v",
 		r.s.phase, gone.Round(time.Millisecond), owned.Round(time.Millisecond), took.Round(time.Millisecond))
 	return took
+}
+
+// link links u's account as linkWithBoard does. Right after the members
+// start, partitions still move between them (each member took what it
+// found free before the others registered); a /settings of an account
+// whose partition is moving reads no count and lists no boards, as a
+// user would see and try again: link tries /settings again, for a while.
+func (r *clusterRun) link(u *soakUser, inv func(discordtest.InvocationData) discordtest.Invocation) []*discordtest.Interaction {
+	r.t.Helper()
+	ctx, s := r.ctx, r.s
+	var all []*discordtest.Interaction
+	in, rp := reply(ctx, r.t, s.dc, inv(discordtest.ChatInput{Name: "link"}))
+	all = append(all, in)
+	mm := linkURL.FindStringSubmatch(rp.Data.Content)
+	if mm == nil {
+		r.t.Fatalf("/link answered %q, want an address", rp.Data.Content)
+	}
+	b := webtest.NewBrowser(nil)
+	page, err := b.Get(ctx, mm[1])
+	if err != nil || page.Title != "Confirm the link" {
+		r.t.Fatalf("OAuth callback: %v %d %q", err, page.Status, page.Message)
+	}
+	if page, err = b.Submit(ctx, page, webtest.Confirm); err != nil || !strings.Contains(page.Message, "Linked Pinterest account "+u.name) {
+		r.t.Fatalf("confirmation: %v %d %q", err, page.Status, page.Message)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		in, rp = reply(ctx, r.t, s.dc, inv(discordtest.ChatInput{Name: "settings"}))
+		all = append(all, in)
+		if strings.Contains(string(rp.Data.Components), "/settings/board/") {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("/settings of %s lists no boards 30 s after the members started: %q", u.name, rp.Data.Content)
+		}
+		r.wait(500 * time.Millisecond) // as a user tries again
+	}
+	boardMenu := menuID(r.t, rp, "/settings/board/")
+	in, rp = reply(ctx, r.t, s.dc, inv(discordtest.SelectMenu{CustomID: boardMenu, Values: []string{u.boardID}, MessageID: rp.MessageID}))
+	all = append(all, in)
+	if want := fmt.Sprintf("Default board for @%s is now **%s**", u.name, u.boardName); !strings.Contains(rp.Data.Content, want) {
+		r.t.Fatalf("board menu: %q, want %q", rp.Data.Content, want)
+	}
+	return all
 }
 
 // signal sends sig to member i's process.
@@ -356,7 +401,7 @@ func TestDisgoGatewayCluster(t *testing.T) {
 	for _, u := range s.users {
 		ps.SetLoggedIn(u.account)
 		inv := func(d discordtest.InvocationData) discordtest.Invocation { return s.inv(u, s.chans[0], d) }
-		s.all = append(s.all, linkWithBoard(ctx, t, dc, inv, u.name, u.boardID, u.boardName)...)
+		s.all = append(s.all, r.link(u, inv)...)
 		if u.queueByDefault {
 			in, rp := reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
 			s.all = append(s.all, in)
