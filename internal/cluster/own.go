@@ -216,9 +216,8 @@ func (m *Member) plan() plan {
 		p := partition.ID(i)
 		m.planLocked(&pl, partitionOf(p), desired(live, p), now)
 	}
-	shardOwners := desiredShards(shardLive, m.cfg.Shards.Count)
-	for s, want := range shardOwners {
-		m.planLocked(&pl, shardOf(s), want, now)
+	for s := range m.cfg.Shards.Count {
+		m.planLocked(&pl, shardOf(s), desiredShard(shardLive, s), now)
 	}
 	return pl
 }

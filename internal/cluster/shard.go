@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,39 +121,20 @@ func (m *Member) parseOwnerKey(rest string) (res, bool) {
 	return res{kind: kind, n: uint32(n)}, true
 }
 
-// desiredShards returns the member that should hold each of count
-// shards among members: rendezvous as for partitions, with a weight of
-// its own so that a partition's owner and the same-numbered shard's are
-// independent, and bounded: no member gets more than its even share
-// (rounded up), so that a member's loss costs as few IDENTIFYs as can
-// be (Discord allows max_concurrency of them per 5 s). Every member
-// computes the same from the same members.
-func desiredShards(members []string, count int) []string {
-	out := make([]string, count)
-	if len(members) == 0 {
-		return out
-	}
-	limit := (count + len(members) - 1) / len(members)
-	load := make(map[string]int, len(members))
-	ranked := slices.Clone(members)
-	for s := range count {
+// desiredShard returns the member that should hold shard s among members:
+// rendezvous as for partitions, with a weight of its own so that a
+// partition's owner and the same-numbered shard's are independent.
+func desiredShard(members []string, s int) string {
+	var best string
+	var bestW uint64
+	for _, id := range members {
 		// "/" is in no member id: no shard weight equals a partition's.
-		slices.SortFunc(ranked, func(a, b string) int {
-			wa, wb := weight(a+"/shard", partition.ID(s)), weight(b+"/shard", partition.ID(s))
-			if c := cmp.Compare(wb, wa); c != 0 {
-				return c
-			}
-			return strings.Compare(b, a)
-		})
-		for _, id := range ranked {
-			if load[id] < limit {
-				out[s] = id
-				load[id]++
-				break
-			}
+		w := weight(id+"/shard", partition.ID(s))
+		if best == "" || w > bestW || (w == bestW && id > best) {
+			best, bestW = id, w
 		}
 	}
-	return out
+	return best
 }
 
 // runsShards says whether a member runs this member's shard count.

@@ -3,8 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -98,11 +96,9 @@ func (sw *shardWorld) settled(ms ...*Member) bool {
 			holders[s] = append(holders[s], m.ID())
 		}
 	}
-	slices.Sort(ids)
-	want := desiredShards(ids, sw.count)
 	for s := range sw.count {
 		h := holders[s]
-		if len(h) != 1 || h[0] != want[s] {
+		if len(h) != 1 || h[0] != desiredShard(ids, s) {
 			return false
 		}
 		for _, m := range ms {
@@ -305,41 +301,5 @@ func TestShardCallbackErrors(t *testing.T) {
 	}
 	if got := sw.lost["a"].Load(); got != 2 {
 		t.Errorf("a lost %d shards after failed releases, want 2", got)
-	}
-}
-
-// TestDesiredShardsBalanced: every shard gets a member, none more than
-// its even share rounded up, whatever the order the members come in; a
-// member leaving moves its shards and few others.
-func TestDesiredShardsBalanced(t *testing.T) {
-	for n := 1; n <= 5; n++ {
-		var members []string
-		for i := range n {
-			members = append(members, fmt.Sprintf("10.0.0.%d:7946", i+1))
-		}
-		for count := 1; count <= 16; count++ {
-			got := desiredShards(members, count)
-			load := map[string]int{}
-			for s, id := range got {
-				if id == "" {
-					t.Fatalf("%d members, %d shards: shard %d has no member", n, count, s)
-				}
-				load[id]++
-			}
-			limit := (count + n - 1) / n
-			for id, l := range load {
-				if l > limit {
-					t.Errorf("%d members, %d shards: %s gets %d, want at most %d (%v)", n, count, id, l, limit, got)
-				}
-			}
-			rev := slices.Clone(members)
-			slices.Reverse(rev)
-			if again := desiredShards(rev, count); !slices.Equal(again, got) {
-				t.Errorf("%d members, %d shards: %v, then %v with the members in another order", n, count, got, again)
-			}
-		}
-	}
-	if got := desiredShards(nil, 3); !slices.Equal(got, []string{"", "", ""}) {
-		t.Errorf("no members: %q, want no owners", got)
 	}
 }
