@@ -295,22 +295,7 @@ func clusterEnv(t *testing.T, dc *discordtest.Server, ps *pinteresttest.Server, 
 // global 429.
 func TestDisgoGatewayCluster(t *testing.T) {
 	t.Parallel()
-	cycles := len(clusterFaults)
-	if v := os.Getenv(clusterCyclesEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number of cycles", clusterCyclesEnv, v)
-		}
-		cycles = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv(clusterSeedEnv); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want an unsigned number", clusterSeedEnv, v)
-		}
-		seed = n
-	}
+	cycles, seed := soakRun(t, clusterCyclesEnv, len(clusterFaults), clusterSeedEnv)
 	nUsers := 12
 	t.Logf("%d cycles, %d users, seed %d (%s=%d replays it)", cycles, nUsers, seed, clusterSeedEnv, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x636c7573746572))
@@ -353,23 +338,7 @@ func TestDisgoGatewayCluster(t *testing.T) {
 			s.chans = append(s.chans, ch)
 		}
 	}
-	for i := range nUsers {
-		u := &soakUser{name: fmt.Sprintf("clu%02d", i+1), account: strconv.Itoa(7100 + i),
-			dmsOpen: i%2 == 0, queueByDefault: i%4 < 2}
-		u.boardID, u.boardName = u.account+"1", "Cluster "+u.name
-		ps.AddAccount(u.account, u.name, pinteresttest.Board{ID: u.boardID, Name: u.boardName})
-		for _, g := range guilds {
-			m, err := dc.AddMember(discordtest.Member{GuildID: g.ID, UserID: u.id, Username: u.name})
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.id = m.UserID
-		}
-		if !u.dmsOpen {
-			dc.SetDMsOpen(u.id, false)
-		}
-		s.users = append(s.users, u)
-	}
+	s.addUsers(nUsers, "clu", 7100, guilds)
 
 	dir := t.TempDir()
 	keyFile := writeKey(t, dir, 32, 0o600)
@@ -402,15 +371,7 @@ func TestDisgoGatewayCluster(t *testing.T) {
 		ps.SetLoggedIn(u.account)
 		inv := func(d discordtest.InvocationData) discordtest.Invocation { return s.inv(u, s.chans[0], d) }
 		s.all = append(s.all, r.link(u, inv)...)
-		if u.queueByDefault {
-			in, rp := reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
-			s.all = append(s.all, in)
-			in, rp = reply(ctx, t, dc, inv(discordtest.SelectMenu{CustomID: menuID(t, rp, "/settings/whenfull"), Values: []string{"queue"}, MessageID: rp.MessageID}))
-			s.all = append(s.all, in)
-			if !strings.Contains(rp.Data.Content, "now queue the rest") {
-				t.Fatalf("when-full menu for %s: %q, want queueing", u.name, rp.Data.Content)
-			}
-		}
+		s.queueByDefault(u, inv)
 	}
 	s.ledger()
 

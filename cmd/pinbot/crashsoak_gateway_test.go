@@ -379,6 +379,47 @@ type soak struct {
 	badLimit bool
 }
 
+// addUsers adds n users, members of every guild of guilds, each with a
+// Pinterest account of its own (IDs from firstAccount on) and one board;
+// every other one takes no direct messages, every other pair queues by
+// default.
+func (s *soak) addUsers(n int, prefix string, firstAccount int, guilds []discordtest.Guild) {
+	s.t.Helper()
+	for i := range n {
+		u := &soakUser{name: fmt.Sprintf("%s%02d", prefix, i+1), account: strconv.Itoa(firstAccount + i),
+			dmsOpen: i%2 == 0, queueByDefault: i%4 < 2}
+		u.boardID, u.boardName = u.account+"1", "Board of "+u.name
+		s.ps.AddAccount(u.account, u.name, pinteresttest.Board{ID: u.boardID, Name: u.boardName})
+		for _, g := range guilds {
+			m, err := s.dc.AddMember(discordtest.Member{GuildID: g.ID, UserID: u.id, Username: u.name})
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			u.id = m.UserID
+		}
+		if !u.dmsOpen {
+			s.dc.SetDMsOpen(u.id, false)
+		}
+		s.users = append(s.users, u)
+	}
+}
+
+// queueByDefault has u, when u queues by default, choose "queue the
+// rest" in /settings.
+func (s *soak) queueByDefault(u *soakUser, inv func(discordtest.InvocationData) discordtest.Invocation) {
+	s.t.Helper()
+	if !u.queueByDefault {
+		return
+	}
+	in, r := reply(s.ctx, s.t, s.dc, inv(discordtest.ChatInput{Name: "settings"}))
+	s.all = append(s.all, in)
+	in, r = reply(s.ctx, s.t, s.dc, inv(discordtest.SelectMenu{CustomID: menuID(s.t, r, "/settings/whenfull"), Values: []string{"queue"}, MessageID: r.MessageID}))
+	s.all = append(s.all, in)
+	if !strings.Contains(r.Data.Content, "now queue the rest") {
+		s.t.Fatalf("when-full menu for %s: %q, want queueing", u.name, r.Data.Content)
+	}
+}
+
 func (s *soak) inv(u *soakUser, ch discordtest.Channel, data discordtest.InvocationData) discordtest.Invocation {
 	return discordtest.Invocation{ChannelID: ch.ID, UserID: u.id, Data: data}
 }
@@ -845,6 +886,30 @@ func (r *soakRuns) stopKill(mark string, wait time.Duration) (c *child, recovere
 // kills come from that long before the first due time on.
 const aboutToRun = 200 * time.Millisecond
 
+// soakRun returns a soak's cycles, from the environment variable
+// cyclesEnv (def when unset), and its seed, from seedEnv (the clock's
+// when unset, for the log to name).
+func soakRun(t *testing.T, cyclesEnv string, def int, seedEnv string) (cycles int, seed uint64) {
+	t.Helper()
+	cycles = def
+	if v := os.Getenv(cyclesEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number of cycles", cyclesEnv, v)
+		}
+		cycles = n
+	}
+	seed = uint64(time.Now().UnixNano())
+	if v := os.Getenv(seedEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want an unsigned number", seedEnv, v)
+		}
+		seed = n
+	}
+	return cycles, seed
+}
+
 // soakUsers is how many users, each with an account, a run of cycles
 // needs: every kill leaves a few slots reserved until their leases end
 // or their pins are found (soakLease, longer than the window), so that
@@ -914,22 +979,7 @@ type soakCounts struct {
 // PINBOT_BOT_SOAK_SEED replays a run's random choices (not its timing).
 func TestDisgoGatewayCrashSoak(t *testing.T) {
 	t.Parallel()
-	cycles := defaultSoakCycles
-	if v := os.Getenv(soakCyclesEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number of cycles", soakCyclesEnv, v)
-		}
-		cycles = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv(soakSeedEnv); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want an unsigned number", soakSeedEnv, v)
-		}
-		seed = n
-	}
+	cycles, seed := soakRun(t, soakCyclesEnv, defaultSoakCycles, soakSeedEnv)
 	nUsers := soakUsers(cycles)
 	t.Logf("%d cycles, %d users, seed %d (%s=%d replays it)", cycles, nUsers, seed, soakSeedEnv, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x70696e626f74))
@@ -984,23 +1034,7 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 			s.chans = append(s.chans, ch)
 		}
 	}
-	for i := range nUsers {
-		u := &soakUser{name: fmt.Sprintf("soak%02d", i+1), account: strconv.Itoa(5100 + i),
-			dmsOpen: i%2 == 0, queueByDefault: i%4 < 2}
-		u.boardID, u.boardName = u.account+"1", "Soak "+u.name
-		ps.AddAccount(u.account, u.name, pinteresttest.Board{ID: u.boardID, Name: u.boardName})
-		for _, g := range guilds {
-			m, err := dc.AddMember(discordtest.Member{GuildID: g.ID, UserID: u.id, Username: u.name})
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.id = m.UserID
-		}
-		if !u.dmsOpen {
-			dc.SetDMsOpen(u.id, false)
-		}
-		s.users = append(s.users, u)
-	}
+	s.addUsers(nUsers, "soak", 5100, guilds)
 
 	dir := t.TempDir()
 	keyFile := writeKey(t, dir, 32, 0o600)
@@ -1040,15 +1074,7 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 		ps.SetLoggedIn(u.account)
 		inv := func(d discordtest.InvocationData) discordtest.Invocation { return s.inv(u, s.chans[0], d) }
 		s.all = append(s.all, linkWithBoard(ctx, t, dc, inv, u.name, u.boardID, u.boardName)...)
-		if u.queueByDefault {
-			in, r := reply(ctx, t, dc, inv(discordtest.ChatInput{Name: "settings"}))
-			s.all = append(s.all, in)
-			in, r = reply(ctx, t, dc, inv(discordtest.SelectMenu{CustomID: menuID(t, r, "/settings/whenfull"), Values: []string{"queue"}, MessageID: r.MessageID}))
-			s.all = append(s.all, in)
-			if !strings.Contains(r.Data.Content, "now queue the rest") {
-				t.Fatalf("when-full menu for %s: %q, want queueing", u.name, r.Data.Content)
-			}
-		}
+		s.queueByDefault(u, inv)
 	}
 	s.ledger()
 

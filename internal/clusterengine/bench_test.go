@@ -26,23 +26,9 @@ const benchAccounts = 3000
 // every partition, by 256 callers. It reports decisions/s and the
 // Reserve's p50 and p99.
 func BenchmarkClusterGrants(b *testing.B) {
-	h := newHarness(b)
-	h.engine = func(c *actors.Config) {
+	h, accounts, owner := benchCluster(b, func(c *actors.Config) {
 		c.Limit, c.Window, c.Lease = 1<<16, time.Hour, time.Minute
-	}
-	var accounts []string
-	for i := range benchAccounts {
-		accounts = append(accounts, fmt.Sprintf("bench-%05d", i))
-	}
-	for _, name := range []string{"a", "b", "c"} {
-		h.start(name)
-	}
-	h.waitSettled(30 * time.Second)
-	h.waitServed(accounts, 30*time.Second)
-	owner := make([]*testNode, len(accounts))
-	for i, a := range accounts {
-		owner[i] = h.serving(a)
-	}
+	})
 	var next atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
