@@ -14,6 +14,7 @@ const (
 	msgNoAccount        = "You have not linked a Pinterest account yet. Run /link to connect one."
 	msgActiveNotLinked  = "Your active Pinterest account is no longer linked to you. Pick one of your accounts in /settings, or run /link."
 	msgLinksUnavailable = "Pinbot cannot read your linked accounts right now. Please try again in a few minutes."
+	msgMovedMidBatch    = "Pinbot began moving your Pinterest account between its servers, so nothing more was pinned. Please try again in a few seconds."
 	msgEngineDown       = "Pinbot cannot record pins right now (its storage is unavailable), so nothing more was pinned. Please try again later."
 	msgPinterestDown    = "Pinterest is not answering right now, so nothing more was pinned. Please try again later."
 	msgGuildOnly        = "Use this command in a server, on messages of that server."

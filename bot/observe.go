@@ -84,6 +84,7 @@ const (
 	failNoAccess       = "no_access"           // the user or Pinbot can no longer read the channel
 	failUnlinked       = "unlinked"            // the account is no longer the user's (queued pins)
 	failEngine         = "engine"              // Pinbot's pin counter or its storage is unavailable
+	failMoved          = "moved"               // the account moved to another cluster member mid-batch (skipped)
 	failBatchCap       = "batch_cap"           // beyond MaxPinsPerBatch pictures in one command (skipped)
 	failDiscord        = "discord_unavailable" // Discord did not return the message
 	failInvalid        = "invalid"             // a queued pin Pinbot could not read
@@ -96,7 +97,7 @@ var failReasons = []string{
 	failLimit, failHeld, failQueueFull, failRateLimited, failSpamBlock, failReauth, failImageRejected,
 	failRefused, failUnavailable, failOutcomeUnknown, failNoTime, failTimeout, failMessageGone,
 	failNoImage, failNoAccess, failUnlinked, failEngine, failBatchCap, failDiscord, failInvalid, failDuplicate,
-	failThrottled,
+	failThrottled, failMoved,
 }
 
 // The results of Observer.InteractionDone.

@@ -380,6 +380,14 @@ func (p *pinner) pin(msg discord.Message, im image, e *entry) {
 	rsctx, rscancel := context.WithTimeout(context.WithoutCancel(ctx), resolveTimeout)
 	g, err := eng.Reserve(rsctx, p.acct.ID, 1)
 	rscancel()
+	if errors.Is(err, actors.ErrNotOwner) {
+		// A cluster member handing the account's partition over to
+		// another: refused before any work, nothing reserved.
+		p.inv.log.Info().Err(err).Str("account", p.acct.ID).Msg("the account moved to another member during the batch")
+		e.res, e.why, e.reason = resSkipped, "not attempted: the account is moving between Pinbot's servers", failMoved
+		p.stopWith(failMoved, msgMovedMidBatch, "not attempted: the account is moving between Pinbot's servers")
+		return
+	}
 	if err != nil {
 		p.inv.log.Error().Err(err).Str("account", p.acct.ID).Msg("reserving a slot failed")
 		e.res, e.why, e.reason = resFailed, "not pinned: Pinbot's pin counter is unavailable", failEngine

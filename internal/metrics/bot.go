@@ -18,7 +18,7 @@ var (
 	PinFailureReasons = []string{
 		"limit", "held", "queue_full", "rate_limited", "spam_block", "reauth", "image_rejected", "refused",
 		"unavailable", "outcome_unknown", "no_time", "timeout", "message_gone", "no_image", "no_access",
-		"unlinked", "engine", "batch_cap", "discord_unavailable", "invalid", "throttled", "duplicate",
+		"unlinked", "engine", "batch_cap", "discord_unavailable", "invalid", "throttled", "duplicate", "moved",
 	}
 	// InteractionResults are the values of pinbot_interactions_total's
 	// result label: ok (handled), error (the handler failed),
