@@ -138,6 +138,15 @@ func run(ctx context.Context, cfg config, in io.Reader, out io.Writer) (err erro
 	if err := c.waitReady(ctx); err != nil {
 		return err
 	}
+	// Every gateway shard open on some member: the guild's commands
+	// reach the cluster.
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for shard := range cfg.members {
+		if _, err := c.dc.WaitShardReady(sctx, shard); err != nil {
+			return fmt.Errorf("gateway shard %d not open on any member: %w (the members' logs: %s/member*/pinbot.log)", shard, err, cfg.dir)
+		}
+	}
 	fmt.Fprintln(out, "linking the users' Pinterest accounts...")
 	for i := range c.users {
 		if err := c.link(ctx, i); err != nil {
