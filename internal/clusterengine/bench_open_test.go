@@ -64,7 +64,7 @@ func BenchmarkClusterOpenLoop(b *testing.B) {
 		callers       = 256
 	)
 	_, accounts, owner := benchCluster(b, func(c *actors.Config) {
-		c.Limit, c.Window, c.Lease = 1<<20, time.Hour, time.Minute
+		c.Limit, c.Window, c.Lease = 1<<16, time.Hour, time.Minute
 	})
 	ctx := context.Background()
 	var next atomic.Int64
