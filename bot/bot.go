@@ -225,6 +225,11 @@ func (b *Bot) Start(ctx context.Context) error {
 	if b.cfg.IdentifyLimiter != nil {
 		gcfg.IdentifyLimiter = b.cfg.IdentifyLimiter(max(info.MaxConcurrency, 1))
 	}
+	if b.cfg.ShardsByCaller {
+		// An interaction reaching a closing member is left to the
+		// shard's next holder, to whom Discord replays it.
+		gcfg.Admit, gcfg.OnInteraction = b.enterFromGateway, b.handleEntered
+	}
 	gw := discordio.NewGateway(gcfg)
 
 	b.mu.Lock()

@@ -52,7 +52,7 @@ func (b *Bot) admit(e *event, next func(*event) error) (err error) {
 	lctx := logctx.With(b.workCtx, logctx.InteractionID, e.ID().String())
 	e.Ctx = lctx
 	log := b.logger(lctx)
-	if !b.enter() {
+	if !e.entered && !b.enter() {
 		log.Debug().Msg("interaction ignored: closing")
 		b.cfg.Observer.InteractionDone(name, interactionClosing)
 		if b.onDone != nil {

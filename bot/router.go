@@ -15,6 +15,9 @@ type event struct {
 	// account is what follows the custom ID of a component whose ID ends
 	// with an account (command.param).
 	account string
+	// entered says the gateway admitted the interaction already
+	// (enterFromGateway): admit does not enter again.
+	entered bool
 }
 
 // componentData is a component interaction's data; nil for any other.
@@ -29,9 +32,23 @@ func (e *event) componentData() discord.ComponentInteractionData {
 // caller's goroutine, until it is answered: the gateway calls it on a
 // goroutine of its own for each (see discordio.Gateway).
 func (b *Bot) HandleInteraction(i discord.Interaction) {
-	e := &event{Ctx: b.workCtx, Interaction: i}
+	b.handle(&event{Ctx: b.workCtx, Interaction: i})
+}
+
+// enterFromGateway is a cluster member's gateway's Admit
+// (discordio.GatewayConfig): it registers the interaction's handler
+// before the gateway counts its event as handled, and refuses it once
+// the bot closes, so that the event goes to the shard's next holder
+// instead of being dropped here. handleEntered runs what it admitted.
+func (b *Bot) enterFromGateway(discord.Interaction) bool { return b.enter() }
+
+func (b *Bot) handleEntered(i discord.Interaction) {
+	b.handle(&event{Ctx: b.workCtx, Interaction: i, entered: true})
+}
+
+func (b *Bot) handle(e *event) {
 	if err := b.admit(e, b.dispatch); err != nil {
-		b.log.Error().Str("error", errText(err)).Str("interaction_id", i.ID().String()).Msg("handler failed")
+		b.log.Error().Str("error", errText(err)).Str("interaction_id", e.ID().String()).Msg("handler failed")
 	}
 }
 

@@ -28,6 +28,12 @@ type GatewayConfig struct {
 	// OnInteraction receives every INTERACTION_CREATE, each on a
 	// goroutine of its own: the gateway's reader is never held up.
 	OnInteraction func(discord.Interaction)
+	// Admit, with Manual, is asked for every INTERACTION_CREATE of an
+	// opened shard before it goes to OnInteraction, and must not block:
+	// false (the process is closing) drops the event and stops the
+	// shard handing events on, so that none after it counts as handled
+	// and the shard's next holder gets them replayed. Nil admits all.
+	Admit func(discord.Interaction) bool
 	// OnReady learns of each shard's READY (resumed false) and RESUMED
 	// (true); again says the shard had been ready before in this run.
 	OnReady func(shard int, resumed, again bool)
@@ -280,14 +286,20 @@ func (g *Gateway) newGateway(token string, h gateway.EventHandlerFunc, opts ...g
 	return gw
 }
 
-// handOn says whether the event of sequence number seq that gw received
-// is handed on: whether gw is the connection of a shard opened (current);
-// if so, the event counts as handled.
-func (g *Gateway) handOn(gw gateway.Gateway, seq int) bool {
+// handOn says whether the event of sequence number seq that gw received,
+// interaction i when not nil, is handed on: whether gw is the connection
+// of a shard opened, and Config.Admit takes i; if so, the event counts as
+// handled. An interaction Admit refuses stops the shard handing events
+// on, as Drop does.
+func (g *Gateway) handOn(gw gateway.Gateway, seq int, i discord.Interaction) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id := gw.ShardID()
 	if !g.opened[id] || g.gws[id] != gw {
+		return false
+	}
+	if i != nil && g.cfg.Admit != nil && !g.cfg.Admit(i) {
+		delete(g.opened, id)
 		return false
 	}
 	if seq > 0 {
@@ -309,7 +321,7 @@ func (g *Gateway) markReady(shard int) (again bool) {
 // event is every shard's event handler: it reports READY and RESUMED and
 // hands each interaction on at once.
 func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gateway.EventData) {
-	if g.cfg.Manual && !g.handOn(gw, seq) {
+	if g.cfg.Manual && !g.handOn(gw, seq, Interaction(ev)) {
 		return
 	}
 	switch t {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,10 +99,16 @@ func TestDisgoGatewayShardOpenCloseResume(t *testing.T) {
 }
 
 // TestDisgoGatewayShardMoveReplaysDropped: an interaction that reaches a
-// shard after it stopped handing events on (a graceful move under way)
-// is not lost: the session handed on resumes from the last event handed
-// on, and Discord replays the interaction to the next holder.
+// shard after it stopped handing events on (a graceful move under way:
+// Drop, or Admit refusing it as the process closes) is not lost: the
+// session handed on resumes from the last event handed on, and Discord
+// replays the interaction to the next holder.
 func TestDisgoGatewayShardMoveReplaysDropped(t *testing.T) {
+	t.Run("dropped", func(t *testing.T) { testMoveReplays(t, false) })
+	t.Run("refused by Admit", func(t *testing.T) { testMoveReplays(t, true) })
+}
+
+func testMoveReplays(t *testing.T, refuse bool) {
 	dc := discordtest.NewServer(discordtest.WithShardCount(1))
 	defer dc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -119,6 +126,7 @@ func TestDisgoGatewayShardMoveReplaysDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan discord.Interaction, 4)
+	var closing atomic.Bool
 	holder := func() *Gateway {
 		gw := manualGateway(dc, 1)
 		gw.cfg.OnInteraction = func(i discord.Interaction) { got <- i }
@@ -126,11 +134,17 @@ func TestDisgoGatewayShardMoveReplaysDropped(t *testing.T) {
 	}
 
 	a := holder()
+	a.cfg.Admit = func(discord.Interaction) bool { return !closing.Load() }
 	defer a.Close(ctx)
 	if err := a.OpenShard(ctx, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	a.Drop(0) // the move begins: events from here on are not handed on
+	// The move begins: events from here on are not handed on.
+	if refuse {
+		closing.Store(true)
+	} else {
+		a.Drop(0)
+	}
 	in, err := dc.Interact(discordtest.Invocation{ChannelID: ch.ID, UserID: m.UserID, Data: discordtest.ChatInput{Name: "pin"}})
 	if err != nil {
 		t.Fatal(err)
