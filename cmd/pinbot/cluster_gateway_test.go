@@ -136,7 +136,7 @@ func (r *clusterRun) settled(within time.Duration) time.Duration {
 			last = fmt.Sprintf("members %v (want %v), %d partitions and %d shards unowned, %d and %d held by members gone",
 				ids, want, st.unowned, st.shardsUnowned, st.strays, st.shardStrays)
 		} else {
-			last = err.Error()
+			last = fmt.Sprintf("%s (then reading the status: %v)", last, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -450,7 +450,7 @@ func (r *clusterRun) fault(fault string, rng *rand.Rand, burst []*discordtest.In
 		r.signal(i, syscall.SIGSTOP)
 		paused := r.members[i].cur
 		r.members[i].cur = nil
-		r.settled(clusterRecovery + 10*time.Second)
+		r.settled(30 * time.Second)
 		r.signal2(paused, syscall.SIGCONT)
 		r.members[i].cur = paused
 		r.settled(30 * time.Second)
