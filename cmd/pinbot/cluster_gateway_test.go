@@ -315,7 +315,8 @@ func TestDisgoGatewayCluster(t *testing.T) {
 
 	s := &soak{t: t, ctx: ctx, dc: dc, ps: ps, rng: rng, phase: "start",
 		guilds: map[snowflake.ID]string{}, pictures: map[string]picture{},
-		pinners: map[snowflake.ID]*soakUser{}, queued: map[pinKey]*soakQueued{}, owners: map[snowflake.ID]*soakUser{}}
+		pinners: map[snowflake.ID]*soakUser{}, queued: map[pinKey]*soakQueued{}, owners: map[snowflake.ID]*soakUser{},
+		movingCounts: true}
 	// Guilds on every shard: the first two channels in one guild, the
 	// third in another, as the soak's queue waves expect, then more.
 	var guilds []discordtest.Guild
