@@ -2,6 +2,7 @@ package bot
 
 import (
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -48,9 +49,12 @@ func TestPinAccountMovesMidBatch(t *testing.T) {
 	w.link(alice, "1001", "alicepins")
 	m := w.addImages(w.channel.ID, 3, "three")
 	text, _ := w.pin(alice, m.ID.String())
-	must(t, text, "1 pinned", msgMovedMidBatch, "not attempted: the account is moving between Pinbot's servers")
-	mustNot(t, text, "pin counter is unavailable")
-	if n := len(w.ps.PinsFor("1001")); n != 1 {
-		t.Fatalf("Pinterest holds %d pins, want 1", n)
+	// The pictures' pins overlap: the second may be reserved before the
+	// first's answer came, so one or two are pinned before the move.
+	must(t, text, msgMovedMidBatch, "skipped: not attempted: the account is moving between Pinbot's servers")
+	mustNot(t, text, "pin counter is unavailable", "failed")
+	pinned := strings.Count(text, "✅")
+	if n := len(w.ps.PinsFor("1001")); pinned < 1 || pinned > 2 || n != pinned {
+		t.Fatalf("%d pinned in the reply, %d pins on Pinterest; want the same, 1 or 2:\n%s", pinned, n, text)
 	}
 }
