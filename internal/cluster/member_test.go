@@ -363,7 +363,19 @@ func testDeadlineByClock(t *testing.T, startEtcd etcdtest.Starter) {
 			t.Errorf("Serving(partition %d) = %v at the deadline", p, err)
 		}
 	}
-	w.waitFor("every partition lost", func() bool { return len(a.Held()) == 0 && !a.Ready() })
+	// Held empties before the Lost callbacks that record the tenures'
+	// ends have all run: wait for both.
+	w.waitFor("every partition lost", func() bool {
+		if len(a.Held()) != 0 || a.Ready() {
+			return false
+		}
+		for p := range partition.ID(w.partitions) {
+			if ts := w.tenuresOf(p); len(ts) != 1 || ts[0].how == "" {
+				return false
+			}
+		}
+		return true
+	})
 	for p := range partition.ID(w.partitions) {
 		if ts := w.tenuresOf(p); len(ts) != 1 || ts[0].how != "lost" || ts[0].end != 8*time.Second {
 			t.Errorf("partition %d: %+v, want lost at 8s", p, ts)
