@@ -38,8 +38,11 @@ const (
 	// clusterFaultsEnv, when set, picks the faults of the cycles by
 	// their short names, comma-separated (kill,pause,term,leader,majority).
 	clusterFaultsEnv = "PINBOT_CLUSTER_SOAK_FAULTS"
-	clusterMembers   = 3
-	clusterShards    = 3
+	// clusterLogEnv, when set, is the members' log level (PINBOT_LOG_LEVEL;
+	// info otherwise): their logs are shown when the test fails.
+	clusterLogEnv  = "PINBOT_CLUSTER_SOAK_LOG_LEVEL"
+	clusterMembers = 3
+	clusterShards  = 3
 	// clusterRecovery is how soon after a member's loss its partitions
 	// and shards must be served again.
 	clusterRecovery = 5 * time.Second
@@ -276,6 +279,9 @@ func clusterEnv(t *testing.T, dc *discordtest.Server, ps *pinteresttest.Server, 
 		"PINBOT_USER_RATE=off", "PINBOT_HTTP_RATE=off",
 		"PINBOT_LEASE="+soakLease.String(), "PINBOT_SLOT_MARGIN="+soakSlotMargin.String(),
 		"PINBOT_LISTING_LAG="+soakListingLag.String())
+	if lvl := os.Getenv(clusterLogEnv); lvl != "" {
+		env = append(env, "PINBOT_LOG_LEVEL="+lvl)
+	}
 	return id, env
 }
 
@@ -319,27 +325,11 @@ func TestDisgoGatewayCluster(t *testing.T) {
 		movingCounts: true}
 	// Guilds on every shard: the first two channels in one guild, the
 	// third in another, as the soak's queue waves expect, then more.
-	var guilds []discordtest.Guild
-	for g := range 2 * clusterShards {
-		gd, err := dc.AddGuild(discordtest.Guild{Name: fmt.Sprintf("guild%d", g)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		guilds = append(guilds, gd)
-		s.guilds[gd.ID] = gd.Name
-		chans := 1
-		if g == 0 {
-			chans = 2
-		}
-		for c := range chans {
-			ch, err := dc.AddChannel(discordtest.Channel{GuildID: gd.ID, Name: fmt.Sprintf("c%d", c)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.chans = append(s.chans, ch)
-		}
+	gs := []soakGuild{{"guild0", []string{"c0", "c1"}}}
+	for g := 1; g < 2*clusterShards; g++ {
+		gs = append(gs, soakGuild{fmt.Sprintf("guild%d", g), []string{"c0"}})
 	}
-	s.addUsers(nUsers, "clu", 7100, guilds)
+	s.addUsers(nUsers, "clu", 7100, s.addGuilds(gs...))
 
 	dir := t.TempDir()
 	keyFile := writeKey(t, dir, 32, 0o600)

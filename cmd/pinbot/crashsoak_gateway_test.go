@@ -382,6 +382,36 @@ type soak struct {
 	movingCounts bool
 }
 
+// soakGuild is a guild to add to the Discord stand-in: its name and its
+// channels' names.
+type soakGuild struct {
+	name  string
+	chans []string
+}
+
+// addGuilds adds the guilds, and their channels in order, to the Discord
+// stand-in and to s (s.guilds, s.chans), and returns them.
+func (s *soak) addGuilds(gs ...soakGuild) []discordtest.Guild {
+	s.t.Helper()
+	var guilds []discordtest.Guild
+	for _, g := range gs {
+		gd, err := s.dc.AddGuild(discordtest.Guild{Name: g.name})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		guilds = append(guilds, gd)
+		s.guilds[gd.ID] = g.name
+		for _, name := range g.chans {
+			ch, err := s.dc.AddChannel(discordtest.Channel{GuildID: gd.ID, Name: name})
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			s.chans = append(s.chans, ch)
+		}
+	}
+	return guilds
+}
+
 // addUsers adds n users, members of every guild of guilds, each with a
 // Pinterest account of its own (IDs from firstAccount on) and one board;
 // every other one takes no direct messages, every other pair queues by
@@ -1033,25 +1063,7 @@ func TestDisgoGatewayCrashSoak(t *testing.T) {
 	s := &soak{t: t, ctx: ctx, dc: dc, ps: ps, rng: rng, phase: "start",
 		guilds: map[snowflake.ID]string{}, pictures: map[string]picture{},
 		pinners: map[snowflake.ID]*soakUser{}, queued: map[pinKey]*soakQueued{}, owners: map[snowflake.ID]*soakUser{}}
-	var guilds []discordtest.Guild
-	for _, g := range []struct {
-		name  string
-		chans []string
-	}{{"soak", []string{"general", "art"}}, {"elsewhere", []string{"general"}}} {
-		gd, err := dc.AddGuild(discordtest.Guild{Name: g.name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		guilds = append(guilds, gd)
-		s.guilds[gd.ID] = g.name
-		for _, name := range g.chans {
-			ch, err := dc.AddChannel(discordtest.Channel{GuildID: gd.ID, Name: name})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.chans = append(s.chans, ch)
-		}
-	}
+	guilds := s.addGuilds(soakGuild{"soak", []string{"general", "art"}}, soakGuild{"elsewhere", []string{"general"}})
 	s.addUsers(nUsers, "soak", 5100, guilds)
 
 	dir := t.TempDir()
