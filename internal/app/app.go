@@ -416,6 +416,12 @@ func Build(cfg Config) (_ *App, err error) {
 	}
 	// The gateway, then the handlers still running, then the client.
 	a.push("the bot", closeBot+10*time.Second, a.Bot.Close)
+	if a.shards != nil && a.node != nil {
+		// Closed before the bot (closers run last pushed first): the
+		// shards move to the other members while this bot still answers
+		// what they deliver (cluster.Member.LeaveShards).
+		a.push("the gateway shards, handed over", shardLeaveTimeout, a.node.Member.LeaveShards)
+	}
 	// Queued pins run from now on, unless held; until the bot exists they
 	// wait, stored.
 	if !cfg.HoldJobs {
@@ -487,7 +493,8 @@ func (a *App) HTTPFailed() <-chan error { return a.httpDone }
 
 // Close stops what Build started. First ReadyPath answers 503 ("shutting
 // down"), so that a load balancer stops sending work while everything
-// still runs; then, in reverse order: the bot (its handlers finish first,
+// still runs; then, in reverse order: in a cluster, the gateway shards,
+// handed to the other members while the bot still answers; the bot (its handlers finish first,
 // and the token refreshes they started), the control socket, the HTTP
 // server, the OAuth state purge, the rebuild after a restore and the
 // reconciliation (a round in progress cut short), the engine (which

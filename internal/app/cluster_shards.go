@@ -18,6 +18,11 @@ import (
 // the member acquires the shard.
 const shardSessionTimeout = 5 * time.Second
 
+// shardLeaveTimeout bounds the handover of a closing member's shards
+// before the bot closes; past it, the membership's close hands over what
+// is left.
+const shardLeaveTimeout = 15 * time.Second
+
 // shardHost opens and closes the gateway shards this member holds in the
 // cluster (see docs/design.md, "Several processes"): the membership's
 // shard callbacks, through the bot's OpenShard, CloseShard and

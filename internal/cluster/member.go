@@ -71,6 +71,12 @@ type Member struct {
 	synced        bool
 	closing       bool
 	susp          suspension // Suspend, Resume (suspend.go)
+	// shardsLeft says LeaveShards was called: the member runs no shards
+	// from then on (shard_leave.go).
+	shardsLeft bool
+	// changes is closed and replaced at every change of state (changed),
+	// for LeaveShards to wait on.
+	changes chan struct{}
 }
 
 // tenure is one holding of a partition or a shard: from the owner key's
@@ -368,11 +374,27 @@ func (m *Member) Close(ctx context.Context) error {
 	return m.closeErr
 }
 
-// changed tells the tests' hook that the member's state changed.
+// changed tells the waiters of LeaveShards and the tests' hook that the
+// member's state changed.
 func (m *Member) changed() {
+	m.mu.Lock()
+	if m.changes != nil {
+		close(m.changes)
+		m.changes = nil
+	}
+	m.mu.Unlock()
 	if h := m.cfg.hooks.changed; h != nil {
 		h()
 	}
+}
+
+// changesLocked returns a channel closed at the next change of the
+// member's state. m.mu is held.
+func (m *Member) changesLocked() <-chan struct{} {
+	if m.changes == nil {
+		m.changes = make(chan struct{})
+	}
+	return m.changes
 }
 
 // wake wakes the run loop.

@@ -205,19 +205,21 @@ func (m *Member) plan() plan {
 			if !m.suspendedLocked(id, mk.info) {
 				live = append(live, id)
 			}
-			if m.runsShards(mk.info) {
+			if m.runsShards(mk.info) && (id != m.id || !m.shardsLeft) {
 				shardLive = append(shardLive, id)
 			}
 		}
 	}
 	slices.Sort(live)
 	slices.Sort(shardLive)
+	// Shards first: acquisitions begin in this order, and a shard's
+	// interactions have Discord's 3-second deadline.
+	for s := range m.cfg.Shards.Count {
+		m.planLocked(&pl, shardOf(s), desiredShard(shardLive, s), now)
+	}
 	for i := range m.cfg.Partitions {
 		p := partition.ID(i)
 		m.planLocked(&pl, partitionOf(p), desired(live, p), now)
-	}
-	for s := range m.cfg.Shards.Count {
-		m.planLocked(&pl, shardOf(s), desiredShard(shardLive, s), now)
 	}
 	return pl
 }

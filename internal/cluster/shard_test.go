@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -302,4 +303,79 @@ func TestShardCallbackErrors(t *testing.T) {
 	if got := sw.lost["a"].Load(); got != 2 {
 		t.Errorf("a lost %d shards after failed releases, want 2", got)
 	}
+}
+
+// LeaveShards hands a member's shards to the others by graceful release,
+// keeps its partitions, and acquires no shard after; the last member
+// running shards that leaves them releases them to nobody.
+func TestLeaveShards(t *testing.T) {
+	w := newWorld(t, etcdtest.Start, 1, 4, testTTL)
+	sw := newShardWorld(w, 6)
+	a := w.start(sw.config("a"))
+	b := w.start(sw.config("b"))
+	sw.waitFor("a and b to share the shards", func() bool { return sw.settled(a, b) && w.settled(a, b) })
+	bShards, bParts := b.HeldShards(), b.Held()
+	if len(bShards) == 0 || len(bParts) == 0 {
+		t.Fatalf("b holds shards %v, partitions %v: want some of each", bShards, bParts)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.LeaveShards(ctx); err != nil {
+		t.Fatalf("b.LeaveShards: %v", err)
+	}
+	if got := b.HeldShards(); len(got) != 0 {
+		t.Fatalf("b holds shards %v after LeaveShards returned", got)
+	}
+	sw.waitFor("a to hold every shard", func() bool { return len(a.HeldShards()) == 6 })
+	for _, s := range bShards {
+		ts := sw.shardTenures(s)
+		if n := len(ts); n < 2 || ts[n-2].member != "b" || ts[n-2].how != "release" || ts[n-1].member != "a" {
+			t.Errorf("shard %d after b left the shards: %+v, want b's release then a", s, ts)
+		}
+	}
+	if got := b.Held(); !slices.Equal(got, bParts) {
+		t.Errorf("b's partitions %v after LeaveShards, were %v", got, bParts)
+	}
+	if !b.Ready() {
+		t.Error("b not ready after leaving its shards")
+	}
+	if got := sw.lost["a"].Load() + sw.lost["b"].Load(); got != 0 {
+		t.Errorf("%d shards lost", got)
+	}
+
+	// A third member joins: b takes no shard back, c takes its share.
+	c := w.start(sw.config("c"))
+	sw.waitFor("a and c to share the shards", func() bool {
+		return len(a.HeldShards())+len(c.HeldShards()) == 6 && len(c.HeldShards()) > 0 && w.settled(a, b, c)
+	})
+	if got := b.HeldShards(); len(got) != 0 {
+		t.Errorf("b, having left the shards, holds %v", got)
+	}
+
+	// The last two leave: the shards are released and nobody holds them.
+	for _, m := range []*Member{a, c} {
+		if err := m.LeaveShards(ctx); err != nil {
+			t.Fatalf("%s.LeaveShards: %v", m.ID(), err)
+		}
+	}
+	for _, m := range []*Member{a, b, c} {
+		if got := m.HeldShards(); len(got) != 0 {
+			t.Errorf("%s holds shards %v after every member left them", m.ID(), got)
+		}
+	}
+	sw.waitFor("every member to see no shard owner", func() bool {
+		for _, m := range []*Member{a, b, c} {
+			for _, o := range m.ShardOwners() {
+				if o != "" {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	if got := sw.lost["a"].Load() + sw.lost["b"].Load() + sw.lost["c"].Load(); got != 0 {
+		t.Errorf("%d shards lost", got)
+	}
+	sw.check()
 }

@@ -89,9 +89,9 @@ func (m *Member) suspendedLocked(id string, info MemberInfo) bool {
 // its suspension.
 func (m *Member) memberValue() string {
 	m.mu.Lock()
-	reason := m.susp.reason
+	reason, noShards := m.susp.reason, m.shardsLeft
 	m.mu.Unlock()
-	if reason == "" {
+	if reason == "" && !noShards {
 		return m.value
 	}
 	var info MemberInfo
@@ -99,6 +99,9 @@ func (m *Member) memberValue() string {
 		return m.value // built by Start from a MemberInfo: not reached
 	}
 	info.Suspended = reason
+	if noShards {
+		info.Shards = 0
+	}
 	b, err := json.Marshal(info)
 	if err != nil {
 		return m.value
@@ -107,7 +110,8 @@ func (m *Member) memberValue() string {
 }
 
 // mark writes the member key's value again when the view shows it
-// without the member's current suspension, under the current lease.
+// without the member's current suspension or shards (LeaveShards), under
+// the current lease.
 // Without a lease, or without the key, there is nothing to write: the
 // registration and the key put again (register, reput) write the
 // current value.
@@ -118,8 +122,12 @@ func (m *Member) mark(ctx context.Context) error {
 	lease := m.lease
 	self, seen := m.view.members[m.id]
 	want := m.susp.reason
+	wantShards := self.info.Shards
+	if m.shardsLeft {
+		wantShards = 0
+	}
 	m.mu.Unlock()
-	if lease == 0 || (seen && self.lease == lease && self.info.Suspended == want) {
+	if lease == 0 || (seen && self.lease == lease && self.info.Suspended == want && self.info.Shards == wantShards) {
 		return nil
 	}
 	key := m.keys.Member(m.id)
@@ -128,7 +136,7 @@ func (m *Member) mark(ctx context.Context) error {
 		Then(clientv3.OpPut(key, m.memberValue(), clientv3.WithLease(lease))).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("cluster: write the member key's suspension: %w", err)
+		return fmt.Errorf("cluster: write the member key's state: %w", err)
 	}
 	return nil
 }
