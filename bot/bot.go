@@ -78,6 +78,9 @@ type Bot struct {
 	// digest tells users what became of their queued pins.
 	digest *digest.Sender
 
+	// reactions is what pin reactions keep (reactions.go).
+	reactions reactionState
+
 	// rule names the engine's limit and window in what users read.
 	rule pinRule
 	// throttle is each user's allowance; nil with Config.NoUserRate.
@@ -222,6 +225,7 @@ func (b *Bot) Start(ctx context.Context) error {
 		Manual:        b.cfg.ShardsByCaller,
 		Extra:         b.shardOpts,
 	}
+	b.reactionGateway(&gcfg)
 	if b.cfg.IdentifyLimiter != nil {
 		gcfg.IdentifyLimiter = b.cfg.IdentifyLimiter(max(info.MaxConcurrency, 1))
 	}

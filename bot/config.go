@@ -110,6 +110,13 @@ type Config struct {
 	// pinned twice (history.go); default DefaultRememberPinsFor, and a
 	// negative value remembers nothing.
 	RememberPinsFor time.Duration
+	// NoReactions turns pin reactions off (reactions.go): the gateway then
+	// asks for no intent, and reactions are ignored. By default a linked
+	// user who reacts to a message with PinEmoji pins its pictures.
+	NoReactions bool
+	// PinEmoji is the emoji of pin reactions: a unicode emoji, or a
+	// custom emoji as name:id (see ParsePinEmoji); "" is DefaultPinEmoji.
+	PinEmoji string
 	// Digest configures the digests that tell users what became of their
 	// queued pins (see package digest); zero fields take its defaults.
 	Digest digest.Config
@@ -183,6 +190,9 @@ func (c Config) Validate() error {
 		if err := c.UserRate.Validate(); err != nil {
 			return fmt.Errorf("bot: Config.UserRate: %w", err)
 		}
+	}
+	if _, err := parsePinEmoji(c.PinEmoji); err != nil {
+		return fmt.Errorf("bot: Config.PinEmoji: %w", err)
 	}
 	if c.APIURL != "" {
 		if err := checkURL("APIURL", c.APIURL, "http", "https"); err != nil {

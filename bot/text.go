@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/disgoorg/snowflake/v2"
+
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
@@ -169,4 +171,53 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// What pin reactions tell the user (reactions.go); emoji is the pin emoji
+// as a message shows it, link the message's.
+
+// msgReactionReport opens the report of a pin reaction's batch.
+func msgReactionReport(emoji, link, report string) string {
+	return fmt.Sprintf("Your %s on <%s>:\n%s", emoji, link, report)
+}
+
+// msgReactionUnreadable says the reacted message could not be read; reason
+// is fetchMessage's.
+func msgReactionUnreadable(emoji, link, reason string) string {
+	why := "Discord did not return it; add your reaction again later"
+	switch reason {
+	case failMessageGone:
+		why = "it is gone"
+	case failNoAccess:
+		why = "Pinbot cannot read that channel"
+	}
+	return fmt.Sprintf("Your %s on <%s> pinned nothing: %s.", emoji, link, why)
+}
+
+// msgReactionCanceled says how many queued pins taking the reaction off
+// canceled.
+func msgReactionCanceled(emoji, link string, n int) string {
+	return fmt.Sprintf("You took your %s off <%s>, so Pinbot canceled %s of it. Pins already made stay.",
+		emoji, link, countText(n, "queued pin", "queued pins"))
+}
+
+// msgReactionCancelFailed says taking the reaction off canceled nothing,
+// as the queue could not be read or changed.
+func msgReactionCancelFailed(emoji, link string) string {
+	return fmt.Sprintf("You took your %s off <%s>, but Pinbot cannot cancel its queued pins right now (its storage is unavailable). Use /queue to cancel them.",
+		emoji, link)
+}
+
+// msgReactionNotLinked tells a user with no linked account how to pin with
+// a reaction; sent once a day at most.
+func msgReactionNotLinked(emoji string) string {
+	return fmt.Sprintf("You reacted with %s, which pins a message's pictures to your Pinterest account, but you have not linked one yet. "+
+		"Run /link in the server to connect it, then react again. (Pinbot sends this note once a day at most.)", emoji)
+}
+
+// msgReactionChannelPrefix opens the answer to a pin reaction posted in the
+// channel, for a user whose DMs are closed; it mentions them without a
+// ping (noMentions).
+func msgReactionChannelPrefix(user snowflake.ID) string {
+	return "<@" + user.String() + ">, Pinbot could not send you a direct message:\n"
 }

@@ -68,6 +68,8 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			RememberPinsFor: cfg.rememberPins,
 			SlotMargin:      cfg.slotMargin,
 			ListingLag:      cfg.listingLag,
+			NoReactions:     cfg.noReactions,
+			PinEmoji:        cfg.pinEmoji,
 		},
 		Discord: discorduser.Config{
 			ClientSecret: cfg.discordClientSecret,
@@ -105,6 +107,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).Dur("remember_pins", cfg.rememberPins).
+		Bool("reactions", !cfg.noReactions).Str("pin_emoji", cfg.pinEmoji).
 		Dur("lease", cfg.engine.Lease).Dur("slot_margin", cfg.slotMargin).Dur("listing_lag", cfg.listingLag).
 		Strs("etcd_endpoints", cfg.etcdEndpoints).Str("cluster_addr", cfg.clusterAddr).
 		Msg("starting the bot")

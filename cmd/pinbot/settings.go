@@ -153,6 +153,14 @@ var (
 		flag: "remember-pins", env: "PINBOT_REMEMBER_PINS", arg: "DURATION", def: "2160h",
 		help: fmt.Sprintf("how long pinbot remembers the pictures it pinned to each board, so that one asked for again is not pinned twice (/pin again:true overrides), %v to %v, or off", minRememberPins, maxRememberPins),
 	}
+	reactionsOption = option{
+		flag: "reactions", env: "PINBOT_REACTIONS", arg: "BOOL", def: "on",
+		help: "pin reactions: a linked user who reacts to a message with --pin-emoji pins its pictures (the gateway then asks for the GUILD_MESSAGE_REACTIONS intent); off, false or 0 turns them off",
+	}
+	pinEmojiOption = option{
+		flag: "pin-emoji", env: "PINBOT_PIN_EMOJI", arg: "EMOJI", def: bot.DefaultPinEmoji,
+		help: "the emoji of pin reactions: a unicode emoji, or a custom emoji of the server as name:id (or <:name:id>)",
+	}
 	etcdEndpointsOption = option{
 		flag: "etcd-endpoints", env: "PINBOT_ETCD_ENDPOINTS", arg: "URLS", defHelp: "none: one process, its state in the data directory",
 		help: "comma-separated client URLs of an etcd cluster (v3.4 or later): run as one member of a pinbot cluster whose state lives in etcd; needs --cluster-addr and --cluster-key-file",
@@ -292,6 +300,7 @@ type settings struct {
 	memoryLimit                           setting
 	reconcileEvery, countAllPins          setting
 	rememberPins                          setting
+	reactions, pinEmoji                   setting
 	lease, slotMargin, listingLag         setting
 	etcdEndpoints, clusterAddr            setting
 	clusterKeyFile                        setting
@@ -329,6 +338,8 @@ func newSettings(getenv func(string) string) settings {
 		reconcileEvery:      setting{opt: &reconcileEveryOption},
 		countAllPins:        setting{opt: &countAllPinsOption},
 		rememberPins:        setting{opt: &rememberPinsOption},
+		reactions:           setting{opt: &reactionsOption},
+		pinEmoji:            setting{opt: &pinEmojiOption},
 		lease:               setting{opt: &leaseOption},
 		slotMargin:          setting{opt: &slotMarginOption},
 		listingLag:          setting{opt: &listingLagOption},
@@ -362,6 +373,7 @@ func (st *settings) all() []*setting {
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile, &st.memoryLimit,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
+		&st.reactions, &st.pinEmoji,
 		&st.lease, &st.slotMargin, &st.listingLag,
 		&st.etcdEndpoints, &st.clusterAddr, &st.clusterKeyFile,
 		&st.etcdCAFile, &st.etcdCertFile, &st.etcdKeyFile,
@@ -403,6 +415,7 @@ var allOptions = []*option{
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption, &memoryLimitOption,
 	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
+	&reactionsOption, &pinEmojiOption,
 	&leaseOption, &slotMarginOption, &listingLagOption,
 	&etcdEndpointsOption, &clusterAddrOption, &clusterKeyFileOption,
 	&etcdCAFileOption, &etcdCertFileOption, &etcdKeyFileOption,
@@ -552,6 +565,10 @@ type botSettings struct {
 	// rememberPins is how long the pictures pinned are remembered; -1
 	// for not at all (off).
 	rememberPins time.Duration
+	// noReactions turns pin reactions off; pinEmoji is their emoji, as
+	// bot.Config.PinEmoji takes it.
+	noReactions bool
+	pinEmoji    string
 	// lease is the engine's reservation lease (actors.Config.Lease),
 	// slotMargin and listingLag bot.Config's: how long Pinterest may take
 	// to act on a request, and to list a pin it made.
@@ -712,9 +729,26 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 		}
 		b.rememberPins = d
 	}
+	st.checkReactions(errs, &b)
 	st.checkTiming(errs, &b)
 	st.checkCluster(errs, &b)
 	return b
+}
+
+// checkReactions reads PINBOT_REACTIONS and PINBOT_PIN_EMOJI into b.
+func (st *settings) checkReactions(errs *configErrors, b *botSettings) {
+	switch strings.ToLower(strings.TrimSpace(st.reactions.value)) {
+	case "on", "true", "1":
+	case "off", "false", "0":
+		b.noReactions = true
+	default:
+		errs.add(fmt.Errorf("invalid %s %s: want on or off (true or false, 1 or 0)", st.reactions.name(), st.reactions.shown()))
+	}
+	e, err := bot.ParsePinEmoji(st.pinEmoji.value)
+	if err != nil {
+		errs.add(fmt.Errorf("invalid %s: %v", st.pinEmoji.name(), err))
+	}
+	b.pinEmoji = e
 }
 
 // checkTiming reads the lease, slot margin and listing lag into b. The
@@ -980,6 +1014,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.adminTokenFile,
 		&st.discordClientSecret, &st.discordOAuth,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
+		&st.reactions, &st.pinEmoji,
 		&st.lease, &st.slotMargin, &st.listingLag,
 	} {
 		if s.from != "" {

@@ -39,6 +39,14 @@ var (
 	// given back), failed (Pinterest could not be asked: it counts until
 	// its slot's deadline).
 	LookupResults = []string{"found", "absent", "failed"}
+	// ReactionResults are the values of pinbot_reactions_total's result
+	// label: what became of a pin reaction (package bot's
+	// reactionResults, which its tests check against this list): ran
+	// (its pictures went through a batch, counted in pinbot_pins_total),
+	// not_linked, canceled (taken off: queued pins canceled), none
+	// (taken off: nothing to cancel), throttled, failed, duplicate (the
+	// same event again), closing, busy (too many under way).
+	ReactionResults = []string{"ran", "not_linked", "canceled", "none", "throttled", "failed", "duplicate", "closing", "busy"}
 )
 
 // other is the label value of anything outside a label's list.
@@ -62,6 +70,7 @@ type BotObserver struct {
 	reconnects   prometheus.Counter
 	resumes      prometheus.Counter
 	lookups      map[string]prometheus.Counter
+	reactions    map[string]prometheus.Counter
 }
 
 // ackBuckets cover Discord's 3-second deadline for the initial response.
@@ -101,7 +110,12 @@ func (o *BotObserver) init(reg *prometheus.Registry) {
 		Name: "pinbot_unknown_pins_resolved_total",
 		Help: "Searches on Pinterest for pins whose outcome was unknown (an answer lost, a restart while sending), by result: found, absent (never made, slot given back), failed (counted until the slot's deadline).",
 	}, []string{"result"})
-	reg.MustRegister(pins, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes, lookups)
+	reactions := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_reactions_total",
+		Help: "Pin reactions (added or taken off) by result: ran, not_linked, canceled, none, throttled, failed, duplicate, closing, busy.",
+	}, []string{"result"})
+	reg.MustRegister(pins, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes, lookups, reactions)
+	o.reactions = children(reactions, ReactionResults)
 	o.lookups = children(lookups, LookupResults)
 	o.pins = children(pins, PinResults)
 	o.failures = children(failures, PinFailureReasons)
@@ -143,6 +157,16 @@ func (o *BotObserver) LookupDone(result string) {
 	c, ok := o.lookups[result]
 	if !ok {
 		c = o.lookups[other]
+	}
+	c.Inc()
+}
+
+// ReactionDone counts one pin reaction by its result (see
+// ReactionResults).
+func (o *BotObserver) ReactionDone(result string) {
+	c, ok := o.reactions[result]
+	if !ok {
+		c = o.reactions[other]
 	}
 	c.Inc()
 }

@@ -17,6 +17,7 @@
 //	pinbot_interactions_total{command,result}       counter: bot.InteractionLabels × InteractionResults
 //	pinbot_interaction_refusals_total{reason}       counter: InteractionRefusals (throttled|closing|busy)
 //	pinbot_http_refusals_total{reason}              counter: HTTPRefusals (http_rate|operator_rate): the listener's 429s
+//	pinbot_reactions_total{result}                  counter: ReactionResults: what became of each pin reaction
 //	pinbot_interaction_ack_seconds                  histogram: taken up → initial response accepted
 //	pinbot_gateway_shards_connected                 gauge
 //	pinbot_gateway_reconnects_total                 counter

@@ -10,6 +10,7 @@ import (
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/disgo/sharding"
+	"github.com/disgoorg/snowflake/v2"
 	"github.com/gorilla/websocket"
 )
 
@@ -28,6 +29,13 @@ type GatewayConfig struct {
 	// OnInteraction receives every INTERACTION_CREATE, each on a
 	// goroutine of its own: the gateway's reader is never held up.
 	OnInteraction func(discord.Interaction)
+	// OnReaction, when not nil, makes the shards identify with the
+	// GUILD_MESSAGE_REACTIONS intent (not a privileged one) and receives
+	// every MESSAGE_REACTION_ADD and MESSAGE_REACTION_REMOVE, in the
+	// order the shard received them, on the shard's reading goroutine: it
+	// must hand the event on and return at once. Nil: the shards ask for
+	// no intent at all.
+	OnReaction func(Reaction)
 	// Admit, with Manual, is asked for every INTERACTION_CREATE of an
 	// opened shard before it goes to OnInteraction, and must not block:
 	// false (the process is closing) drops the event and stops the
@@ -69,7 +77,8 @@ type ShardState struct {
 }
 
 // Gateway is the bot's sharded gateway connection, through disgo's shard
-// manager. It hands on interactions only; the bot asks for no intents.
+// manager. It hands on interactions and, with GatewayConfig.OnReaction,
+// reactions; it asks for no intent but the reactions'.
 type Gateway struct {
 	cfg GatewayConfig
 	ids []int
@@ -116,7 +125,7 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 		sharding.WithGatewayConfigOpts(
 			gateway.WithURL(url),
 			gateway.WithLogger(cfg.Log),
-			gateway.WithIntents(gateway.IntentsNone),
+			gateway.WithIntents(cfg.Intents()),
 			gateway.WithOS(runtime.GOOS),
 			gateway.WithBrowser("pinbot"),
 			gateway.WithDevice("pinbot"),
@@ -138,6 +147,19 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 	opts = append(opts, cfg.Extra...)
 	g.sm = sharding.New(cfg.Token, g.event, opts...)
 	return g
+}
+
+// Intents are the gateway intents the shards identify with:
+// GUILD_MESSAGE_REACTIONS with OnReaction, else none. Interactions need
+// none, and a message fetched over REST carries its attachments and
+// embeds when the application has the message content intent enabled,
+// whatever the gateway asked for: no privileged intent is asked, so a
+// shard is never refused for one (close code 4014).
+func (c GatewayConfig) Intents() gateway.Intents {
+	if c.OnReaction != nil {
+		return gateway.IntentGuildMessageReactions
+	}
+	return gateway.IntentsNone
 }
 
 // Count is the number of shards.
@@ -318,8 +340,8 @@ func (g *Gateway) markReady(shard int) (again bool) {
 	return again
 }
 
-// event is every shard's event handler: it reports READY and RESUMED and
-// hands each interaction on at once.
+// event is every shard's event handler: it reports READY and RESUMED,
+// hands each interaction on at once, and each reaction to OnReaction.
 func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gateway.EventData) {
 	if g.cfg.Manual && !g.handOn(gw, seq, Interaction(ev)) {
 		return
@@ -335,7 +357,66 @@ func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gat
 		if i := Interaction(ev); i != nil && g.cfg.OnInteraction != nil {
 			go g.cfg.OnInteraction(i)
 		}
+	case gateway.EventTypeMessageReactionAdd, gateway.EventTypeMessageReactionRemove:
+		if r, ok := ReactionOf(ev); ok && g.cfg.OnReaction != nil {
+			g.cfg.OnReaction(r)
+		}
 	}
+}
+
+// Reaction is a MESSAGE_REACTION_ADD (Added) or MESSAGE_REACTION_REMOVE.
+type Reaction struct {
+	Added                        bool
+	UserID, ChannelID, MessageID snowflake.ID
+	GuildID                      snowflake.ID // 0 outside a guild
+	// Bot says the reacting user is a bot, as an add's member tells;
+	// a removal does not say.
+	Bot bool
+	// Emoji is a unicode emoji as Discord names it ("📌"), or a custom
+	// emoji as "name:id".
+	Emoji string
+	// EmojiID is a custom emoji's ID; 0 for a unicode emoji.
+	EmojiID snowflake.ID
+}
+
+// ReactionOf returns the reaction a MESSAGE_REACTION_ADD or _REMOVE
+// event's data holds; false for any other event.
+func ReactionOf(ev gateway.EventData) (Reaction, bool) {
+	switch e := ev.(type) {
+	case *gateway.EventMessageReactionAdd:
+		if e == nil {
+			return Reaction{}, false
+		}
+		return ReactionOf(*e)
+	case *gateway.EventMessageReactionRemove:
+		if e == nil {
+			return Reaction{}, false
+		}
+		return ReactionOf(*e)
+	case gateway.EventMessageReactionAdd:
+		r := reaction(e.UserID, e.ChannelID, e.MessageID, e.GuildID, e.Emoji)
+		r.Added = true
+		r.Bot = e.Member != nil && e.Member.User.Bot
+		return r, true
+	case gateway.EventMessageReactionRemove:
+		return reaction(e.UserID, e.ChannelID, e.MessageID, e.GuildID, e.Emoji), true
+	}
+	return Reaction{}, false
+}
+
+func reaction(user, channel, message snowflake.ID, guild *snowflake.ID, emoji discord.PartialEmoji) Reaction {
+	r := Reaction{UserID: user, ChannelID: channel, MessageID: message}
+	if guild != nil {
+		r.GuildID = *guild
+	}
+	if emoji.Name != nil {
+		r.Emoji = *emoji.Name
+	}
+	if emoji.ID != nil {
+		r.EmojiID = *emoji.ID
+		r.Emoji += ":" + emoji.ID.String()
+	}
+	return r
 }
 
 // Interaction returns the interaction an INTERACTION_CREATE event's data
