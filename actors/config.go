@@ -30,6 +30,12 @@ type Config struct {
 	// MaxJournalBatch is the most account writes one store transaction
 	// carries (persistence.DefaultMaxBatch if 0).
 	MaxJournalBatch int
+	// JournalPipeline is the most journal batches being written at once
+	// (persistence.WithPipeline), for a store whose Write may run
+	// concurrently and waits on a network, such as etcd's; 0 or 1: one
+	// at a time. A store that settles its writes (the disk stores)
+	// writes one at a time whatever it says.
+	JournalPipeline int
 	// Clock, when not nil, replaces the engine clock (tests, simulations);
 	// it is still never let run behind the newest instant in the store.
 	// When nil the engine runs a RunningClock on Uptime (see New).
@@ -140,6 +146,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("actors: Config.KeepDoneFor %v is negative", c.KeepDoneFor)
 	case c.MaxJournalBatch < 0:
 		return fmt.Errorf("actors: Config.MaxJournalBatch %d is negative", c.MaxJournalBatch)
+	case c.JournalPipeline < 0:
+		return fmt.Errorf("actors: Config.JournalPipeline %d is negative", c.JournalPipeline)
 	}
 	return nil
 }

@@ -164,6 +164,9 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	if len(cfg.Fence) > 0 {
 		jopts = append(jopts, persistence.WithFence(cfg.Fence))
 	}
+	if cfg.JournalPipeline > 1 {
+		jopts = append(jopts, persistence.WithPipeline(cfg.JournalPipeline))
+	}
 	e := &Engine{
 		cfg:         cfg,
 		clock:       clock,

@@ -42,9 +42,10 @@ type Config struct {
 	Member cluster.Config
 	// Partitions is the cluster's partition count (clusterconf agreed).
 	Partitions int
-	// Engine configures the engine; Start sets its Owner, and turns off
-	// the start-up recovery scan (a partition's accounts replay their
-	// journals as they load).
+	// Engine configures the engine; Start sets its Owner, turns off the
+	// start-up recovery scan (a partition's accounts replay their
+	// journals as they load), and sets JournalPipeline, when 0, to
+	// DefaultJournalPipeline.
 	Engine actors.Config
 	// Store configures the state store; Start sets Partitions, Fenced and
 	// Member.
@@ -63,6 +64,12 @@ type Config struct {
 
 // DefaultMaxSkew is Config.MaxSkew's default.
 const DefaultMaxSkew = time.Second
+
+// DefaultJournalPipeline is the journal batches a member writes to etcd
+// at once unless Config.Engine says otherwise: each waits several
+// milliseconds for Raft to commit it, and etcd commits more than one at
+// a time.
+const DefaultJournalPipeline = 4
 
 // Node is one member's engine. Its fields must not be changed.
 type Node struct {
@@ -112,11 +119,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("clusterengine: MaxSkew %v is negative", cfg.MaxSkew)
 	}
 	n.maxSkew = cfg.MaxSkew
-	ecfg := cfg.Engine
-	ecfg.Owner = n.owner
-	ecfg.Recover = false
-	ecfg.Window += cfg.MaxSkew
-	if n.Engine, err = actors.New(ecfg, store, cfg.Log); err != nil {
+	if n.Engine, err = actors.New(n.engineConfig(cfg), store, cfg.Log); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("clusterengine: starting the engine: %w", err)
 	}
@@ -139,6 +142,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.Member = m
 	n.member.Store(m)
 	return n, nil
+}
+
+// engineConfig returns the configuration of the engine of a member
+// configured by cfg, whose MaxSkew is set.
+func (n *Node) engineConfig(cfg Config) actors.Config {
+	ecfg := cfg.Engine
+	ecfg.Owner = n.owner
+	ecfg.Recover = false
+	ecfg.Window += cfg.MaxSkew
+	if ecfg.JournalPipeline == 0 {
+		ecfg.JournalPipeline = DefaultJournalPipeline
+	}
+	return ecfg
 }
 
 // owner is the engine's Config.Owner: the token of the account's

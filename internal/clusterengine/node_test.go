@@ -460,3 +460,22 @@ func checkOwnersCount(t *testing.T, h *harness, l *ledger, accounts []string) {
 		}
 	}
 }
+
+// TestEngineConfig: a member's engine writes DefaultJournalPipeline
+// journal batches at once unless its configuration says how many, counts
+// every pin for the window plus MaxSkew, and asks the node who owns an
+// account.
+func TestEngineConfig(t *testing.T) {
+	n := &Node{}
+	for _, tt := range []struct{ set, want int }{{0, DefaultJournalPipeline}, {1, 1}, {7, 7}} {
+		ecfg := actors.DefaultConfig()
+		ecfg.JournalPipeline = tt.set
+		got := n.engineConfig(Config{Engine: ecfg, MaxSkew: time.Second})
+		if got.JournalPipeline != tt.want {
+			t.Errorf("Engine.JournalPipeline %d: the engine gets %d, want %d", tt.set, got.JournalPipeline, tt.want)
+		}
+		if got.Window != ecfg.Window+time.Second || got.Owner == nil || got.Recover {
+			t.Errorf("engine's Window %v (want %v), Owner set %v, Recover %v", got.Window, ecfg.Window+time.Second, got.Owner != nil, got.Recover)
+		}
+	}
+}
