@@ -58,6 +58,12 @@ func decide(ctx context.Context, accounts []string, owner []*testNode, i int) er
 // -benchtime says, and reports the maximum, the rate offered and the
 // paced decisions' p50 and p99.
 func BenchmarkClusterOpenLoop(b *testing.B) {
+	for _, pipeline := range []int{1, 4} {
+		b.Run(fmt.Sprintf("pipeline=%d", pipeline), func(b *testing.B) { benchClusterOpenLoop(b, pipeline) })
+	}
+}
+
+func benchClusterOpenLoop(b *testing.B, pipeline int) {
 	const (
 		openLoopProbe = 3 * time.Second
 		openLoopRun   = 10 * time.Second
@@ -65,6 +71,7 @@ func BenchmarkClusterOpenLoop(b *testing.B) {
 	)
 	_, accounts, owner := benchCluster(b, func(c *actors.Config) {
 		c.Limit, c.Window, c.Lease = 1<<16, time.Hour, time.Minute
+		c.JournalPipeline = pipeline
 	})
 	ctx := context.Background()
 	var next atomic.Int64

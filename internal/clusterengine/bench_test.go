@@ -24,10 +24,18 @@ const benchAccounts = 3000
 // Reserve of one slot (its fenced Txn committed by etcd before it is
 // granted) and its Commit, sent without waiting, on accounts spread over
 // every partition, by 256 callers. It reports decisions/s and the
-// Reserve's p50 and p99.
+// Reserve's p50 and p99, with one journal batch in flight per member and
+// with four (actors.Config.JournalPipeline).
 func BenchmarkClusterGrants(b *testing.B) {
+	for _, pipeline := range []int{1, 4} {
+		b.Run(fmt.Sprintf("pipeline=%d", pipeline), func(b *testing.B) { benchClusterGrants(b, pipeline) })
+	}
+}
+
+func benchClusterGrants(b *testing.B, pipeline int) {
 	h, accounts, owner := benchCluster(b, func(c *actors.Config) {
 		c.Limit, c.Window, c.Lease = 1<<16, time.Hour, time.Minute
+		c.JournalPipeline = pipeline
 	})
 	var next atomic.Int64
 	var mu sync.Mutex

@@ -66,10 +66,11 @@ type Config struct {
 const DefaultMaxSkew = time.Second
 
 // DefaultJournalPipeline is the journal batches a member writes to etcd
-// at once unless Config.Engine says otherwise: each waits several
-// milliseconds for Raft to commit it, and etcd commits more than one at
-// a time.
-const DefaultJournalPipeline = 4
+// at once unless Config.Engine says otherwise. One: with more in flight
+// the batches are cut smaller, and etcd's cost is per transaction, so on
+// a machine whose cores etcd shares the cluster decides less per second,
+// without a better tail (docs/benchmarks.md).
+const DefaultJournalPipeline = 1
 
 // Node is one member's engine. Its fields must not be changed.
 type Node struct {
