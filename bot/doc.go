@@ -82,6 +82,26 @@
 // has the message content intent enabled (a privileged intent, granted
 // in the developer portal); "Pin to Pinterest" works without it.
 //
+// # Pin reactions
+//
+// A linked user's pin reaction (Config.PinEmoji, 📌 unless set) on a
+// guild message pins its pictures as "Pin to Pinterest" does: the active
+// account and its default board, the user's when_full choice, at most
+// MaxPinsPerBatch pictures, charged to the user's allowance (reactions.go).
+// The gateway, which then asks for the Guild Message Reactions intent
+// (none with Config.NoReactions), hands each MESSAGE_REACTION_ADD and
+// _REMOVE to HandleReaction on its reading goroutine, which only files
+// it: the events of one user on one message run in the order they came,
+// on a goroutine of their own that takes one of the Config.Workers.
+// There is no interaction to answer, so the report goes by DM (to the
+// channel, mentioning the user without a ping, when their DMs are
+// closed; else to their digest). Taking the reaction off cancels the
+// pins of that message the user queued that still wait; pins made stay.
+// A user with no linked account is told about /link by DM once a day at
+// most. What this keeps (the users told, the channels replied in, the
+// events seen lately, the reactions under way) is in memory, bounded,
+// and forgotten at a restart. ReactionObserver counts the outcomes.
+//
 // # One /pin
 //
 // Once the interaction is acknowledged (see below), a batch first checks

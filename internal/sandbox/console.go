@@ -49,7 +49,7 @@ var (
 
 // consoleOnly are the console's commands that drive no command of the
 // bot's: the rest of Commands is the bot's table (bot.ConsoleCommands).
-var consoleOnly = []string{"dms", "as", "channel", "messages", "pinterest", "help", "quit"}
+var consoleOnly = []string{"dms", "post", "react", "unreact", "as", "channel", "messages", "pinterest", "help", "quit"}
 
 // botCommand is the command or component of the bot's command table that
 // the console offers as verb.
@@ -72,7 +72,13 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
   /cancel N                       cancel the waiting pins of message N of /queue (its menu)
   /cancel all [ACCOUNT]           cancel an account's waiting pins (/queue's button; ACCOUNT
                                   when several accounts have some)
-  /dms                            the direct messages Pinbot sent you (results of queued pins)
+  /dms                            the direct messages Pinbot sent you (results of queued pins,
+                                  answers to reactions)
+  /post [N] [TEXT]                post a message with N images (1 to 10, default 1) here as you
+  /react MESSAGE [EMOJI]          react to a message (an ID here, or a link); 📌, the default,
+                                  pins its images: Pinbot answers by DM
+  /unreact MESSAGE [EMOJI]        take the reaction off; off a 📌, it cancels the pins of that
+                                  message still waiting in your queue
   /pinmsg ID                      the "Pin to Pinterest" message command on one message
   /settings                       your accounts, their pin counts, the active one
   /switch ACCOUNT                 make ACCOUNT active (picks it in the /settings menu)
@@ -82,7 +88,7 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
   /unlink ACCOUNT                 run /unlink
   /as USER                        act as another demo user: alice, bob or carol
   /channel NAME                   act in another channel: general, art or staff
-  /messages                       list the demo messages and their links
+  /messages                       list the demo messages, those posted, their links and reactions
   /pinterest                      the pins the Pinterest stand-in made in this run
   help                            list these commands
   quit                            stop; so do end of input, Ctrl-C and SIGTERM
@@ -350,6 +356,12 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool) {
 		c.whenFull(ctx, rest)
 	case "dms":
 		c.listDMs()
+	case "post":
+		c.post(rest)
+	case "react":
+		c.react(rest, true)
+	case "unreact":
+		c.react(rest, false)
 	case "switch":
 		c.pick(ctx, rest, true)
 	case "board":
@@ -814,14 +826,25 @@ func (c *Console) setChannel(arg string) {
 	c.errorf("no channel %q; there are %s", arg, strings.Join(names, ", "))
 }
 
-// listMessages prints the demo messages with their links.
+// listMessages prints the demo messages, then those posted in this run,
+// with their links and reactions.
 func (c *Console) listMessages() {
 	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "ID\tCHANNEL\tWHAT\tTEXT\tLINK\n")
+	fmt.Fprintf(tw, "ID\tCHANNEL\tWHAT\tTEXT\tLINK\tREACTIONS\n")
 	for _, m := range messages {
 		ch, _ := channelByID(m.Channel)
-		fmt.Fprintf(tw, "%d\t#%s\t%s\t%s\thttps://discord.com/channels/%d/%d/%d\n",
-			m.ID, ch.Name, m.About, m.Content, GuildID, m.Channel, m.ID)
+		sm, _ := c.sb.discord.Message(m.ID)
+		fmt.Fprintf(tw, "%d\t#%s\t%s\t%s\thttps://discord.com/channels/%d/%d/%d\t%s\n",
+			m.ID, ch.Name, m.About, m.Content, GuildID, m.Channel, m.ID, reactionsText(sm))
+	}
+	for _, id := range c.sb.postedMessages() {
+		m, ok := c.sb.discord.Message(id)
+		if !ok {
+			continue
+		}
+		ch, _ := channelByID(m.ChannelID)
+		what := plural(len(m.Attachments), "image") + ", posted by " + userName(m.AuthorID)
+		fmt.Fprintf(tw, "%d\t#%s\t%s\t%s\t%s\t%s\n", m.ID, ch.Name, what, m.Content, messageURL(m), reactionsText(m))
 	}
 	if err := tw.Flush(); err != nil && c.err == nil {
 		c.err = err

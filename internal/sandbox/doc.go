@@ -87,6 +87,14 @@
 //	/cancel all [ACCOUNT]          press /queue's "Cancel all" button (of
 //	                               ACCOUNT, when several accounts have one)
 //	/dms                           the direct messages the bot sent the user
+//	/post [N] [TEXT]               post a message with N images (1 to 10,
+//	                               default 1) in the current channel as
+//	                               the user; prints its ID and link
+//	/react MESSAGE [EMOJI]         react to a message (an ID of the
+//	                               current channel, or a link) with EMOJI,
+//	                               📌 by default: Pinbot pins its images
+//	/unreact MESSAGE [EMOJI]       take the reaction off: off a 📌, Pinbot
+//	                               cancels the message's waiting pins
 //	/settings                      accounts, 12-hour counts, the active one
 //	/switch ACCOUNT                pick ACCOUNT in the /settings menu
 //	/board BOARD                   pick the active account's default board
@@ -98,7 +106,8 @@
 //	/unlink ACCOUNT                run /unlink
 //	/as USER                       act as another demo user
 //	/channel NAME                  act in another channel
-//	/messages                      list the demo messages
+//	/messages                      list the demo messages and those
+//	                               posted, with their reactions
 //	/pinterest                     the pins the Pinterest stand-in made
 //	help                           list the commands
 //	quit                           stop (so does the end of input)
@@ -114,6 +123,14 @@
 // several messages and only the last one that carries components can be
 // recognized as the last, so after a continuation without components the
 // console waits PartWait for another.
+//
+// /react and /unreact change the user's reaction on the Discord
+// stand-in, which sends the bot MESSAGE_REACTION_ADD or _REMOVE as
+// Discord does; the bot answers by direct message in its own time, so
+// the console does not wait for it: it says so, and /dms shows the
+// answer. /post gives the stand-in a message with images served by the
+// sandbox's image server; the stand-in chooses its ID, which the console
+// prints.
 //
 // Logs never reach the console: Config.Log receives them.
 package sandbox

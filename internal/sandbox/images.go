@@ -54,9 +54,10 @@ func startImageServer() (*imageServer, error) {
 	return s, nil
 }
 
-// url returns the address of an image of a message.
-func (s *imageServer) url(message fmt.Stringer, name string) string {
-	return s.base + imagePrefix + message.String() + "/" + name
+// url returns the address of an image in a folder: a demo message's ID,
+// or a posted message's folder (see Sandbox.post).
+func (s *imageServer) url(folder, name string) string {
+	return s.base + imagePrefix + folder + "/" + name
 }
 
 // close stops the server and waits for it.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/disgoorg/snowflake/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/pinbot/pinbot/actors"
@@ -98,6 +99,11 @@ type Sandbox struct {
 	// approveMu serializes the OAuth approvals: the Pinterest stand-in
 	// has one signed-in account at a time.
 	approveMu sync.Mutex
+
+	// postsMu guards posted, the messages the console posted in this
+	// run, oldest first (see post).
+	postsMu sync.Mutex
+	posted  []snowflake.ID
 
 	// closers close what Start opened, run in reverse order by Close.
 	closers   []func(context.Context) error

@@ -51,18 +51,10 @@ func (s *Sandbox) seedDiscord() error {
 	for _, m := range messages {
 		msg := discordtest.Message{ID: m.ID, ChannelID: m.Channel, AuthorID: m.Author, Content: m.Content}
 		for _, name := range m.Images {
-			u := s.images.url(m.ID, name)
-			msg.Attachments = append(msg.Attachments, discordtest.Attachment{
-				Filename:    name,
-				ContentType: "image/png",
-				URL:         u,
-				ProxyURL:    u,
-				Width:       imageWidth,
-				Height:      imageHeight,
-			})
+			msg.Attachments = append(msg.Attachments, imageAttachment(name, s.images.url(m.ID.String(), name)))
 		}
 		if m.Embed != "" {
-			u := s.images.url(m.ID, m.Embed)
+			u := s.images.url(m.ID.String(), m.Embed)
 			msg.Content += " " + u
 			msg.Embeds = []discord.Embed{{
 				Type:      discord.EmbedTypeImage,
@@ -75,6 +67,18 @@ func (s *Sandbox) seedDiscord() error {
 		}
 	}
 	return nil
+}
+
+// imageAttachment is a PNG attachment of the demo size served at u.
+func imageAttachment(name, u string) discordtest.Attachment {
+	return discordtest.Attachment{
+		Filename:    name,
+		ContentType: "image/png",
+		URL:         u,
+		ProxyURL:    u,
+		Width:       imageWidth,
+		Height:      imageHeight,
+	}
 }
 
 // seedLinks makes the token store's links usable with this run's
