@@ -40,9 +40,13 @@ const (
 	clusterFaultsEnv = "PINBOT_CLUSTER_SOAK_FAULTS"
 	// clusterLogEnv, when set, is the members' log level (PINBOT_LOG_LEVEL;
 	// info otherwise): their logs are shown when the test fails.
-	clusterLogEnv  = "PINBOT_CLUSTER_SOAK_LOG_LEVEL"
-	clusterMembers = 3
-	clusterShards  = 3
+	clusterLogEnv = "PINBOT_CLUSTER_SOAK_LOG_LEVEL"
+	// clusterLogDirEnv, when set, is a directory where a failed run
+	// writes every member's whole log, a file per run (the test's output
+	// shows the end of each only).
+	clusterLogDirEnv = "PINBOT_CLUSTER_SOAK_LOG_DIR"
+	clusterMembers   = 3
+	clusterShards    = 3
 	// clusterRecovery is how soon after a member's loss its partitions
 	// and shards must be served again.
 	clusterRecovery = 5 * time.Second
@@ -349,6 +353,12 @@ func TestDisgoGatewayCluster(t *testing.T) {
 			for i, m := range r.members {
 				for k, c := range m.runs {
 					t.Logf("member %d (%s), run %d:\n%s", i, m.id, k+1, tail(c.stderr(), 100000))
+					if dir := os.Getenv(clusterLogDirEnv); dir != "" {
+						name := filepath.Join(dir, fmt.Sprintf("member%d-run%d.log", i, k+1))
+						if err := os.WriteFile(name, []byte(c.stderr()), 0o600); err != nil {
+							t.Logf("%s: %v", clusterLogDirEnv, err)
+						}
+					}
 				}
 			}
 		}
