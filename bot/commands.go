@@ -183,6 +183,11 @@ func commandTable() []command {
 		},
 		{id: idQueueAll, param: true, label: "queue_all", console: "cancel all", component: (*Bot).handleQueueAll},
 		{id: idQueueMessage, label: "queue_message", console: "cancel", component: (*Bot).handleQueueMessage},
+		{
+			name: cmdServer, label: "server",
+			create: func(pinRule) discord.ApplicationCommandCreate { return serverCommand() },
+			slash:  (*Bot).handleServer,
+		},
 	}
 }
 

@@ -68,6 +68,10 @@
 //   - /unlink account: removes a link, cancels the user's waiting pins on
 //     that account (a re-link does not bring them back) and names the
 //     active account left.
+//   - /server [pin_emoji:] shows the server's settings, or sets the
+//     emoji of its pin reactions ("reset": the bot's). Offered by default
+//     to members with Manage Server, and refused on use to anyone without
+//     it (or Administrator); see server.go.
 //
 // Replies write every instant one way (timeText): Discord's exact time,
 // which it renders in the reader's time zone, beside the relative one
@@ -84,7 +88,8 @@
 //
 // # Pin reactions
 //
-// A linked user's pin reaction (Config.PinEmoji, 📌 unless set) on a
+// A linked user's pin reaction (the server's emoji, set with /server;
+// otherwise Config.PinEmoji, 📌 unless set) on a
 // guild message pins its pictures as "Pin to Pinterest" does: the active
 // account and its default board, the user's when_full choice, at most
 // MaxPinsPerBatch pictures, charged to the user's allowance (reactions.go).

@@ -65,6 +65,9 @@ type forwardedPin struct {
 	Target      *discord.Message    `json:"target,omitempty"`
 	WhenFull    string              `json:"when_full,omitempty"`
 	Again       bool                `json:"again,omitempty"`
+	// Source is what asked for the batch, for the owner's metrics;
+	// none counts as other.
+	Source string `json:"source,omitempty"`
 }
 
 // forwardedReply is the owner's answer: the reply to edit in.
@@ -85,6 +88,7 @@ func (b *Bot) forwardPin(inv invocation, account string, bt batch) reply {
 		Interaction: inv.id, Token: inv.token, User: inv.userID, Guild: inv.guildID,
 		Channel: inv.channelID, Perms: inv.perms, Account: account,
 		Refs: bt.refs, Board: bt.board, Target: bt.target, WhenFull: bt.whenFull, Again: bt.again,
+		Source: bt.source,
 	})
 	if err != nil {
 		inv.log.Error().Err(err).Msg("encoding a forwarded command failed")
@@ -172,7 +176,7 @@ func (b *Bot) HandlePeer(ctx context.Context, method string, body []byte) ([]byt
 		if acct.ID == "" {
 			acct.ID = f.Account
 		}
-		r := b.pinFor(inv, acct, batch{refs: f.Refs, board: f.Board, target: f.Target, whenFull: f.WhenFull, again: f.Again})
+		r := b.pinFor(inv, acct, batch{source: f.Source, refs: f.Refs, board: f.Board, target: f.Target, whenFull: f.WhenFull, again: f.Again})
 		return json.Marshal(forwardedReply{Content: r.content})
 	case peerEngine:
 		return b.handlePeerEngine(ctx, body)

@@ -15,13 +15,17 @@ type Observer interface {
 	// PinDone reports what became of one picture of a command (or of a
 	// whole message that could not be read or holds no picture), once the
 	// command's report is written, and of one queued pin when it has run:
-	// result is "pinned", "failed", "unknown" (Pinterest did not answer
-	// clearly; the pin may exist and counts toward the limit), "skipped"
-	// or "queued", and reason, for failed, unknown and skipped, why the
-	// picture was not pinned (see failReasons). A queued picture is
-	// reported twice: queued by its command, then what became of it when
-	// it ran (a run that will be tried again is not reported).
-	PinDone(result, reason string)
+	// source is what asked for it (see pinSources): "command" (/pin),
+	// "message_command" (Pin to Pinterest), "reaction" (a pin reaction),
+	// or "queued" (a queued pin that ran); result is "pinned", "failed",
+	// "unknown" (Pinterest did not answer clearly; the pin may exist and
+	// counts toward the limit), "skipped" or "queued", and reason, for
+	// failed, unknown and skipped, why the picture was not pinned (see
+	// failReasons; "duplicate" when the board had it already). A queued
+	// picture is reported twice: queued, under the source that queued it,
+	// then what became of it when it ran, under "queued" (a run that will
+	// be tried again is not reported).
+	PinDone(source, result, reason string)
 	// InteractionDone reports an interaction the bot is done with: command
 	// names the command, component or autocomplete (see
 	// interactionName), result how it ended: "ok", "error" (the handler
@@ -50,11 +54,23 @@ type Observer interface {
 // nopObserver observes nothing: the Observer of a Config without one.
 type nopObserver struct{}
 
-func (nopObserver) PinDone(string, string)         {}
+func (nopObserver) PinDone(string, string, string) {}
 func (nopObserver) InteractionDone(string, string) {}
 func (nopObserver) Acknowledged(time.Duration)     {}
 func (nopObserver) ShardReady(int, bool, bool)     {}
 func (nopObserver) LookupDone(string)              {}
+
+// The sources of Observer.PinDone: what asked for a picture.
+const (
+	sourceCommand        = "command"         // /pin
+	sourceMessageCommand = "message_command" // Pin to Pinterest
+	sourceReaction       = "reaction"        // a pin reaction
+	sourceQueued         = "queued"          // a queued pin, when it runs
+)
+
+// pinSources lists PinDone's sources, for the metrics' check of their
+// labels.
+var pinSources = []string{sourceCommand, sourceMessageCommand, sourceReaction, sourceQueued}
 
 // The results of Observer.PinDone.
 const (
@@ -114,21 +130,22 @@ const (
 // refusals, for the metrics' check of their labels.
 var refusalResults = []string{interactionThrottled, interactionClosing, interactionBusy}
 
-// reportPins reports every entry of a command's report.
-func (b *Bot) reportPins(r report) {
+// reportPins reports every entry of a batch's report; source is what
+// asked for the batch.
+func (b *Bot) reportPins(source string, r report) {
 	for _, e := range r.entries {
 		switch e.res {
 		case resPinned:
-			b.cfg.Observer.PinDone(pinPinned, "")
+			b.cfg.Observer.PinDone(source, pinPinned, "")
 		case resQueued:
-			b.cfg.Observer.PinDone(pinQueued, "")
+			b.cfg.Observer.PinDone(source, pinQueued, "")
 		case resSkipped, resDuplicate:
-			b.cfg.Observer.PinDone(pinSkipped, e.reason)
+			b.cfg.Observer.PinDone(source, pinSkipped, e.reason)
 		case resFailed:
 			if e.reason == failOutcomeUnknown {
-				b.cfg.Observer.PinDone(pinUnknown, e.reason)
+				b.cfg.Observer.PinDone(source, pinUnknown, e.reason)
 			} else {
-				b.cfg.Observer.PinDone(pinFailed, e.reason)
+				b.cfg.Observer.PinDone(source, pinFailed, e.reason)
 			}
 		}
 	}
@@ -138,9 +155,9 @@ func (b *Bot) reportPins(r report) {
 // the limit or a hold, before any was read: each is skipped for reason.
 // Other refusals of a whole command (no account linked, an unknown board)
 // count in the interactions alone.
-func (b *Bot) reportRefused(messages int, reason string) {
+func (b *Bot) reportRefused(source string, messages int, reason string) {
 	for range messages {
-		b.cfg.Observer.PinDone(pinSkipped, reason)
+		b.cfg.Observer.PinDone(source, pinSkipped, reason)
 	}
 }
 
@@ -148,13 +165,13 @@ func (b *Bot) reportRefused(messages int, reason string) {
 func (b *Bot) reportJob(r jobResult) {
 	switch r.Outcome {
 	case jobPinned:
-		b.cfg.Observer.PinDone(pinPinned, "")
+		b.cfg.Observer.PinDone(sourceQueued, pinPinned, "")
 	case jobUnknown:
-		b.cfg.Observer.PinDone(pinUnknown, firstNonEmpty(r.Reason, failOutcomeUnknown))
+		b.cfg.Observer.PinDone(sourceQueued, pinUnknown, firstNonEmpty(r.Reason, failOutcomeUnknown))
 	case jobFailed:
-		b.cfg.Observer.PinDone(pinFailed, r.Reason)
+		b.cfg.Observer.PinDone(sourceQueued, pinFailed, r.Reason)
 	case jobDuplicate:
-		b.cfg.Observer.PinDone(pinSkipped, failDuplicate)
+		b.cfg.Observer.PinDone(sourceQueued, pinSkipped, failDuplicate)
 	}
 }
 

@@ -40,7 +40,7 @@ func (b *Bot) pinCommand(inv invocation, messages, board string, again bool, whe
 	if err != nil {
 		return reply{content: err.Error()}
 	}
-	bt := batch{refs: refs, board: board, again: again}
+	bt := batch{source: sourceCommand, refs: refs, board: board, again: again}
 	if len(whenFull) > 0 {
 		bt.whenFull = whenFull[0]
 		switch whenFull[0] {
@@ -70,14 +70,16 @@ func (b *Bot) handlePinMessage(data discord.MessageCommandInteractionData, e *ev
 		msg.ChannelID = inv.channelID
 	}
 	ref := messageRef{GuildID: inv.guildID, ChannelID: msg.ChannelID, MessageID: msg.ID, Raw: msg.ID.String()}
-	b.reply(inv.ctx, inv.token, b.runBatch(inv, batch{refs: []messageRef{ref}, target: &msg}))
+	b.reply(inv.ctx, inv.token, b.runBatch(inv, batch{source: sourceMessageCommand, refs: []messageRef{ref}, target: &msg}))
 	return nil
 }
 
 // batch is one command's pins to make.
 type batch struct {
-	refs  []messageRef
-	board string // the board option, "" for the account's default
+	// source is what asked for it, for the metrics (see pinSources).
+	source string
+	refs   []messageRef
+	board  string // the board option, "" for the account's default
 	// target is the message of a message command; nil for /pin, whose
 	// messages are fetched fresh (attachment URLs are signed and expire).
 	target *discord.Message
@@ -174,11 +176,11 @@ func (b *Bot) pinFor(inv invocation, acct links.Account, bt batch) reply {
 	}
 	if !queue {
 		if full(st) || st.Queued > 0 {
-			b.reportRefused(len(bt.refs), failLimit)
+			b.reportRefused(bt.source, len(bt.refs), failLimit)
 			return reply{content: b.rule.atLimit(st, name)}
 		}
 		if held(st) {
-			b.reportRefused(len(bt.refs), failHeld)
+			b.reportRefused(bt.source, len(bt.refs), failHeld)
 			return reply{content: msgHeld(st, name)}
 		}
 	}
@@ -187,7 +189,7 @@ func (b *Bot) pinFor(inv invocation, acct links.Account, bt batch) reply {
 	p.run(bt)
 	b.rememberPinned(ctx, acct.ID, boardID, p.pinned)
 	p.enqueue()
-	b.reportPins(p.rep)
+	b.reportPins(bt.source, p.rep)
 	return reply{content: p.rep.render(name, boardName)}
 }
 

@@ -19,10 +19,11 @@ import (
 )
 
 // Pin reactions. A linked user who reacts to a guild message with the pin
-// emoji (Config.PinEmoji, 📌 unless set) pins its pictures, as "Pin to
-// Pinterest" does: the user's active account and default board, their
-// when_full choice, at most MaxPinsPerBatch pictures, "already pinned"
-// for what the board has, and, in a cluster, on the account's owner.
+// emoji (the server's, chosen with /server; otherwise Config.PinEmoji, 📌
+// unless set) pins its pictures, as "Pin to Pinterest" does: the user's
+// active account and default board, their when_full choice, at most
+// MaxPinsPerBatch pictures, "already pinned" for what the board has, and,
+// in a cluster, on the account's owner.
 // There is no interaction to answer: the report goes to the user by DM,
 // or, when their DMs are closed, to the channel, mentioning them without
 // a ping. Taking the reaction off before a queued pin of the message ran
@@ -197,6 +198,8 @@ func withoutVS(s string) string { return strings.ReplaceAll(s, "\ufe0f", "") }
 type reactionState struct {
 	once  sync.Once
 	emoji pinEmoji
+	// guilds are the servers' own pin emojis (see server.go).
+	guilds guildEmojis
 
 	mu sync.Mutex
 	// lanes holds, per user and message, the events waiting to be worked
@@ -221,8 +224,8 @@ type recentEvent struct {
 	at    time.Time
 }
 
-// pinEmoji is the emoji of pin reactions, from a Config that Validate
-// accepted.
+// pinEmoji is the bot's emoji of pin reactions, from a Config that
+// Validate accepted: that of the servers that chose none.
 func (b *Bot) pinEmoji() pinEmoji {
 	rs := &b.reactions
 	rs.once.Do(func() {
@@ -240,11 +243,23 @@ func (b *Bot) reactionGateway(cfg *discordio.GatewayConfig) {
 }
 
 // HandleReaction takes a reaction from the gateway and returns at once:
-// a pin reaction of a guild message, by a user who is not a bot, is
-// worked on on a goroutine of its own, after the earlier events of the
-// same user on the same message; every other one is ignored.
+// a pin reaction of a guild message (with its server's pin emoji), by a
+// user who is not a bot, is worked on on a goroutine of its own, after
+// the earlier events of the same user on the same message; every other
+// one is ignored. It never waits for the store: see judgeReaction.
 func (b *Bot) HandleReaction(r discordio.Reaction) {
-	if b.cfg.NoReactions || r.GuildID == 0 || r.Bot || r.UserID == b.appID || !b.pinEmoji().matches(r) {
+	if b.cfg.NoReactions || r.GuildID == 0 || r.Bot || r.UserID == b.appID {
+		b.reactionDone(r, reactionIgnored)
+		return
+	}
+	b.judgeReaction(r)
+}
+
+// fileReaction files r, judged against emoji, its server's pin emoji: a
+// pin reaction joins the events of its user on its message; any other
+// is ignored.
+func (b *Bot) fileReaction(r discordio.Reaction, emoji pinEmoji) {
+	if !emoji.matches(r) {
 		b.reactionDone(r, reactionIgnored)
 		return
 	}
@@ -370,7 +385,7 @@ func (b *Bot) reaction(r discordio.Reaction) string {
 
 // pinReaction pins the pictures of the message a user reacted to.
 func (b *Bot) pinReaction(inv invocation, r discordio.Reaction) string {
-	emoji := b.pinEmoji()
+	emoji := b.reactions.guilds.emojiOf(r.GuildID, b.pinEmoji())
 	u, err := b.cfg.Links.User(inv.ctx, r.UserID.String())
 	if err != nil {
 		inv.log.Error().Err(err).Msg("reading the user's links failed")
@@ -396,7 +411,7 @@ func (b *Bot) pinReaction(inv invocation, r discordio.Reaction) string {
 		b.answerReaction(inv, b.throttle.msgThrottled(at))
 		return reactionThrottled
 	}
-	rep := b.runBatch(inv, batch{refs: []messageRef{ref}, target: msg})
+	rep := b.runBatch(inv, batch{source: sourceReaction, refs: []messageRef{ref}, target: msg})
 	inv.log.Info().Msg("pin reaction worked on")
 	b.answerReaction(inv, msgReactionReport(emoji.text(), ref.jumpURL(), rep.content))
 	return reactionRan
@@ -439,12 +454,13 @@ func (b *Bot) unpinReaction(inv invocation, r discordio.Reaction) string {
 		canceled += len(done)
 	}
 	ref := messageRef{GuildID: r.GuildID, ChannelID: r.ChannelID, MessageID: r.MessageID}
+	emoji := b.reactions.guilds.emojiOf(r.GuildID, b.pinEmoji())
 	switch {
 	case canceled > 0:
-		b.answerReaction(inv, msgReactionCanceled(b.pinEmoji().text(), ref.jumpURL(), canceled))
+		b.answerReaction(inv, msgReactionCanceled(emoji.text(), ref.jumpURL(), canceled))
 		return reactionCanceled
 	case failed:
-		b.answerReaction(inv, msgReactionCancelFailed(b.pinEmoji().text(), ref.jumpURL()))
+		b.answerReaction(inv, msgReactionCancelFailed(emoji.text(), ref.jumpURL()))
 		return reactionFailed
 	}
 	return reactionNone

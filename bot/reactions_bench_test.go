@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/disgoorg/disgo/gateway"
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
@@ -39,6 +40,9 @@ func BenchmarkReactionEventsIgnored(b *testing.B) {
 		}
 		return ev
 	}
+	// The server's pin emoji is known, as after its first reaction: the
+	// events are judged at once.
+	w.bot.reactions.guilds.put(snowflake.ID(1300000000000000002), w.bot.pinEmoji(), w.bot.cfg.Now())
 	ignored := 0
 	w.bot.reactions.onDone = func(_ discordio.Reaction, result string) {
 		if result == reactionIgnored {

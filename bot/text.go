@@ -221,3 +221,57 @@ func msgReactionNotLinked(emoji string) string {
 func msgReactionChannelPrefix(user snowflake.ID) string {
 	return "<@" + user.String() + ">, Pinbot could not send you a direct message:\n"
 }
+
+// What /server tells a server's managers (server.go).
+
+const (
+	msgServerNotManager  = "Only members who may manage this server (Manage Server) can change Pinbot's settings for it."
+	msgServerUnavailable = "Pinbot cannot read or store this server's settings right now. Please try again in a few minutes."
+)
+
+// msgServerSettings shows the server's settings: emoji is its pin emoji
+// as a message shows it, custom whether the server chose it, def the
+// bot's; off says that the bot has pin reactions turned off.
+func msgServerSettings(emoji string, custom bool, def string, off bool) string {
+	var sb strings.Builder
+	sb.WriteString("**Pinbot's settings for this server**\n")
+	if custom {
+		fmt.Fprintf(&sb, "Pin reaction: %s (chosen for this server; Pinbot's default is %s)\n", emoji, def)
+	} else {
+		fmt.Fprintf(&sb, "Pin reaction: %s (Pinbot's default)\n", emoji)
+	}
+	sb.WriteString("A linked member who reacts to a message with it pins the message's pictures.\n")
+	sb.WriteString("Change it with `/server pin_emoji:`, an emoji such as 🖼️ or one of this server's; `reset` goes back to the default.")
+	if off {
+		sb.WriteString("\n" + msgServerReactionsOff)
+	}
+	return sb.String()
+}
+
+// msgServerReactionsOff adds that reactions pin nothing on this bot.
+const msgServerReactionsOff = "Pin reactions are turned off on this Pinbot, so reactions pin nothing for now."
+
+// msgServerPinEmojiSet confirms the server's new pin emoji.
+func msgServerPinEmojiSet(emoji string, off bool) string {
+	s := fmt.Sprintf("Done: in this server, a linked member's %s on a message now pins its pictures; other emojis do not.", emoji)
+	if off {
+		s += "\n" + msgServerReactionsOff
+	}
+	return s
+}
+
+// msgServerPinEmojiReset confirms the server went back to the bot's pin
+// emoji, def.
+func msgServerPinEmojiReset(def string, off bool) string {
+	s := fmt.Sprintf("Done: this server uses Pinbot's default pin reaction again, %s.", def)
+	if off {
+		s += "\n" + msgServerReactionsOff
+	}
+	return s
+}
+
+// msgServerBadEmoji refuses a pin_emoji that is not one emoji.
+func msgServerBadEmoji(raw string) string {
+	return fmt.Sprintf("`%s` cannot be this server's pin reaction: it is not one emoji. Give one emoji, such as 🖼️, or one of this server's emojis (pick it as you would in a message), or `reset` for Pinbot's default.",
+		quoteInput(raw))
+}

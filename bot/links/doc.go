@@ -2,14 +2,15 @@
 // the Pinterest accounts each linked (one of them active), each account's
 // OAuth token and default board, the single-use OAuth states of links in
 // progress, the users' settings (what /pin does when an account is full),
-// the digests' outbox, and the pins each account made outside pinbot
-// that the engine counts (Observations).
+// the servers' settings (Guilds: a server's own pin emoji), the digests'
+// outbox, the pictures pinned to each board (History), and the pins each
+// account made outside pinbot that the engine counts (Observations).
 //
 // The package holds the contract and no storage: the types (User,
 // Account, Request, ObservedPin), the Store interface and the smaller ones
-// it is made of (Directory, Tokens, States, Observations), the errors
-// every implementation returns, the limits on what a store accepts and
-// the checks that apply them. Package badgerlinks is the implementation
+// it is made of (Directory, Tokens, States, Observations, History,
+// Guilds), the errors every implementation returns, the limits on what a
+// store accepts and the checks that apply them. Package badgerlinks is the implementation
 // the program runs, in a Badger database encrypted at rest; package
 // linkstest is the suite every implementation passes.
 //

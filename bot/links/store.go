@@ -9,8 +9,8 @@ import (
 	"github.com/pinbot/pinbot/bot/digest"
 )
 
-// Store is the token store: Directory, Tokens, States and Observations
-// in one database, beside the digests' outbox. Every implementation is safe for
+// Store is the token store: Directory, Tokens, States, Observations,
+// History and Guilds in one database, beside the digests' outbox. Every implementation is safe for
 // simultaneous use by multiple goroutines, makes each write durable
 // before the method returns, and passes linkstest.TestStore.
 type Store interface {
@@ -19,6 +19,7 @@ type Store interface {
 	States
 	Observations
 	History
+	Guilds
 
 	// Outbox returns the store's digest outbox: the lines of digests
 	// (package digest) that Discord has not yet accepted. Put keeps the
@@ -204,3 +205,41 @@ type Observations interface {
 	// A pin without an Until fails with ErrInvalid.
 	MarkObserved(ctx context.Context, accountID string, pins []ObservedPin, now time.Time) error
 }
+
+// Guilds are the Discord servers' (guilds') own settings, chosen by their
+// managers and shared by every member of the server. A server that never
+// chose anything has the zero GuildSettings: the bot's defaults. Every
+// method fails with an error wrapping ErrInvalid, before reading or
+// writing anything, when an argument is malformed (see CheckID; a pin
+// emoji longer than MaxEmojiLen, not valid UTF-8, or holding spaces or
+// control characters).
+//
+// A store keeps each server's records under the server's id (the
+// settings, and beside them, later, per-channel records such as rules),
+// so that all a server keeps is read, exported and imported together.
+type Guilds interface {
+	// GuildSettings returns the settings of the server guildID: the
+	// zero GuildSettings with ID set when it has chosen nothing.
+	GuildSettings(ctx context.Context, guildID string) (GuildSettings, error)
+	// SetPinEmoji sets the emoji of the server's pin reactions, durably,
+	// as package bot spells it (a unicode emoji, or a custom emoji as
+	// name:id; the store checks only its form); "" goes back to the
+	// bot's default. A server whose settings are all back to their
+	// defaults keeps no record.
+	SetPinEmoji(ctx context.Context, guildID, emoji string) error
+}
+
+// GuildSettings are a server's settings (see Guilds). The zero value,
+// with ID set, is a server that kept the bot's defaults.
+type GuildSettings struct {
+	// ID is the Discord server (guild) id.
+	ID string
+	// PinEmoji is the emoji of the server's pin reactions; "" for the
+	// bot's (Config.PinEmoji of package bot).
+	PinEmoji string
+}
+
+// MaxEmojiLen is the longest pin emoji a server may choose, in bytes of
+// UTF-8: a custom emoji as name:id (a 32-character name, a 20-digit id),
+// or a unicode emoji of up to 16 code points.
+const MaxEmojiLen = 64

@@ -681,7 +681,7 @@ func (p *importPlan) print(w io.Writer, cfg importConfig, dry bool) {
 	fmt.Fprintf(w, "  Queued pins: %d waiting, %d running (handed out again as recovered, never sent again), %d done\n",
 		p.waiting, p.running, p.done)
 	c := p.linkCount
-	fmt.Fprintf(w, "  Links: %d accounts linked by %d users, %d tokens", c.Accounts, c.Users, c.Tokens)
+	fmt.Fprintf(w, "  Links: %d accounts linked by %d users, %d tokens, %d servers' settings", c.Accounts, c.Users, c.Tokens, c.Guilds)
 	if p.linksHeld > 0 {
 		fmt.Fprintf(w, " (%d records already in etcd from an earlier run)", p.linksHeld)
 	}

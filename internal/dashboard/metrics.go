@@ -13,7 +13,7 @@ import (
 // (not registered, or no series yet): its part of the page then says "no
 // data".
 const (
-	MetricPins             = "pinbot_pins_total"                        // counter {result}
+	MetricPins             = "pinbot_pins_total"                        // counter {source, result}, read by result
 	MetricPinFailures      = "pinbot_pin_failures_total"                // counter {reason}
 	MetricUpstreamRequests = "pinbot_upstream_requests_total"           // counter {upstream, route, class}
 	MetricUpstreamDuration = "pinbot_upstream_request_duration_seconds" // histogram {upstream, route}

@@ -12,6 +12,13 @@ import (
 var (
 	// PinResults are the values of pinbot_pins_total's result label.
 	PinResults = []string{"pinned", "failed", "unknown", "skipped", "queued"}
+	// PinSources are the values of the source label of pinbot_pins_total
+	// and pinbot_duplicates_avoided_total: what asked for a picture
+	// (package bot's pinSources, which its tests check against this
+	// list): command (/pin), message_command (Pin to Pinterest),
+	// reaction (a pin reaction), queued (a queued pin when it ran; the
+	// picture counted as queued under the source that queued it).
+	PinSources = []string{"command", "message_command", "reaction", "queued"}
 	// PinFailureReasons are the values of pinbot_pin_failures_total's
 	// reason label: why a picture was not pinned (package bot's
 	// failReasons, which its tests check against this list).
@@ -62,7 +69,8 @@ type BotObserver struct {
 	// given to Metrics.Bot.
 	commands []string
 
-	pins         map[string]prometheus.Counter
+	pins         map[string]map[string]prometheus.Counter // by source, then result
+	duplicates   map[string]prometheus.Counter            // by source
 	failures     map[string]prometheus.Counter
 	interactions *prometheus.CounterVec
 	refusals     map[string]prometheus.Counter // by reason, without other
@@ -79,8 +87,12 @@ var ackBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5}
 func (o *BotObserver) init(reg *prometheus.Registry) {
 	pins := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pinbot_pins_total",
-		Help: "Pictures of /pin and Pin to Pinterest (and messages that could not be read or had no picture) by result, and queued pins when they ran: pinned, failed, unknown (may exist, counts toward the limit), skipped, queued.",
-	}, []string{"result"})
+		Help: "Pictures of /pin, Pin to Pinterest and pin reactions (and messages that could not be read or had no picture), and queued pins when they ran, by source (command, message_command, reaction, queued) and result: pinned, failed, unknown (may exist, counts toward the limit), skipped, queued.",
+	}, []string{"source", "result"})
+	duplicates := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pinbot_duplicates_avoided_total",
+		Help: "Pictures not pinned again because the board had them already (answered \"already pinned\", no slot used), by source: command, message_command, reaction, queued.",
+	}, []string{"source"})
 	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pinbot_pin_failures_total",
 		Help: "Pins not made (results failed, unknown and skipped) by reason.",
@@ -114,10 +126,17 @@ func (o *BotObserver) init(reg *prometheus.Registry) {
 		Name: "pinbot_reactions_total",
 		Help: "Pin reactions (added or taken off) by result: ran, not_linked, canceled, none, throttled, failed, duplicate, closing, busy.",
 	}, []string{"result"})
-	reg.MustRegister(pins, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes, lookups, reactions)
+	reg.MustRegister(pins, duplicates, failures, o.interactions, refusals, o.ack, o.reconnects, o.resumes, lookups, reactions)
 	o.reactions = children(reactions, ReactionResults)
 	o.lookups = children(lookups, LookupResults)
-	o.pins = children(pins, PinResults)
+	o.pins = make(map[string]map[string]prometheus.Counter, len(PinSources)+1)
+	for _, src := range append(slices.Clone(PinSources), other) {
+		o.pins[src] = make(map[string]prometheus.Counter, len(PinResults)+1)
+		for _, r := range append(slices.Clone(PinResults), other) {
+			o.pins[src][r] = pins.WithLabelValues(src, r)
+		}
+	}
+	o.duplicates = children(duplicates, PinSources)
 	o.failures = children(failures, PinFailureReasons)
 	o.refusals = make(map[string]prometheus.Counter, len(InteractionRefusals))
 	for _, r := range InteractionRefusals {
@@ -134,16 +153,24 @@ func children(vec *prometheus.CounterVec, values []string) map[string]prometheus
 	return m
 }
 
-// PinDone counts one picture's result and, unless it was pinned or
-// queued, why.
-func (o *BotObserver) PinDone(result, reason string) {
-	c, ok := o.pins[result]
+// PinDone counts one picture's result by its source and, unless it was
+// pinned or queued, why; a picture the board had already (reason
+// duplicate) counts as a duplicate avoided too.
+func (o *BotObserver) PinDone(source, result, reason string) {
+	bySource, ok := o.pins[source]
 	if !ok {
-		c = o.pins[other]
+		source, bySource = other, o.pins[other]
+	}
+	c, ok := bySource[result]
+	if !ok {
+		c = bySource[other]
 	}
 	c.Inc()
 	if result == "pinned" || result == "queued" {
 		return
+	}
+	if reason == "duplicate" {
+		o.duplicates[source].Inc()
 	}
 	if c, ok = o.failures[reason]; !ok {
 		c = o.failures[other]

@@ -12,7 +12,8 @@
 // channel ID is ever a label. docs/design.md ("Observability") explains
 // each metric.
 //
-//	pinbot_pins_total{result}                       counter: pinned|failed|unknown|skipped|queued
+//	pinbot_pins_total{source,result}                counter: PinSources × pinned|failed|unknown|skipped|queued
+//	pinbot_duplicates_avoided_total{source}         counter: PinSources: "already pinned" answers, no slot used
 //	pinbot_pin_failures_total{reason}               counter: PinFailureReasons
 //	pinbot_interactions_total{command,result}       counter: bot.InteractionLabels × InteractionResults
 //	pinbot_interaction_refusals_total{reason}       counter: InteractionRefusals (throttled|closing|busy)

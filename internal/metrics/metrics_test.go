@@ -38,9 +38,14 @@ func TestNamesFollowConventions(t *testing.T) {
 		}
 	}
 	// Every result and reason is served from the start, at 0.
-	for _, r := range metrics.PinResults {
-		if v, ok := s.Lookup("pinbot_pins_total", "result", r); !ok || v != 0 {
-			t.Errorf("pinbot_pins_total{result=%q} = %v, %v; want 0, served", r, v, ok)
+	for _, src := range metrics.PinSources {
+		for _, r := range metrics.PinResults {
+			if v, ok := s.Lookup("pinbot_pins_total", "source", src, "result", r); !ok || v != 0 {
+				t.Errorf("pinbot_pins_total{source=%q,result=%q} = %v, %v; want 0, served", src, r, v, ok)
+			}
+		}
+		if v, ok := s.Lookup("pinbot_duplicates_avoided_total", "source", src); !ok || v != 0 {
+			t.Errorf("pinbot_duplicates_avoided_total{source=%q} = %v, %v; want 0, served", src, v, ok)
 		}
 	}
 	for _, r := range []string{"limit", "held", "queue"} {
@@ -225,14 +230,14 @@ func TestObservers(t *testing.T) {
 	// An observer counts only the labels it was given; every observer
 	// counts into the same series.
 	m.Bot(nil).InteractionDone("settings", "error")
-	b.PinDone("pinned", "")
-	b.PinDone("pinned", "")
-	b.PinDone("queued", "")
-	b.PinDone("failed", "rate_limited")
-	b.PinDone("skipped", "rate_limited")
-	b.PinDone("unknown", "outcome_unknown")
-	b.PinDone("failed", "a reason nobody listed")
-	b.PinDone("exploded", "limit")
+	b.PinDone("command", "pinned", "")
+	b.PinDone("command", "pinned", "")
+	b.PinDone("command", "queued", "")
+	b.PinDone("command", "failed", "rate_limited")
+	b.PinDone("command", "skipped", "rate_limited")
+	b.PinDone("command", "unknown", "outcome_unknown")
+	b.PinDone("command", "failed", "a reason nobody listed")
+	b.PinDone("command", "exploded", "limit")
 	b.InteractionDone("pin", "ok")
 	b.InteractionDone("pin", "ok")
 	b.InteractionDone("/rm -rf", "ok")

@@ -185,8 +185,9 @@ func checkOperatorRoutes(t *testing.T, s *session) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	if code, body := get("/metrics", false); code != 200 || !strings.Contains(body, `pinbot_pins_total{result="pinned"} 3`) {
-		t.Errorf("/metrics: %d, pinned pins not 3:\n%s", code, grepLines(body, "pinbot_pins_total"))
+	if code, body := get("/metrics", false); code != 200 || !strings.Contains(body, `pinbot_pins_total{result="pinned",source="command"} 2`) ||
+		!strings.Contains(body, `pinbot_pins_total{result="pinned",source="message_command"} 1`) {
+		t.Errorf("/metrics: %d, pinned pins not 2 by /pin and 1 by Pin to Pinterest:\n%s", code, grepLines(body, "pinbot_pins_total"))
 	}
 	if code, body := get("/readyz", false); code != 200 || !strings.Contains(body, `"ready":true`) {
 		t.Errorf("/readyz: %d %s", code, body)

@@ -55,6 +55,10 @@ func TestCorruptRecords(t *testing.T) {
 			return err
 		}, "no linking user"},
 		{"token empty", "t/a1", `{"v":1}`, func(s *Store) error { _, err := s.Token(ctx, "a1"); return err }, "neither"},
+		{"guild not JSON", "g/g1", "{", func(s *Store) error { _, err := s.GuildSettings(ctx, "g1"); return err }, "unexpected end"},
+		{"guild emoji with a space", "g/g1", `{"v":1,"pin_emoji":"a b"}`, func(s *Store) error {
+			return s.SetPinEmoji(ctx, "g1", "🖼️")
+		}, "pin emoji"},
 		{"listing", "a/a1", `[]`, func(s *Store) error {
 			return s.AllAccounts(ctx, func(links.Account) error { return nil })
 		}, "cannot unmarshal"},

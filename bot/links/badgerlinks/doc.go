@@ -1,6 +1,7 @@
 // Package badgerlinks is the links.Store of the program: users, accounts,
-// tokens, OAuth states, settings, the digests' outbox and the pins made
-// elsewhere that the engine counts, in a Badger database encrypted at
+// tokens, OAuth states, users' and servers' settings, the digests'
+// outbox, the pictures pinned and the pins made elsewhere that the engine
+// counts, in a Badger database encrypted at
 // rest with Badger's own encryption.
 //
 // # Usage
@@ -37,6 +38,9 @@
 //	s/<sha256 hex>  an OAuth state: its user, expiry, /link interaction token and time
 //	o/<account id>/<job id, 20 digits>  a digest line not yet delivered
 //	e/<account id>  the pins the account made outside pinbot that the engine counts
+//	h/<account id>/<board id>/<picture key>  a picture pinned: the pin's address and until when
+//	g/<guild id>    a server's settings (its pin emoji); absent while all are defaults
+//	g/<guild id>/...  reserved for what a server keeps beside them (its channels' rules)
 //
 // and m/grant-gen holds the last grant generation handed out. A record
 // that cannot be decoded yields an error wrapping links.ErrCorrupt that

@@ -1,7 +1,7 @@
 // Package etcdlinks is the links.Store of a pinbot cluster: users,
 // accounts, tokens, OAuth states, settings, the digests' outbox, the
 // pictures pinned and the pins made elsewhere, in etcd, shared by every
-// member. It passes linkstest.TestStore, as badgerlinks does on one
+// member, and the servers' settings. It passes linkstest.TestStore, as badgerlinks does on one
 // machine.
 //
 // # Usage
@@ -30,6 +30,8 @@
 //	o/<account id>/<job id, 20 digits>  a digest line not yet delivered, and the member that keeps it
 //	e/<account id>        the pins the account made outside pinbot that the engine counts
 //	h/<account id>/<board id>/<picture key>  a picture pinned: the pin's address and until when
+//	g/<guild id>          a server's settings (its pin emoji); absent while all are defaults
+//	g/<guild id>/...      reserved for what a server keeps beside them (its channels' rules)
 //
 // Values are JSON records with a version field "v" (currently 1),
 // sealed. A record that does not open or decode yields an error wrapping

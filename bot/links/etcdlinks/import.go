@@ -30,6 +30,7 @@ type ImportCount struct {
 	Outbox                  int // digest lines not yet delivered
 	Observed                int // accounts' records of pins made elsewhere
 	History                 int // pictures pinned
+	Guilds                  int // servers' settings
 	// States are the OAuth states of links in progress: never imported
 	// (the user runs /link again), as no member could finish them.
 	States int
@@ -41,9 +42,9 @@ type ImportCount struct {
 type ImportCheck struct {
 	// Present counts the records etcd already holds with the same value.
 	Present int
-	// Conflicts are the users and accounts ("user 801", "account 111")
-	// of which etcd holds a record that the import does not have, or
-	// has with another value, in key order.
+	// Conflicts are the users, accounts and servers ("user 801",
+	// "account 111", "guild 900") of which etcd holds a record that the
+	// import does not have, or has with another value, in key order.
 	Conflicts []string
 }
 
@@ -52,7 +53,8 @@ type ImportCheck struct {
 const importMaxBytes = 512 << 10
 
 // importOwner returns who the record under key belongs to ("user U",
-// "account A"); false for a kind of record an import does not carry.
+// "account A", "guild G"); false for a kind of record an import does not
+// carry.
 func importOwner(key string) (owner string, ok bool) {
 	kind, rest, found := strings.Cut(key, "/")
 	if !found || rest == "" {
@@ -64,6 +66,8 @@ func importOwner(key string) (owner string, ok bool) {
 		return "user " + id, true
 	case record.AccountPrefix, record.TokenPrefix, record.ObservedPrefix, record.OutboxPrefix, record.HistoryPrefix:
 		return "account " + id, true
+	case record.GuildPrefix:
+		return "guild " + id, true
 	}
 	return "", false
 }
@@ -71,8 +75,14 @@ func importOwner(key string) (owner string, ok bool) {
 // ownerReads returns the reads of everything etcd keeps of owner.
 func (s *Store) ownerReads(owner string) []clientv3.Op {
 	kind, id, _ := strings.Cut(owner, " ")
-	if kind == "user" {
+	switch kind {
+	case "user":
 		return []clientv3.Op{clientv3.OpGet(s.key(record.UserKey(id)))}
+	case "guild":
+		return []clientv3.Op{
+			clientv3.OpGet(s.key(record.GuildKey(id))),
+			clientv3.OpGet(s.key(record.GuildKey(id)+"/"), clientv3.WithPrefix()),
+		}
 	}
 	return []clientv3.Op{
 		clientv3.OpGet(s.key(record.AccountKey(id))),
@@ -118,6 +128,8 @@ func importable(recs []Record, now time.Time) ([]Record, ImportCount, error) {
 			c.Observed++
 		case record.HistoryPrefix:
 			c.History++
+		case record.GuildPrefix:
+			c.Guilds++
 		}
 		out = append(out, r)
 	}
@@ -138,6 +150,8 @@ func importDeadline(r Record) (time.Time, error) {
 		rec = &record.Token{}
 	case record.OutboxPrefix:
 		rec = &record.Outbox{}
+	case record.GuildPrefix:
+		rec = &record.Guild{}
 	case record.ObservedPrefix:
 		o := &record.Observed{}
 		if err := record.Decode(r.Value, o); err != nil {
@@ -188,7 +202,7 @@ func (s *Store) Compare(ctx context.Context, recs []Record, now time.Time) (Impo
 		}
 		slices.Sort(owners)
 		// At most maxTxnOps reads per transaction: a user is one, an
-		// account five.
+		// account five, a server two.
 		for i := 0; i < len(owners); {
 			var ops []clientv3.Op
 			var batch []string

@@ -41,6 +41,7 @@ func testEtcd(t *testing.T, c *etcdtest.Cluster) {
 		{"LeasesSharedPerBucket", testLeasesSharedPerBucket},
 		{"LostLeaseGrantedAgain", testLostLeaseGrantedAgain},
 		{"CloseWaitsForCalls", testCloseWaitsForCalls},
+		{"ImportGuilds", testImportGuilds},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, &etcdtestClients{a: cli, b: c.Client()}) })
 	}

@@ -52,6 +52,8 @@ func testClosedStore(t *testing.T, open func(*testing.T) links.Store) {
 		{"AccountUsers", func() error { _, _, err := s.AccountUsers(ctx, "a1"); return err }},
 		{"AllAccountUsers", func() error { return s.AllAccountUsers(ctx, func(links.Account, []string) error { return nil }) }},
 		{"SetQueueWhenFull", func() error { return s.SetQueueWhenFull(ctx, "u1", true) }},
+		{"GuildSettings", func() error { _, err := s.GuildSettings(ctx, "g1"); return err }},
+		{"SetPinEmoji", func() error { return s.SetPinEmoji(ctx, "g1", "🖼️") }},
 		{"MarkGrantRelinkNeeded", func() error { return s.MarkGrantRelinkNeeded(ctx, "a1", 1) }},
 		{"Grant", func() error { _, _, err := s.Grant(ctx, "a1"); return err }},
 		{"SaveGrantToken", func() error { return s.SaveGrantToken(ctx, "a1", 1, TokenFor("a1", 1)) }},
@@ -99,6 +101,8 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 		"MarkObserved": func() error {
 			return s.MarkObserved(ctx, "a1", []links.ObservedPin{Observed("p1", 0, time.Hour)}, t0)
 		},
+		"GuildSettings": func() error { _, err := s.GuildSettings(ctx, "g1"); return err },
+		"SetPinEmoji":   func() error { return s.SetPinEmoji(ctx, "g1", "🖼️") },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
@@ -110,6 +114,9 @@ func testCanceledContext(t *testing.T, open func(*testing.T) links.Store) {
 	}
 	if got := mustUnobserved(t, s, "a1", "p1"); !slices.Equal(got, []string{"p1"}) {
 		t.Errorf("a canceled mark stored p1: Unobserved = %v", got)
+	}
+	if got := MustGuild(t, s, "g1"); got.PinEmoji != "" {
+		t.Errorf("a canceled SetPinEmoji stored %+v", got)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // stored before the session uses it, single-use OAuth states and their
 // expiry, the digests' outbox, the pins made elsewhere that the engine
 // counts (remembered per account, forgotten after their Until, bounded),
+// the servers' settings (per server, reset to the defaults),
 // the errors of unknown users and accounts
 // and of malformed arguments, a closed store, a canceled context, and
 // concurrent use.
@@ -64,6 +65,11 @@ func TestStore(t *testing.T, open func(t *testing.T) links.Store) {
 		{"HistoryRemembers", testHistoryRemembers},
 		{"HistoryForgets", testHistoryForgets},
 		{"HistoryValidation", testHistoryValidation},
+		// The servers' settings.
+		{"GuildSettings", testGuildSettings},
+		{"GuildsOutliveLinks", testGuildsOutliveLinks},
+		{"GuildsValidation", testGuildsValidation},
+		{"GuildsConcurrent", testGuildsConcurrent},
 		// The store as a whole.
 		{"ClosedStore", testClosedStore},
 		{"CanceledContext", testCanceledContext},

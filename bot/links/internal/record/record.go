@@ -27,6 +27,7 @@ const (
 	OutboxPrefix   = "o/"
 	ObservedPrefix = "e/"
 	HistoryPrefix  = "h/"
+	GuildPrefix    = "g/"
 )
 
 // GrantGenKey holds the last grant generation Link handed out,
