@@ -762,9 +762,12 @@ func (s *soak) firstDue(queuers []*soakUser) time.Time {
 
 // missing returns the pins queued in the current cycle that Pinterest
 // does not hold.
-func (s *soak) missing() []pinKey {
+func (s *soak) missing() []pinKey { return s.missingOf(s.ps.Pins()) }
+
+// missingOf is missing as of pins, Pinterest's pins at one instant.
+func (s *soak) missingOf(pins []pinteresttest.Pin) []pinKey {
 	held := map[pinKey]bool{}
-	for _, p := range s.ps.Pins() {
+	for _, p := range pins {
 		if k, ok := s.keyOf(p); ok {
 			held[k] = true
 		}
@@ -821,12 +824,21 @@ func (s *soak) waitQueued() {
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
 	for {
-		missing := s.missing()
+		// One reading of Pinterest's pins for both: a pin made between
+		// two readings would otherwise be waited for as one more.
+		pins := s.ps.Pins()
+		missing := s.missingOf(pins)
 		if len(missing) == 0 {
 			return
 		}
 		acct := missing[0].account
-		if _, err := s.ps.WaitPins(ctx, acct, len(s.ps.PinsFor(acct))+1); err != nil {
+		had := 0
+		for _, p := range pins {
+			if p.AccountID == acct {
+				had++
+			}
+		}
+		if _, err := s.ps.WaitPins(ctx, acct, had+1); err != nil {
 			s.t.Fatalf("%s: %d queued pins never made, such as %v: %v", s.phase, len(missing), missing[0], err)
 		}
 	}
