@@ -80,6 +80,8 @@ type Bot struct {
 
 	// reactions is what pin reactions keep (reactions.go).
 	reactions reactionState
+	// autopin is what auto-pin channels keep (autopin.go).
+	autopin autopinState
 
 	// rule names the engine's limit and window in what users read.
 	rule pinRule
@@ -226,6 +228,7 @@ func (b *Bot) Start(ctx context.Context) error {
 		Extra:         b.shardOpts,
 	}
 	b.reactionGateway(&gcfg)
+	b.autopinGateway(&gcfg)
 	if b.cfg.IdentifyLimiter != nil {
 		gcfg.IdentifyLimiter = b.cfg.IdentifyLimiter(max(info.MaxConcurrency, 1))
 	}

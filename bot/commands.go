@@ -188,6 +188,11 @@ func commandTable() []command {
 			create: func(pinRule) discord.ApplicationCommandCreate { return serverCommand() },
 			slash:  (*Bot).handleServer,
 		},
+		{
+			name: cmdAutopin, label: "autopin",
+			create: func(pinRule) discord.ApplicationCommandCreate { return autopinCommand() },
+			slash:  (*Bot).handleAutopin, autocomplete: (*Bot).autocompletePin,
+		},
 	}
 }
 

@@ -93,6 +93,7 @@ func TestCommandTable(t *testing.T) {
 	want := []string{
 		"pin", "pin_autocomplete", "pin_message", "settings", "settings_switch", "settings_board",
 		"settings_when_full", "link", "unlink", "unlink_autocomplete", "queue", "queue_all", "queue_message", "server",
+		"autopin", "autopin_autocomplete",
 	}
 	if !slices.Equal(labels, want) {
 		t.Errorf("InteractionLabels %q, want %q", labels, want)

@@ -114,6 +114,11 @@ type Config struct {
 	// asks for no intent, and reactions are ignored. By default a linked
 	// user who reacts to a message with PinEmoji pins its pictures.
 	NoReactions bool
+	// NoAutopin turns auto-pin channels off (autopin.go): the gateway
+	// then asks for no GUILD_MESSAGES intent, and messages are ignored.
+	// By default the pictures posted in a channel a member set with
+	// /autopin are queued for their board.
+	NoAutopin bool
 	// PinEmoji is the emoji of pin reactions: a unicode emoji, or a
 	// custom emoji as name:id (see ParsePinEmoji); "" is DefaultPinEmoji.
 	PinEmoji string

@@ -68,6 +68,11 @@ type forwardedPin struct {
 	// Source is what asked for the batch, for the owner's metrics;
 	// none counts as other.
 	Source string `json:"source,omitempty"`
+	// BoardID and BoardName, when set, are the board as it is (an
+	// auto-pin rule's), and QueueAll queues every picture.
+	BoardID   string `json:"board_id,omitempty"`
+	BoardName string `json:"board_name,omitempty"`
+	QueueAll  bool   `json:"queue_all,omitempty"`
 }
 
 // forwardedReply is the owner's answer: the reply to edit in.
@@ -88,7 +93,7 @@ func (b *Bot) forwardPin(inv invocation, account string, bt batch) reply {
 		Interaction: inv.id, Token: inv.token, User: inv.userID, Guild: inv.guildID,
 		Channel: inv.channelID, Perms: inv.perms, Account: account,
 		Refs: bt.refs, Board: bt.board, Target: bt.target, WhenFull: bt.whenFull, Again: bt.again,
-		Source: bt.source,
+		Source: bt.source, BoardID: bt.boardID, BoardName: bt.boardName, QueueAll: bt.queueAll,
 	})
 	if err != nil {
 		inv.log.Error().Err(err).Msg("encoding a forwarded command failed")
@@ -176,7 +181,8 @@ func (b *Bot) HandlePeer(ctx context.Context, method string, body []byte) ([]byt
 		if acct.ID == "" {
 			acct.ID = f.Account
 		}
-		r := b.pinFor(inv, acct, batch{source: f.Source, refs: f.Refs, board: f.Board, target: f.Target, whenFull: f.WhenFull, again: f.Again})
+		r := b.pinFor(inv, acct, batch{source: f.Source, refs: f.Refs, board: f.Board, target: f.Target, whenFull: f.WhenFull, again: f.Again,
+			boardID: f.BoardID, boardName: f.BoardName, queueAll: f.QueueAll})
 		return json.Marshal(forwardedReply{Content: r.content})
 	case peerEngine:
 		return b.handlePeerEngine(ctx, body)

@@ -37,7 +37,7 @@ func TestDisgoGatewayStartPinClose(t *testing.T) {
 	if len(syncs) != 1 || syncs[0].GuildID != 0 {
 		t.Fatalf("command syncs %+v, want one global bulk overwrite", syncs)
 	}
-	want := []string{cmdPin, cmdPinMessage, cmdSettings, cmdLink, cmdUnlink, cmdQueue, cmdServer}
+	want := []string{cmdPin, cmdPinMessage, cmdSettings, cmdLink, cmdUnlink, cmdQueue, cmdServer, cmdAutopin}
 	if !slices.Equal(syncs[0].Names, want) {
 		t.Fatalf("synced %v, want %v", syncs[0].Names, want)
 	}

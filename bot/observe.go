@@ -65,12 +65,13 @@ const (
 	sourceCommand        = "command"         // /pin
 	sourceMessageCommand = "message_command" // Pin to Pinterest
 	sourceReaction       = "reaction"        // a pin reaction
+	sourceAutopin        = "autopin"         // an auto-pin channel (queued)
 	sourceQueued         = "queued"          // a queued pin, when it runs
 )
 
 // pinSources lists PinDone's sources, for the metrics' check of their
 // labels.
-var pinSources = []string{sourceCommand, sourceMessageCommand, sourceReaction, sourceQueued}
+var pinSources = []string{sourceCommand, sourceMessageCommand, sourceReaction, sourceQueued, sourceAutopin}
 
 // The results of Observer.PinDone.
 const (

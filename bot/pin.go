@@ -88,6 +88,12 @@ type batch struct {
 	whenFull string
 	// again pins the pictures pinned to the board before all the same.
 	again bool
+	// boardID, when set, is the board to pin to (an auto-pin rule's),
+	// named boardName, taken as it is: board is then unused.
+	boardID, boardName string
+	// queueAll queues every picture, each with its start time, none
+	// pinned at once (auto-pin channels).
+	queueAll bool
 }
 
 // runBatch finds the user's active account and runs the batch on it
@@ -128,7 +134,9 @@ func (b *Bot) pinFor(inv invocation, acct links.Account, bt batch) reply {
 	}
 
 	boardID, boardName := acct.DefaultBoard, acct.DefaultBoardName
-	if strings.TrimSpace(bt.board) != "" {
+	if bt.boardID != "" {
+		boardID, boardName = bt.boardID, bt.boardName
+	} else if strings.TrimSpace(bt.board) != "" {
 		boards, err := b.listBoards(ctx, acct.ID, sess)
 		if err != nil {
 			return reply{content: b.boardsTrouble(inv, acct.ID, sess, name, err)}
@@ -168,8 +176,8 @@ func (b *Bot) pinFor(inv invocation, acct links.Account, bt batch) reply {
 		inv.log.Error().Err(err).Str("account", acct.ID).Msg("reading the pin count failed")
 		return reply{content: msgEngineDown}
 	}
-	queue := bt.whenFull == whenFullQueue
-	if bt.whenFull == "" {
+	queue := bt.whenFull == whenFullQueue || bt.queueAll
+	if bt.whenFull == "" && !bt.queueAll {
 		if u, err := b.cfg.Links.User(ctx, inv.userID.String()); err == nil {
 			queue = u.QueueWhenFull
 		}
@@ -185,7 +193,7 @@ func (b *Bot) pinFor(inv invocation, acct links.Account, bt batch) reply {
 		}
 	}
 
-	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue, again: bt.again}
+	p := pinner{b: b, inv: inv, acct: acct, name: name, sess: sess, boardID: boardID, boardName: boardName, queue: queue, queueing: bt.queueAll, again: bt.again}
 	p.run(bt)
 	b.rememberPinned(ctx, acct.ID, boardID, p.pinned)
 	p.enqueue()

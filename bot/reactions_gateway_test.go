@@ -22,7 +22,8 @@ import (
 // intent.
 func TestDisgoGatewayReactionIntents(t *testing.T) {
 	for _, off := range []bool{false, true} {
-		w := newWorld(t, worldOptions{gateway: true, bot: func(c *Config) { c.NoReactions = off }})
+		// Auto-pin off: the reactions' intent alone (see TestDisgoGatewayAutopin).
+		w := newWorld(t, worldOptions{gateway: true, bot: func(c *Config) { c.NoReactions, c.NoAutopin = off, true }})
 		done := make(chan string, 4)
 		w.bot.reactions.onDone = func(_ discordio.Reaction, result string) { done <- result }
 		w.bot.shardOpts = []sharding.ConfigOpt{sharding.WithIdentifyRateLimiter(gateway.NewNoopIdentifyRateLimiter())}

@@ -275,3 +275,59 @@ func msgServerBadEmoji(raw string) string {
 	return fmt.Sprintf("`%s` cannot be this server's pin reaction: it is not one emoji. Give one emoji, such as 🖼️, or one of this server's emojis (pick it as you would in a message), or `reset` for Pinbot's default.",
 		quoteInput(raw))
 }
+
+// Texts of /autopin (autopin_command.go).
+const (
+	msgAutopinNotManager  = "You need the Manage Channels permission in that channel to make it pin itself."
+	msgAutopinNotAllowed  = "Only the member who set this channel to pin itself, or a member with the Manage Channels permission in it, may change it."
+	msgAutopinNotText     = "Only a server's text or announcement channels can pin themselves."
+	msgAutopinUnavailable = "Pinbot could not read or store this server's auto-pin channels just now. Please try again."
+	msgAutopinNone        = "No channel of this server pins itself. `/autopin add` sets one (Manage Channels)."
+	msgAutopinOff         = "Auto-pin is turned off on this Pinbot, so no channel pins itself for now."
+)
+
+// msgAutopinUnknown says the channel has no auto-pin rule.
+func msgAutopinUnknown(channel snowflake.ID) string {
+	return fmt.Sprintf("<#%s> does not pin itself: there is nothing to change. `/autopin list` shows the channels that do.", channel)
+}
+
+// msgAutopinExists refuses a second rule for one channel.
+func msgAutopinExists(channel, owner snowflake.ID) string {
+	return fmt.Sprintf("<#%s> already pins itself, for <@%s>. `/autopin remove` it first to change where its pictures go.", channel, owner)
+}
+
+// msgAutopinFull refuses a rule beyond the server's limit.
+func msgAutopinFull(max int) string {
+	return fmt.Sprintf("This server already has %d auto-pin channels, the most it may have. `/autopin remove` one first.", max)
+}
+
+// msgAutopinAdded confirms a new rule.
+func msgAutopinAdded(channel snowflake.ID, name, board string, off bool) string {
+	s := fmt.Sprintf("Done: the pictures posted in <#%s> from now on are queued for %s, board %s, in the order they come, within the account's pin limit. The results come in your direct messages; `/queue` shows and cancels them.",
+		channel, name, quoteInput(board))
+	if off {
+		s += "\n" + msgAutopinOff
+	}
+	return s
+}
+
+// msgAutopinPaused confirms a pause (or that it was paused already).
+func msgAutopinPaused(channel snowflake.ID, already bool) string {
+	if already {
+		return fmt.Sprintf("<#%s> was already paused. `/autopin resume` starts it again.", channel)
+	}
+	return fmt.Sprintf("Paused: pictures posted in <#%s> are not queued until `/autopin resume`. Pins already queued stay queued (`/queue`).", channel)
+}
+
+// msgAutopinResumed confirms a resume (or that it was not paused).
+func msgAutopinResumed(channel snowflake.ID, already bool) string {
+	if already {
+		return fmt.Sprintf("<#%s> was not paused: its pictures are queued as they come.", channel)
+	}
+	return fmt.Sprintf("Resumed: the pictures posted in <#%s> from now on are queued again.", channel)
+}
+
+// msgAutopinRemoved confirms a removal.
+func msgAutopinRemoved(channel snowflake.ID) string {
+	return fmt.Sprintf("Done: <#%s> no longer pins itself. Pins already queued stay queued (`/queue`).", channel)
+}

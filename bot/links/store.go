@@ -10,7 +10,7 @@ import (
 )
 
 // Store is the token store: Directory, Tokens, States, Observations,
-// History and Guilds in one database, beside the digests' outbox. Every implementation is safe for
+// History, Guilds and GuildRules in one database, beside the digests' outbox. Every implementation is safe for
 // simultaneous use by multiple goroutines, makes each write durable
 // before the method returns, and passes linkstest.TestStore.
 type Store interface {
@@ -20,6 +20,7 @@ type Store interface {
 	Observations
 	History
 	Guilds
+	GuildRules
 
 	// Outbox returns the store's digest outbox: the lines of digests
 	// (package digest) that Discord has not yet accepted. Put keeps the

@@ -69,6 +69,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 			SlotMargin:      cfg.slotMargin,
 			ListingLag:      cfg.listingLag,
 			NoReactions:     cfg.noReactions,
+			NoAutopin:       cfg.noAutopin,
 			PinEmoji:        cfg.pinEmoji,
 		},
 		Discord: discorduser.Config{
@@ -107,7 +108,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).Dur("remember_pins", cfg.rememberPins).
-		Bool("reactions", !cfg.noReactions).Str("pin_emoji", cfg.pinEmoji).
+		Bool("reactions", !cfg.noReactions).Str("pin_emoji", cfg.pinEmoji).Bool("autopin", !cfg.noAutopin).
 		Dur("lease", cfg.engine.Lease).Dur("slot_margin", cfg.slotMargin).Dur("listing_lag", cfg.listingLag).
 		Strs("etcd_endpoints", cfg.etcdEndpoints).Str("cluster_addr", cfg.clusterAddr).
 		Msg("starting the bot")

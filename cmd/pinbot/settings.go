@@ -157,6 +157,10 @@ var (
 		flag: "reactions", env: "PINBOT_REACTIONS", arg: "BOOL", def: "on",
 		help: "pin reactions: a linked user who reacts to a message with --pin-emoji pins its pictures (the gateway then asks for the GUILD_MESSAGE_REACTIONS intent); off, false or 0 turns them off",
 	}
+	autopinOption = option{
+		flag: "autopin", env: "PINBOT_AUTOPIN", arg: "BOOL", def: "on",
+		help: "auto-pin channels: the pictures posted in a channel set with /autopin are queued for its board (the gateway then asks for the GUILD_MESSAGES intent, not a privileged one); off, false or 0 turns them off",
+	}
 	pinEmojiOption = option{
 		flag: "pin-emoji", env: "PINBOT_PIN_EMOJI", arg: "EMOJI", def: bot.DefaultPinEmoji,
 		help: "the emoji of pin reactions: a unicode emoji, or a custom emoji of the server as name:id (or <:name:id>)",
@@ -301,6 +305,7 @@ type settings struct {
 	reconcileEvery, countAllPins          setting
 	rememberPins                          setting
 	reactions, pinEmoji                   setting
+	autopin                               setting
 	lease, slotMargin, listingLag         setting
 	etcdEndpoints, clusterAddr            setting
 	clusterKeyFile                        setting
@@ -339,6 +344,7 @@ func newSettings(getenv func(string) string) settings {
 		countAllPins:        setting{opt: &countAllPinsOption},
 		rememberPins:        setting{opt: &rememberPinsOption},
 		reactions:           setting{opt: &reactionsOption},
+		autopin:             setting{opt: &autopinOption},
 		pinEmoji:            setting{opt: &pinEmojiOption},
 		lease:               setting{opt: &leaseOption},
 		slotMargin:          setting{opt: &slotMarginOption},
@@ -373,7 +379,7 @@ func (st *settings) all() []*setting {
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
 		&st.adminTokenFile, &st.memoryLimit,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
-		&st.reactions, &st.pinEmoji,
+		&st.reactions, &st.pinEmoji, &st.autopin,
 		&st.lease, &st.slotMargin, &st.listingLag,
 		&st.etcdEndpoints, &st.clusterAddr, &st.clusterKeyFile,
 		&st.etcdCAFile, &st.etcdCertFile, &st.etcdKeyFile,
@@ -415,7 +421,7 @@ var allOptions = []*option{
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
 	&adminTokenFileOption, &memoryLimitOption,
 	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
-	&reactionsOption, &pinEmojiOption,
+	&reactionsOption, &pinEmojiOption, &autopinOption,
 	&leaseOption, &slotMarginOption, &listingLagOption,
 	&etcdEndpointsOption, &clusterAddrOption, &clusterKeyFileOption,
 	&etcdCAFileOption, &etcdCertFileOption, &etcdKeyFileOption,
@@ -569,6 +575,8 @@ type botSettings struct {
 	// bot.Config.PinEmoji takes it.
 	noReactions bool
 	pinEmoji    string
+	// noAutopin turns auto-pin channels off.
+	noAutopin bool
 	// lease is the engine's reservation lease (actors.Config.Lease),
 	// slotMargin and listingLag bot.Config's: how long Pinterest may take
 	// to act on a request, and to list a pin it made.
@@ -735,7 +743,8 @@ func (st *settings) checkBot(errs *configErrors) botSettings {
 	return b
 }
 
-// checkReactions reads PINBOT_REACTIONS and PINBOT_PIN_EMOJI into b.
+// checkReactions reads PINBOT_REACTIONS, PINBOT_PIN_EMOJI and
+// PINBOT_AUTOPIN into b.
 func (st *settings) checkReactions(errs *configErrors, b *botSettings) {
 	switch strings.ToLower(strings.TrimSpace(st.reactions.value)) {
 	case "on", "true", "1":
@@ -749,6 +758,13 @@ func (st *settings) checkReactions(errs *configErrors, b *botSettings) {
 		errs.add(fmt.Errorf("invalid %s: %v", st.pinEmoji.name(), err))
 	}
 	b.pinEmoji = e
+	switch strings.ToLower(strings.TrimSpace(st.autopin.value)) {
+	case "on", "true", "1":
+	case "off", "false", "0":
+		b.noAutopin = true
+	default:
+		errs.add(fmt.Errorf("invalid %s %s: want on or off (true or false, 1 or 0)", st.autopin.name(), st.autopin.shown()))
+	}
 }
 
 // checkTiming reads the lease, slot margin and listing lag into b. The
@@ -1014,7 +1030,7 @@ func (st *settings) ignoredInSandbox() []string {
 		&st.adminTokenFile,
 		&st.discordClientSecret, &st.discordOAuth,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
-		&st.reactions, &st.pinEmoji,
+		&st.reactions, &st.pinEmoji, &st.autopin,
 		&st.lease, &st.slotMargin, &st.listingLag,
 	} {
 		if s.from != "" {

@@ -17,8 +17,9 @@ var (
 	// (package bot's pinSources, which its tests check against this
 	// list): command (/pin), message_command (Pin to Pinterest),
 	// reaction (a pin reaction), queued (a queued pin when it ran; the
-	// picture counted as queued under the source that queued it).
-	PinSources = []string{"command", "message_command", "reaction", "queued"}
+	// picture counted as queued under the source that queued it),
+	// autopin (a picture of an auto-pin channel, queued).
+	PinSources = []string{"command", "message_command", "reaction", "queued", "autopin"}
 	// PinFailureReasons are the values of pinbot_pin_failures_total's
 	// reason label: why a picture was not pinned (package bot's
 	// failReasons, which its tests check against this list).

@@ -36,6 +36,11 @@ type GatewayConfig struct {
 	// must hand the event on and return at once. Nil: the shards ask for
 	// no intent at all.
 	OnReaction func(Reaction)
+	// OnMessage, when not nil, adds the GUILD_MESSAGES intent (not a
+	// privileged one) and receives every MESSAGE_CREATE of a guild
+	// message, as OnReaction does: on the shard's reading goroutine, in
+	// order; it must hand the event on and return at once.
+	OnMessage func(Message)
 	// Admit, with Manual, is asked for every INTERACTION_CREATE of an
 	// opened shard before it goes to OnInteraction, and must not block:
 	// false (the process is closing) drops the event and stops the
@@ -150,16 +155,21 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 }
 
 // Intents are the gateway intents the shards identify with:
-// GUILD_MESSAGE_REACTIONS with OnReaction, else none. Interactions need
+// GUILD_MESSAGE_REACTIONS with OnReaction, GUILD_MESSAGES with OnMessage,
+// else none. Interactions need
 // none, and a message fetched over REST carries its attachments and
 // embeds when the application has the message content intent enabled,
 // whatever the gateway asked for: no privileged intent is asked, so a
 // shard is never refused for one (close code 4014).
 func (c GatewayConfig) Intents() gateway.Intents {
+	in := gateway.IntentsNone
 	if c.OnReaction != nil {
-		return gateway.IntentGuildMessageReactions
+		in |= gateway.IntentGuildMessageReactions
 	}
-	return gateway.IntentsNone
+	if c.OnMessage != nil {
+		in |= gateway.IntentGuildMessages
+	}
+	return in
 }
 
 // Count is the number of shards.
@@ -360,6 +370,12 @@ func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gat
 	case gateway.EventTypeMessageReactionAdd, gateway.EventTypeMessageReactionRemove:
 		if r, ok := ReactionOf(ev); ok && g.cfg.OnReaction != nil {
 			g.cfg.OnReaction(r)
+		}
+	case gateway.EventTypeMessageCreate:
+		if g.cfg.OnMessage != nil {
+			if m, ok := MessageOf(ev); ok && m.GuildID != 0 {
+				g.cfg.OnMessage(m)
+			}
 		}
 	}
 }

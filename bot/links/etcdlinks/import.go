@@ -30,7 +30,7 @@ type ImportCount struct {
 	Outbox                  int // digest lines not yet delivered
 	Observed                int // accounts' records of pins made elsewhere
 	History                 int // pictures pinned
-	Guilds                  int // servers' settings
+	Guilds                  int // servers' settings and auto-pin rules
 	// States are the OAuth states of links in progress: never imported
 	// (the user runs /link again), as no member could finish them.
 	States int
@@ -152,6 +152,9 @@ func importDeadline(r Record) (time.Time, error) {
 		rec = &record.Outbox{}
 	case record.GuildPrefix:
 		rec = &record.Guild{}
+		if record.IsAutopinKey(r.Key) {
+			rec = &record.AutopinRules{}
+		}
 	case record.ObservedPrefix:
 		o := &record.Observed{}
 		if err := record.Decode(r.Value, o); err != nil {

@@ -42,6 +42,7 @@ func testEtcd(t *testing.T, c *etcdtest.Cluster) {
 		{"LostLeaseGrantedAgain", testLostLeaseGrantedAgain},
 		{"CloseWaitsForCalls", testCloseWaitsForCalls},
 		{"ImportGuilds", testImportGuilds},
+		{"ImportAutopinRules", testImportAutopinRules},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, &etcdtestClients{a: cli, b: c.Client()}) })
 	}

@@ -70,6 +70,10 @@ func TestStore(t *testing.T, open func(t *testing.T) links.Store) {
 		{"GuildsOutliveLinks", testGuildsOutliveLinks},
 		{"GuildsValidation", testGuildsValidation},
 		{"GuildsConcurrent", testGuildsConcurrent},
+		// The servers' auto-pin rules.
+		{"AutopinRules", testAutopinRules},
+		{"AutopinRulesValidation", testAutopinRulesValidation},
+		{"AutopinRulesConcurrent", testAutopinRulesConcurrent},
 		// The store as a whole.
 		{"ClosedStore", testClosedStore},
 		{"CanceledContext", testCanceledContext},
