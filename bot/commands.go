@@ -184,12 +184,12 @@ func commandTable() []command {
 		{id: idQueueAll, param: true, label: "queue_all", console: "cancel all", component: (*Bot).handleQueueAll},
 		{id: idQueueMessage, label: "queue_message", console: "cancel", component: (*Bot).handleQueueMessage},
 		{
-			name: cmdServer, label: "server",
+			name: cmdServer, label: "server", console: "server",
 			create: func(pinRule) discord.ApplicationCommandCreate { return serverCommand() },
 			slash:  (*Bot).handleServer,
 		},
 		{
-			name: cmdAutopin, label: "autopin",
+			name: cmdAutopin, label: "autopin", console: "autopin",
 			create: func(pinRule) discord.ApplicationCommandCreate { return autopinCommand() },
 			slash:  (*Bot).handleAutopin, autocomplete: (*Bot).autocompletePin,
 		},

@@ -75,10 +75,18 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
   /dms                            the direct messages Pinbot sent you (results of queued pins,
                                   answers to reactions)
   /post [N] [TEXT]                post a message with N images (1 to 10, default 1) here as you
-  /react MESSAGE [EMOJI]          react to a message (an ID here, or a link); 📌, the default,
-                                  pins its images: Pinbot answers by DM
-  /unreact MESSAGE [EMOJI]        take the reaction off; off a 📌, it cancels the pins of that
-                                  message still waiting in your queue
+  /react MESSAGE [EMOJI]          react to a message (an ID here, or a link); the server's pin
+                                  emoji (📌 unless /server chose another), the default, pins
+                                  its images: Pinbot answers by DM
+  /unreact MESSAGE [EMOJI]        take the reaction off; off the pin emoji, it cancels the pins
+                                  of that message still waiting in your queue
+  /autopin add CHANNEL BOARD      make a channel pin itself (Manage Channels there: bob has it):
+                                  pictures posted in it are queued for your active account
+  /autopin list                   the server's auto-pin channels
+  /autopin pause|resume|remove CHANNEL
+                                  pause, resume or remove a channel's auto-pin (CHANNEL: art, #art)
+  /server [pin_emoji:EMOJI|reset] the server's settings; pin_emoji: sets its pin reaction's emoji
+                                  (Manage Server: bob has it), reset goes back to 📌
   /pinmsg ID                      the "Pin to Pinterest" message command on one message
   /settings                       your accounts, their pin counts, the active one
   /switch ACCOUNT                 make ACCOUNT active (picks it in the /settings menu)
@@ -176,6 +184,7 @@ func (c *Console) Banner(ctx context.Context) {
 	for _, u := range users {
 		c.printf("  %s\n", c.describeUser(ctx, u))
 	}
+	c.println(c.describeAutopin(ctx))
 	c.printf("You are %s in #%s. Type \"help\" for the commands.\n", c.user.Name, c.channel.Name)
 }
 
@@ -183,7 +192,7 @@ func (c *Console) Banner(ctx context.Context) {
 func (c *Console) describeUser(ctx context.Context, u demoUser) string {
 	s := u.Name
 	if u.Mod {
-		s += " (mods)"
+		s += " (mods: Manage Channels, Manage Server)"
 	}
 	lu, err := c.sb.links.User(ctx, u.ID.String())
 	if err != nil {
@@ -357,11 +366,15 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool) {
 	case "dms":
 		c.listDMs()
 	case "post":
-		c.post(rest)
+		c.post(ctx, rest)
 	case "react":
-		c.react(rest, true)
+		c.react(ctx, rest, true)
 	case "unreact":
-		c.react(rest, false)
+		c.react(ctx, rest, false)
+	case "autopin":
+		c.autopin(ctx, rest)
+	case "server":
+		c.server(ctx, rest)
 	case "switch":
 		c.pick(ctx, rest, true)
 	case "board":

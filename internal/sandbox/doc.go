@@ -37,7 +37,8 @@
 //	#staff   300   3001 one image; only the mods role (bob) can view it
 //
 //	alice 11   linked @alice_pins (7001, active) and @alice_art (7002)
-//	bob   12   mods role; linked @studio_shared (7003)
+//	bob   12   mods role (Manage Channels, Manage Server); linked
+//	           @studio_shared (7003)
 //	carol 13   nothing linked
 //
 // The images are PNGs served by a small HTTP server on loopback, so the
@@ -92,9 +93,21 @@
 //	                               the user; prints its ID and link
 //	/react MESSAGE [EMOJI]         react to a message (an ID of the
 //	                               current channel, or a link) with EMOJI,
-//	                               📌 by default: Pinbot pins its images
-//	/unreact MESSAGE [EMOJI]       take the reaction off: off a 📌, Pinbot
-//	                               cancels the message's waiting pins
+//	                               by default the server's pin emoji (📌
+//	                               unless /server chose another): Pinbot
+//	                               pins its images
+//	/unreact MESSAGE [EMOJI]       take the reaction off: off the pin
+//	                               emoji, Pinbot cancels the message's
+//	                               waiting pins
+//	/autopin add CHANNEL BOARD     make CHANNEL (art or #art) pin itself
+//	                               to BOARD (a name or id) of the user's
+//	                               active account
+//	/autopin list                  the server's auto-pin channels
+//	/autopin pause|resume|remove CHANNEL
+//	                               change a channel's auto-pin
+//	/server [pin_emoji:EMOJI|reset]
+//	                               the server's settings; set or reset
+//	                               its pin emoji
 //	/settings                      accounts, 12-hour counts, the active one
 //	/switch ACCOUNT                pick ACCOUNT in the /settings menu
 //	/board BOARD                   pick the active account's default board
@@ -130,7 +143,17 @@
 // the console does not wait for it: it says so, and /dms shows the
 // answer. /post gives the stand-in a message with images served by the
 // sandbox's image server; the stand-in chooses its ID, which the console
-// prints.
+// prints. The stand-in sends the bot MESSAGE_CREATE, so a post in an
+// auto-pin channel has its pictures queued, each with its start time,
+// for the rule's owner: /queue shows them and /dms the digest of their
+// results.
+//
+// /autopin and /server are the bot's slash commands, sent as Discord
+// sends them: /autopin's channel option is the channel's ID, with the
+// channel resolved and the user's permissions in it, which the bot
+// checks. The mods role has Manage Channels and Manage Server, so bob may
+// make a channel pin itself and choose the server's pin emoji; alice and
+// carol are refused.
 //
 // Logs never reach the console: Config.Log receives them.
 package sandbox

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -20,8 +21,8 @@ import (
 // MESSAGE_REACTION_REMOVE, and the bot answers by DM, in its own time:
 // the console does not wait for it, and /dms shows it.
 
-// pinEmoji is the emoji the sandbox's bot pins on: it runs with
-// bot.Config.PinEmoji unset.
+// pinEmoji is the sandbox's bot's pin emoji, which a server uses unless
+// /server chose another: the bot runs with bot.Config.PinEmoji unset.
 const pinEmoji = bot.DefaultPinEmoji
 
 // messageLink matches a Discord message link, as the bot reads them: on
@@ -31,7 +32,7 @@ var messageLink = regexp.MustCompile(`^<?https?://(?:(?:www|ptb|canary)\.)?disco
 
 // post posts a message with images in the current channel as the current
 // user: "/post [N] [TEXT]", N images (1 by default), then the text.
-func (c *Console) post(arg string) {
+func (c *Console) post(ctx context.Context, arg string) {
 	n, text := 1, arg
 	if first, rest, _ := strings.Cut(arg, " "); first != "" {
 		if v, err := strconv.Atoi(first); err == nil {
@@ -48,28 +49,30 @@ func (c *Console) post(arg string) {
 		return
 	}
 	c.printf("%s posted message %d in #%s with %s: %s\n", c.user.Name, m.ID, c.channel.Name, plural(n, "image"), messageURL(m))
-	c.printf("React with /react %d (%s pins its images), or pin it with /pin %d or /pinmsg %d.\n", m.ID, pinEmoji, m.ID, m.ID)
+	c.printf("React with /react %d (%s pins its images), or pin it with /pin %d or /pinmsg %d.\n", m.ID, emojiText(c.serverPinEmoji(ctx)), m.ID, m.ID)
+	c.println(c.autopinNote(ctx))
 }
 
 // react adds the current user's reaction to a message ("/react MESSAGE
 // [EMOJI]") when add is set, and takes it off ("/unreact MESSAGE
 // [EMOJI]") otherwise.
-func (c *Console) react(arg string, add bool) {
+func (c *Console) react(ctx context.Context, arg string, add bool) {
 	verb := "unreact"
 	if add {
 		verb = "react"
 	}
 	fields := strings.Fields(arg)
 	if len(fields) == 0 || len(fields) > 2 {
-		c.errorf("usage: /%s MESSAGE [EMOJI], MESSAGE a message ID of the current channel or a message link, EMOJI %s unless given", verb, pinEmoji)
+		c.errorf("usage: /%s MESSAGE [EMOJI], MESSAGE a message ID of the current channel or a message link, EMOJI the server's pin emoji unless given", verb)
 		return
 	}
+	pin := c.serverPinEmoji(ctx)
 	m, err := c.reactTarget(fields[0])
 	if err != nil {
 		c.errorf("%v", err)
 		return
 	}
-	emoji := pinEmoji
+	emoji := pin
 	if len(fields) == 2 {
 		if emoji, err = bot.ParsePinEmoji(fields[1]); err != nil {
 			c.errorf("%v", err)
@@ -97,20 +100,20 @@ func (c *Console) react(arg string, add bool) {
 		c.errorf("sandbox: Discord stand-in: %v", err)
 		return
 	}
-	isPin := strings.ReplaceAll(emoji, "\ufe0f", "") == strings.ReplaceAll(pinEmoji, "\ufe0f", "")
+	isPin := sameEmoji(emoji, pin)
 	switch {
 	case add && isPin:
 		c.printf("%s reacted with %s to message %d in #%s.\n", c.user.Name, shown, m.ID, ch.Name)
 		c.printf("Pinbot pins its images and answers by direct message: /dms shows it, /queue what it queued.\n")
 	case add:
 		c.printf("%s reacted with %s to message %d in #%s.\n", c.user.Name, shown, m.ID, ch.Name)
-		c.printf("Pinbot pins on %s reactions only: it leaves this one alone.\n", pinEmoji)
+		c.printf("Pinbot pins on %s reactions only in this server: it leaves this one alone.\n", emojiText(pin))
 	case isPin:
 		c.printf("%s took the %s off message %d in #%s.\n", c.user.Name, shown, m.ID, ch.Name)
 		c.printf("Pinbot cancels the pins of that message still waiting in %s's queue and says so by direct message (/dms); pins already made stay.\n", c.user.Name)
 	default:
 		c.printf("%s took the %s off message %d in #%s.\n", c.user.Name, shown, m.ID, ch.Name)
-		c.printf("Pinbot pins on %s reactions only: it leaves this one alone.\n", pinEmoji)
+		c.printf("Pinbot pins on %s reactions only in this server: it leaves this one alone.\n", emojiText(pin))
 	}
 }
 

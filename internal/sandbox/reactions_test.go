@@ -186,7 +186,7 @@ func TestConsoleReact(t *testing.T) {
 	s.expect("/react https://discord.com/channels/900/200/2001", "alice reacted with 📌 to message 2001 in #art.")
 	s.expect("/react <https://ptb.discord.com/channels/900/100/1001> 👍",
 		"alice reacted with 👍 to message 1001 in #general.",
-		"Pinbot pins on 📌 reactions only: it leaves this one alone.")
+		"Pinbot pins on 📌 reactions only in this server: it leaves this one alone.")
 	s.expect("/react 1001 pin:123456789012345678", "alice reacted with :pin: to message 1001")
 	if got := s.reactors(1001, "pin:123456789012345678"); !slices.Equal(got, []snowflake.ID{alice}) {
 		t.Errorf("custom emoji on 1001 by %v, want alice", got)

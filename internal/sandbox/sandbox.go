@@ -15,6 +15,7 @@ import (
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot"
+	"github.com/pinbot/pinbot/bot/digest"
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/discorduser"
 	"github.com/pinbot/pinbot/bot/links"
@@ -64,6 +65,10 @@ type Config struct {
 	// Log receives what the bot, the stores, the stand-ins and the OAuth
 	// callback log; the console never writes log lines.
 	Log zerolog.Logger
+
+	// digest configures the bot's digests (bot.Config.Digest); tests
+	// shorten their gathering so that a result's DM comes at once.
+	digest digest.Config
 }
 
 // Validate reports the first problem with c, naming the field.
@@ -200,6 +205,7 @@ func Start(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			GatewayURL:   s.discord.GatewayURL(),
 			Shards:       1,
 			CloseTimeout: botCloseTimeout,
+			Digest:       cfg.digest,
 		},
 		// The browser signs in with Discord before it confirms a link, as
 		// with PINBOT_DISCORD_CLIENT_SECRET set.

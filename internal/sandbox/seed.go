@@ -22,7 +22,7 @@ func (s *Sandbox) seedDiscord() error {
 	if _, err := dc.AddGuild(discordtest.Guild{ID: GuildID, Name: "Pinbot sandbox"}); err != nil {
 		return fmt.Errorf("sandbox: demo server: %w", err)
 	}
-	if _, err := dc.AddRole(discordtest.Role{ID: ModsRoleID, GuildID: GuildID, Name: "mods"}); err != nil {
+	if _, err := dc.AddRole(discordtest.Role{ID: ModsRoleID, GuildID: GuildID, Name: "mods", Permissions: modsPermissions}); err != nil {
 		return fmt.Errorf("sandbox: mods role: %w", err)
 	}
 	for _, u := range users {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
@@ -11,9 +12,14 @@ import (
 const (
 	// GuildID is the demo server.
 	GuildID snowflake.ID = 900
-	// ModsRoleID is the role that may view #staff.
+	// ModsRoleID is the role that may view #staff and manage the server.
 	ModsRoleID snowflake.ID = 901
 )
+
+// modsPermissions are the mods role's server-wide permissions, beside
+// @everyone's: /autopin add needs Manage Channels in the channel, /server
+// Manage Server. Only the mods (bob) have them.
+const modsPermissions = discord.PermissionManageChannels | discord.PermissionManageGuild
 
 // demoAccount is a demo Pinterest account on the Pinterest stand-in.
 type demoAccount struct {
@@ -30,7 +36,8 @@ type demoAccount struct {
 type demoUser struct {
 	ID   snowflake.ID
 	Name string
-	// Mod gives the mods role, which may view #staff.
+	// Mod gives the mods role, which may view #staff and manage the
+	// server and its channels.
 	Mod bool
 	// Links are the demo accounts the sandbox links for the user at the
 	// first start, through OAuth; the first is the active one.
