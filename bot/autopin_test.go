@@ -384,7 +384,9 @@ func TestAutopinBurst(t *testing.T) {
 		t.Skip("500 queued pins")
 	}
 	const n = 500
-	w := newWorld(t, worldOptions{jobs: true, quiet: true})
+	// 500 messages, then 500 queued pins one after another: minutes
+	// under the race detector beside the other packages' tests.
+	w := newWorld(t, worldOptions{jobs: true, quiet: true, timeout: 8 * time.Minute})
 	mod := w.addMemberWith(w.guild.ID, "mod", discord.PermissionManageChannels)
 	w.link(mod, "a1", "mod_art")
 	if got := w.autopinCmd(mod, subAutopinAdd, w.channel.ID, "ba1"); !strings.Contains(got, "are queued") {

@@ -88,6 +88,8 @@ type worldOptions struct {
 	debugLog           bool // keep debug lines too
 	// closeTimeout is the bot's CloseTimeout; default 20 s.
 	closeTimeout time.Duration
+	// timeout bounds the whole test (the world's context); default 2 min.
+	timeout time.Duration
 	// shards is the shard count the Discord stand-in recommends.
 	shards int
 	// gateway leaves the commands unsynced and opens no pump: the test
@@ -142,7 +144,11 @@ type world struct {
 
 func newWorld(t testing.TB, o worldOptions) *world {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	timeout := o.timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, logs: &testWriter{t: t}, done: map[snowflake.ID]chan struct{}{}}
 	m := metrics.New()
