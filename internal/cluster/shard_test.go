@@ -136,6 +136,20 @@ func (sw *shardWorld) check() {
 	}
 }
 
+// serving reports whether member id's tenure is the open last one of
+// each of shards.
+func (sw *shardWorld) serving(id string, shards []int) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	for _, s := range shards {
+		ts := sw.tenures[s]
+		if len(ts) == 0 || ts[len(ts)-1].member != id || ts[len(ts)-1].end != forever {
+			return false
+		}
+	}
+	return true
+}
+
 func (sw *shardWorld) shardTenures(s int) []served {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -254,7 +268,11 @@ func TestShardsOfDeadMember(t *testing.T) {
 	lost0 := sw.lost["b"].Load()
 
 	st.set(true)
-	sw.waitFor("a to take b's shards", func() bool { return len(a.HeldShards()) == 6 && len(b.HeldShards()) == 0 })
+	// Held counts a shard from its owner key on; its tenure is recorded
+	// by Acquired, after.
+	sw.waitFor("a to take b's shards", func() bool {
+		return len(a.HeldShards()) == 6 && len(b.HeldShards()) == 0 && sw.serving("a", bHeld)
+	})
 	if got := sw.lost["b"].Load() - lost0; got < int64(len(bHeld)) {
 		t.Errorf("b lost %d shards, held %d", got, len(bHeld))
 	}
@@ -327,7 +345,7 @@ func TestLeaveShards(t *testing.T) {
 	if got := b.HeldShards(); len(got) != 0 {
 		t.Fatalf("b holds shards %v after LeaveShards returned", got)
 	}
-	sw.waitFor("a to hold every shard", func() bool { return len(a.HeldShards()) == 6 })
+	sw.waitFor("a to hold every shard", func() bool { return len(a.HeldShards()) == 6 && sw.serving("a", bShards) })
 	for _, s := range bShards {
 		ts := sw.shardTenures(s)
 		if n := len(ts); n < 2 || ts[n-2].member != "b" || ts[n-2].how != "release" || ts[n-1].member != "a" {
