@@ -87,7 +87,7 @@ type world struct {
 	errs      []string                   // what a callback found wrong
 	members   map[string]*Member
 	acquireFn map[string]func(partition.ID, partition.Fence) error
-	releaseFn map[string]func(partition.ID)
+	releaseFn map[string]func(context.Context, partition.ID) error
 	accounts  []string // one of each partition
 	counts    map[string]*counts
 }
@@ -143,7 +143,7 @@ func newWorld(t *testing.T, startEtcd etcdtest.Starter, etcdMembers, partitions 
 		changed:    make(chan struct{}),
 		members:    make(map[string]*Member),
 		acquireFn:  make(map[string]func(partition.ID, partition.Fence) error),
-		releaseFn:  make(map[string]func(partition.ID)),
+		releaseFn:  make(map[string]func(context.Context, partition.ID) error),
 		counts:     make(map[string]*counts),
 	}
 	w.cli = w.etcd.Client()
@@ -220,7 +220,7 @@ func (w *world) config(id string) Config {
 			fn := w.releaseFn[id]
 			w.mu.Unlock()
 			if fn != nil {
-				fn(p)
+				return fn(ctx, p)
 			}
 			return nil
 		},

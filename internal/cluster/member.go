@@ -58,6 +58,11 @@ type Member struct {
 	// so that no acquisition begins before those calls end.
 	lossMu sync.Mutex
 
+	// handovers counts the handovers running on their own goroutines
+	// (startHandover); handoverSem bounds them to Parallel at once.
+	handovers   sync.WaitGroup
+	handoverSem chan struct{}
+
 	mu            sync.Mutex
 	lease         clientv3.LeaseID // 0: none
 	ttl           time.Duration    // the lease's granted TTL
@@ -67,10 +72,13 @@ type Member struct {
 	registered    int64 // revision of the member key's put
 	held          map[res]*tenure
 	retryAt       map[res]time.Duration // no acquisition before, after Acquired failed
-	view          view
-	synced        bool
-	closing       bool
-	susp          suspension // Suspend, Resume (suspend.go)
+	// handing holds the resources whose handover goroutine has not ended:
+	// none is acquired again before its callbacks are over.
+	handing map[res]struct{}
+	view    view
+	synced  bool
+	closing bool
+	susp    suspension // Suspend, Resume (suspend.go)
 	// shardsLeft says LeaveShards was called: the member runs no shards
 	// from then on (shard_leave.go).
 	shardsLeft bool
@@ -124,20 +132,22 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		return nil, fmt.Errorf("cluster: member value: %w", err)
 	}
 	m := &Member{
-		cfg:        cfg,
-		id:         cfg.Member,
-		keys:       cfg.Keys,
-		cli:        cfg.Client,
-		clock:      cfg.Clock,
-		log:        cfg.Log.With().Str("component", "cluster").Str("member", cfg.Member).Logger(),
-		value:      string(value),
-		kick:       make(chan struct{}, 1),
-		deadlineCh: make(chan struct{}, 1),
-		closeCh:    make(chan *closeReq),
-		done:       make(chan struct{}),
-		held:       make(map[res]*tenure),
-		retryAt:    make(map[res]time.Duration),
-		lapsed:     true,
+		cfg:         cfg,
+		id:          cfg.Member,
+		keys:        cfg.Keys,
+		cli:         cfg.Client,
+		clock:       cfg.Clock,
+		log:         cfg.Log.With().Str("component", "cluster").Str("member", cfg.Member).Logger(),
+		value:       string(value),
+		kick:        make(chan struct{}, 1),
+		deadlineCh:  make(chan struct{}, 1),
+		closeCh:     make(chan *closeReq),
+		done:        make(chan struct{}),
+		held:        make(map[res]*tenure),
+		retryAt:     make(map[res]time.Duration),
+		handing:     make(map[res]struct{}),
+		lapsed:      true,
+		handoverSem: make(chan struct{}, cfg.Parallel),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if err := m.checkPeers(ctx); err != nil {

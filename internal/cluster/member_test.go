@@ -101,11 +101,12 @@ func testJoinHandoverAndClose(t *testing.T, startEtcd etcdtest.Starter) {
 	var once sync.Once
 	moved := make(chan error, 1)
 	w.mu.Lock()
-	w.releaseFn["a"] = func(p partition.ID) {
+	w.releaseFn["a"] = func(_ context.Context, p partition.ID) error {
 		once.Do(func() {
 			_, err := a.Serving(w.accountOf(p))
 			moved <- err
 		})
+		return nil
 	}
 	// b's first load of one partition fails: it gives the partition back
 	// and takes it again later.

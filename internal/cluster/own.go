@@ -229,14 +229,23 @@ func (m *Member) plan() plan {
 func (m *Member) planLocked(pl *plan, r res, want string, now time.Duration) {
 	o, owned := m.view.owners[r]
 	if t := m.held[r]; t != nil {
-		if m.view.rev >= t.rev && (!owned || o.create != t.rev) {
+		switch {
+		case m.view.rev >= t.rev && (!owned || o.create != t.rev):
 			t.lost = true
 			delete(m.held, r)
-			pl.gone = append(pl.gone, r)
-		} else if want != m.id {
+			if t.state == releasing {
+				// Its handover goroutine calls Lost once Release returns.
+				t.cancel()
+			} else {
+				pl.gone = append(pl.gone, r)
+			}
+		case want != m.id && t.state == serving:
 			pl.handover = append(pl.handover, t)
 		}
 		return
+	}
+	if _, busy := m.handing[r]; busy {
+		return // acquired again once its handover's callbacks are over
 	}
 	if owned {
 		if o.member == m.id && o.lease == m.lease {
@@ -285,26 +294,22 @@ func (m *Member) reconcile() time.Duration {
 			mu.Unlock()
 		}
 	})
-	// Handovers and acquisitions go on side by side: they are of
-	// different resources, and a slow handover (a shard closing) must
-	// not hold back partitions others have handed to this member.
-	var wg sync.WaitGroup
-	if len(pl.handover) > 0 {
-		wg.Go(func() {
-			parallel(m.cfg.Parallel, pl.handover, func(t *tenure) { m.handover(m.ctx, t) })
-			m.log.Info().Int("resources", len(pl.handover)).Msg("handed over")
-		})
+	// Handovers run on their own goroutines: a slow one (a shard closing,
+	// a flush waiting for etcd) must hold back neither this round's
+	// acquisitions nor the next rounds', such as a dead member's
+	// partitions once its lease expires.
+	started := 0
+	for _, t := range pl.handover {
+		if m.startHandover(t) {
+			started++
+		}
 	}
-	if len(pl.acquire) > 0 {
-		wg.Go(func() {
-			if m.acquireAll(pl.acquire) != nil {
-				mu.Lock()
-				failed = true
-				mu.Unlock()
-			}
-		})
+	if started > 0 {
+		m.log.Info().Int("resources", started).Msg("handing over")
 	}
-	wg.Wait()
+	if len(pl.acquire) > 0 && m.acquireAll(pl.acquire) != nil {
+		failed = true
+	}
 	retry := pl.retry
 	if failed {
 		at := m.clock.Now() + m.minPause()
@@ -462,6 +467,51 @@ func (m *Member) release(ctx context.Context, r res) error {
 	return m.cfg.Release(ctx, partition.ID(r.n))
 }
 
+// startHandover hands t over on a goroutine of its own, Parallel at
+// most at once, within handoverTimeout; r stays out of the plans'
+// acquisitions until the goroutine ends, and Close waits for it. It
+// reports whether t was serving and a handover started.
+func (m *Member) startHandover(t *tenure) bool {
+	m.mu.Lock()
+	_, busy := m.handing[t.r]
+	if busy || t.lost || m.held[t.r] != t || t.state != serving {
+		m.mu.Unlock()
+		return false
+	}
+	m.handing[t.r] = struct{}{}
+	m.mu.Unlock()
+	m.handovers.Go(func() {
+		defer m.wake()
+		defer func() {
+			m.mu.Lock()
+			delete(m.handing, t.r)
+			m.mu.Unlock()
+		}()
+		m.handoverSem <- struct{}{}
+		defer func() { <-m.handoverSem }()
+		ctx, cancel := context.WithTimeout(m.ctx, m.handoverTimeout())
+		defer cancel()
+		start := m.clock.Now()
+		err := m.handover(ctx, t)
+		d := m.clock.Now() - start
+		switch {
+		case err != nil:
+			m.log.Warn().Err(err).Uint32(t.r.field(), t.r.n).Dur("took", d).Msg("handover failed")
+		case d > m.handoverTimeout()/4:
+			m.log.Warn().Uint32(t.r.field(), t.r.n).Dur("took", d).Msg("slow handover")
+		default:
+			m.log.Debug().Uint32(t.r.field(), t.r.n).Dur("took", d).Msg("handed over")
+		}
+	})
+	return true
+}
+
+// handoverTimeout bounds a handover started by the run loop: past it,
+// Release's context ends, and the resource is lost (its actors stopped
+// without writing; the next owner reads what is durable) and its key
+// deleted, so that its next owner does not wait longer.
+func (m *Member) handoverTimeout() time.Duration { return 2 * m.opTimeout() }
+
 // handover stops serving t's partition or shard, calls Release with a
 // context that also ends when it is lost, and deletes the owner key if it
 // is still this tenure's. It returns Release's error.
@@ -560,6 +610,17 @@ func (m *Member) shutdown(req *closeReq) {
 			}
 		})
 	}
+	// Handovers under way finish first, or are cut short with ctx below.
+	handed := make(chan struct{})
+	go func() {
+		m.handovers.Wait()
+		close(handed)
+	}()
+	select {
+	case <-handed:
+	case <-req.ctx.Done():
+		errs = append(errs, fmt.Errorf("cluster: handovers under way: %w", req.ctx.Err()))
+	}
 
 	m.lossMu.Lock()
 	m.mu.Lock()
@@ -571,6 +632,7 @@ func (m *Member) shutdown(req *closeReq) {
 	m.mu.Unlock()
 	m.callLost(lost)
 	m.lossMu.Unlock()
+	<-handed // cancelled by loseAllLocked if still running
 	if stop != nil {
 		stop()
 	}
