@@ -282,10 +282,7 @@ func clusterEnv(t *testing.T, dc *discordtest.Server, ps *pinteresttest.Server, 
 		"PINBOT_PIN_LIMIT="+strconv.Itoa(soakLimit), "PINBOT_PIN_WINDOW="+soakWindow.String(),
 		"PINBOT_USER_RATE=off", "PINBOT_HTTP_RATE=off",
 		"PINBOT_LEASE="+soakLease.String(), "PINBOT_SLOT_MARGIN="+soakSlotMargin.String(),
-		"PINBOT_LISTING_LAG="+soakListingLag.String(),
-		// Every message the scenario posts would reach the members as a
-		// MESSAGE_CREATE; auto-pin is not what it tests (bot's tests do).
-		"PINBOT_AUTOPIN=off")
+		"PINBOT_LISTING_LAG="+soakListingLag.String())
 	if lvl := os.Getenv(clusterLogEnv); lvl != "" {
 		env = append(env, "PINBOT_LOG_LEVEL="+lvl)
 	}

@@ -97,6 +97,9 @@ type hooks struct {
 	keepAlive func(ctx context.Context)
 	// changed is called after the member's state changed.
 	changed func()
+	// reconciling is called as each round of the run loop begins: a
+	// slow one stands for a loaded process.
+	reconciling func()
 }
 
 // Observer learns what a member does, for metrics. Its methods must be

@@ -51,7 +51,11 @@
 //     (one joined) stops serving p (ErrMoved), calls Release (flushes
 //     p's writes, passivates its actors), then deletes the key,
 //     If(CreateRevision == fence). The desired owner sees the delete and
-//     acquires.
+//     acquires. Handovers run beside the member's loop, so that a slow
+//     one holds back no acquisition (a dead member's partitions), and
+//     within a bound (two TTLs): past it Release's context ends, p is
+//     lost and its key deleted. p is not acquired again here before its
+//     handover's callbacks are over.
 //   - Leave: Close deletes the member key first, so that the others pick
 //     new owners without it, hands every partition over, then revokes
 //     the lease.
@@ -107,7 +111,7 @@
 //
 // For one tenure of a partition, Acquired comes first; then either Lost,
 // or Release, followed by Lost if Release returns an error (its context
-// ends if the deadline passes meanwhile). Callbacks of different partitions run concurrently, Config.Parallel
-// at a time. Lost must not block; it may run on the deadline timer's
+// ends if the deadline passes, or the handover's bound). Callbacks of
+// different partitions run concurrently, Config.Parallel at a time. Lost must not block; it may run on the deadline timer's
 // goroutine.
 package cluster

@@ -4,7 +4,11 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/pinbot/pinbot/internal/etcdtest"
 	"github.com/pinbot/pinbot/internal/partition"
@@ -111,6 +115,54 @@ func TestHandoverTimeout(t *testing.T) {
 		if last := ts[len(ts)-1]; last.member == "b" && (len(ts) < 2 || ts[len(ts)-2].how != "release") {
 			t.Errorf("partition %d: %+v", p, ts)
 		}
+	}
+	w.check()
+}
+
+// countKV counts the transactions begun through it.
+type countKV struct {
+	clientv3.KV
+	n *atomic.Int64
+}
+
+func (k countKV) Txn(ctx context.Context) clientv3.Txn {
+	k.n.Add(1)
+	return k.KV.Txn(ctx)
+}
+
+// Members starting together settle with a bounded number of etcd
+// transactions: an acquisition that finds the key taken, or a stale key
+// deleted, is not tried again before the member's view has caught up
+// with etcd's answer, and a round plans from every watch event already
+// received, not from one at a time.
+func TestStartTogetherTxns(t *testing.T) {
+	const parts = 128
+	w := newWorld(t, etcdtest.Start, 1, parts, testTTL)
+	var txns atomic.Int64
+	ids := []string{"a", "b", "c"}
+	cfgs := make([]Config, len(ids))
+	for i, id := range ids {
+		cfgs[i] = w.config(id)
+		cli := w.etcd.Client()
+		cli.KV = countKV{KV: cli.KV, n: &txns}
+		cfgs[i].Client = cli
+		// Loaded processes: each round takes a while, and watch events
+		// pile up meanwhile.
+		cfgs[i].hooks.reconciling = func() { time.Sleep(5 * time.Millisecond) }
+	}
+	ms := make([]*Member, len(ids))
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() { ms[i] = w.start(cfgs[i]) })
+	}
+	wg.Wait()
+	w.waitFor("the three to share the partitions", func() bool { return w.settled(ms...) })
+	got := txns.Load()
+	t.Logf("%d transactions for %d partitions", got, parts)
+	// Each partition: an acquisition by its first taker, perhaps a
+	// handover's delete and a second acquisition, a few refused attempts.
+	if limit := int64(8 * parts); got > limit {
+		t.Errorf("%d transactions to settle %d partitions among 3 members, want at most %d", got, parts, limit)
 	}
 	w.check()
 }

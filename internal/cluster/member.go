@@ -72,6 +72,12 @@ type Member struct {
 	registered    int64 // revision of the member key's put
 	held          map[res]*tenure
 	retryAt       map[res]time.Duration // no acquisition before, after Acquired failed
+	// takenAt and deletedAt hold, for a resource whose owner key this
+	// member found taken when acquiring, or deleted itself, the revision
+	// etcd answered at: it is not acquired, or not deleted as stale,
+	// again until the view has caught up with that revision (else each
+	// watch event, one at a time, would bring the same requests again).
+	takenAt, deletedAt map[res]int64
 	// handing holds the resources whose handover goroutine has not ended:
 	// none is acquired again before its callbacks are over.
 	handing map[res]struct{}
@@ -145,6 +151,8 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		done:        make(chan struct{}),
 		held:        make(map[res]*tenure),
 		retryAt:     make(map[res]time.Duration),
+		takenAt:     make(map[res]int64),
+		deletedAt:   make(map[res]int64),
 		handing:     make(map[res]struct{}),
 		lapsed:      true,
 		handoverSem: make(chan struct{}, cfg.Parallel),

@@ -60,18 +60,29 @@ func (m *Member) run() {
 		}
 		select {
 		case wr, ok := <-wch:
-			if !ok || wr.Canceled || wr.Err() != nil || wr.CompactRevision != 0 {
-				// Compacted, no leader, or the connection lost: read
-				// everything again and watch from there.
-				m.log.Info().Err(wr.Err()).Msg("watch ended; resynchronizing")
-				wcancel()
-				wch = nil
-				m.mu.Lock()
-				m.synced = false
-				m.mu.Unlock()
-				m.changed()
-			} else {
+			// Every response already there is applied before the next
+			// round: a round per event would plan from a view ever
+			// further behind.
+			for {
+				if !ok || wr.Canceled || wr.Err() != nil || wr.CompactRevision != 0 {
+					// Compacted, no leader, or the connection lost: read
+					// everything again and watch from there.
+					m.log.Info().Err(wr.Err()).Msg("watch ended; resynchronizing")
+					wcancel()
+					wch = nil
+					m.mu.Lock()
+					m.synced = false
+					m.mu.Unlock()
+					m.changed()
+					break
+				}
 				m.applyWatch(wr)
+				select {
+				case wr, ok = <-wch:
+					continue
+				default:
+				}
+				break
 			}
 		case <-m.kick:
 		case <-retryCh:
@@ -248,12 +259,12 @@ func (m *Member) planLocked(pl *plan, r res, want string, now time.Duration) {
 		return // acquired again once its handover's callbacks are over
 	}
 	if owned {
-		if o.member == m.id && o.lease == m.lease {
+		if o.member == m.id && o.lease == m.lease && !m.behindLocked(m.deletedAt, r) {
 			pl.stale = append(pl.stale, ownedKey{r: r, rev: o.create})
 		}
 		return
 	}
-	if want != m.id {
+	if want != m.id || m.behindLocked(m.takenAt, r) {
 		return
 	}
 	if at, ok := m.retryAt[r]; ok {
@@ -268,13 +279,37 @@ func (m *Member) planLocked(pl *plan, r res, want string, now time.Duration) {
 	pl.acquire = append(pl.acquire, r)
 }
 
+// behindLocked reports whether the view is behind the revision at recorded
+// for r, dropping the record once it is not. m.mu is held.
+func (m *Member) behindLocked(at map[res]int64, r res) bool {
+	rev, ok := at[r]
+	if !ok {
+		return false
+	}
+	if m.view.rev < rev {
+		return true
+	}
+	delete(at, r)
+	return false
+}
+
 // reconcile carries out the plan. It returns when to look again if
 // something must be retried without a new event, 0 otherwise.
 func (m *Member) reconcile() time.Duration {
 	// The Lost calls of a lapse end before anything is acquired again.
 	m.lossMu.Lock()
 	m.lossMu.Unlock()
+	if h := m.cfg.hooks.reconciling; h != nil {
+		h()
+	}
 	pl := m.plan()
+	if len(pl.gone)+len(pl.stale)+len(pl.handover)+len(pl.acquire) > 0 || pl.reput {
+		m.mu.Lock()
+		rev := m.view.rev
+		m.mu.Unlock()
+		m.log.Debug().Int64("view_rev", rev).Int("gone", len(pl.gone)).Int("stale", len(pl.stale)).
+			Int("handover", len(pl.handover)).Int("acquire", len(pl.acquire)).Bool("reput", pl.reput).Msg("reconcile")
+	}
 	for _, r := range pl.gone {
 		m.log.Warn().Uint32(r.field(), r.n).Msg("owner key gone: " + r.field() + " lost")
 		m.lost(r)
@@ -404,7 +439,9 @@ func (m *Member) acquire(r res) error {
 		return fmt.Errorf("cluster: acquire %s %d: %w", r.field(), r.n, err)
 	}
 	if !resp.Succeeded {
-		return nil // someone holds it: the watch will say who
+		// Someone holds it: the watch will say who.
+		m.record(m.takenAt, r, resp.Header.Revision)
+		return nil
 	}
 	t := &tenure{r: r, rev: resp.Header.Revision, state: acquiring}
 	m.mu.Lock()
@@ -564,14 +601,29 @@ func (m *Member) deleteOwner(r res, rev int64) error {
 	ctx, cancel := context.WithTimeout(m.ctx, m.opTimeout())
 	defer cancel()
 	key := m.ownerKey(r)
-	_, err := m.cli.Txn(ctx).
+	resp, err := m.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
 		Then(clientv3.OpDelete(key)).
 		Commit()
 	if err != nil {
 		m.log.Warn().Err(err).Uint32(r.field(), r.n).Msg("delete owner key; it goes with the lease otherwise")
+		return err
 	}
-	return err
+	if resp.Succeeded {
+		// The watch brings the delete at this very revision.
+		m.record(m.deletedAt, r, resp.Header.Revision)
+	}
+	return nil
+}
+
+// record records in at that etcd answered a request about r's owner key
+// at rev.
+func (m *Member) record(at map[res]int64, r res, rev int64) {
+	m.mu.Lock()
+	if rev > at[r] {
+		at[r] = rev
+	}
+	m.mu.Unlock()
 }
 
 // shutdown serves Close: the member key first, so that the others pick
