@@ -163,7 +163,7 @@ func (e *Engine) Cancel(ctx context.Context, account string, ids []uint64) ([]Jo
 func (e *Engine) Finish(ctx context.Context, j Job, o Outcome) (Status, error) {
 	resp, err := e.call(ctx, j.Account, request{op: opFinish, id: j.ID, job: &jobArgs{slot: j.Slot.ID, outcome: o}})
 	if err == nil || errors.Is(err, ErrUnknownJob) {
-		e.inflight.Delete(jobKey{j.Account, j.ID})
+		e.inflight.Delete(jobKey{j.Account, j.ID, j.Slot.ID})
 	}
 	return resp.status, err
 }
@@ -233,15 +233,18 @@ func (e *Engine) serving() bool { return e.onJob.Load() != nil }
 // engine's timer.
 func (e *Engine) QueuedAccounts() int { return e.jobs.len() }
 
-// jobKey names a job handed out by this engine.
+// jobKey names one start of a job handed out by this engine: a job put
+// back in the queue starts again with a new slot, and the end of its
+// previous start (Finish returning) must not forget the new one.
 type jobKey struct {
 	account string
 	id      uint64
+	slot    uint64
 }
 
 // handOut gives job j to Config.OnJob on a goroutine of its own.
 func (e *Engine) handOut(account string, j persistence.Job, recovered bool) {
-	e.inflight.Store(jobKey{account, j.ID}, recovered)
+	e.inflight.Store(jobKey{account, j.ID, j.Slot}, recovered)
 	pj := e.publicJob(account, j)
 	pj.Recovered = recovered
 	go (*e.onJob.Load())(pj)
@@ -298,7 +301,7 @@ func (a *accountActor) handOutRecovered() {
 		return
 	}
 	for _, j := range a.jobs {
-		if _, held := a.eng.inflight.Load(jobKey{a.account, j.ID}); j.State == JobRunning && !held {
+		if _, held := a.eng.inflight.Load(jobKey{a.account, j.ID, j.Slot}); j.State == JobRunning && !held {
 			a.logger().Warn().Uint64("job", j.ID).Msg("job was running when the engine stopped; its outcome is unknown")
 			a.eng.handOut(a.account, j, true)
 		}
@@ -512,7 +515,7 @@ func (a *accountActor) finish(m *request, now int64) {
 		a.answer(m, response{status: a.status(now), err: fmt.Errorf("actors: account %q: job %d: %w: Absent with Done or Unknown", a.account, m.id, ErrInvalidOutcome)})
 		return
 	}
-	if rec, _ := a.eng.inflight.Load(jobKey{a.account, j.ID}); rec == true && !o.Done && !o.Unknown && !o.Absent {
+	if rec, _ := a.eng.inflight.Load(jobKey{a.account, j.ID, j.Slot}); rec == true && !o.Done && !o.Unknown && !o.Absent {
 		// A recovered job's work may have been done by the engine that
 		// started it: its slot is never released, nor is it run again,
 		// unless it is proven not done (Absent).

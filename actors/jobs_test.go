@@ -459,6 +459,39 @@ func TestJobsRetry(t *testing.T) {
 	}
 }
 
+// TestJobsRetriedNotRecovered: a job put back in the queue starts again
+// under the same ID; the end of its first start, even when it comes
+// after the second began (a late or repeated Finish), does not make this
+// engine forget the second: reloaded after a passivation, the account
+// does not take it for a job a previous engine left running (which would
+// never be retried, its outcome kept unknown).
+func TestJobsRetriedNotRecovered(t *testing.T) {
+	jf := newJobFixture(t)
+	jf.enqueue("acct", 1)
+	first := jf.next()
+	jf.finish(first, Outcome{Retry: true, RetryAfter: time.Minute})
+	jf.clock.Advance(time.Minute)
+	second := jf.next()
+	if second.ID != first.ID || second.Slot.ID == first.Slot.ID || second.Recovered {
+		t.Fatalf("started again as %+v after %+v", second, first)
+	}
+	if _, err := jf.eng.Finish(jf.ctx, first, Outcome{Done: true, At: jf.eng.Now()}); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("Finish of the first start again = %v, want ErrUnknownJob", err)
+	}
+	if err := jf.eng.Passivate(jf.ctx, func(a string) bool { return a == "acct" }); err != nil {
+		t.Fatal(err)
+	}
+	// Reloaded: the second start is still this engine's.
+	st := jf.finish(second, Outcome{Retry: true, RetryAfter: time.Minute})
+	if st.Queued != 1 {
+		t.Fatalf("after the second start's retry: %+v, want the job queued again", st)
+	}
+	if js, _ := jf.jobs("acct"); len(js) != 1 || js[0].State != JobWaiting {
+		t.Fatalf("jobs %+v, want the one waiting", js)
+	}
+	jf.none()
+}
+
 // TestJobsServedLater: an engine without OnJob keeps its stored jobs
 // until ServeJobs, then hands out the one left running as recovered and
 // starts the due ones.
