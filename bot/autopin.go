@@ -24,9 +24,9 @@ import (
 //
 // The gateway hands every MESSAGE_CREATE of a guild message over on its
 // reading goroutine (HandleMessage), which must not wait: the rules of
-// each server are kept in memory, as the servers' emojis are (see
-// server.go: read at most once per guildCacheFor, the messages that come
-// during a read held until it ends), and a message by a bot, one the
+// each server are kept in memory, as the servers' emojis are (a
+// guildCache, server_cache.go: read at most once per guildCacheFor, the
+// messages that come during a read held until it ends), and a message by a bot, one the
 // event shows to have no picture, or one of a channel without an active
 // rule, is dropped at once. A message of an auto-pin channel is worked
 // on on a worker, after the earlier messages of its channel: it is
@@ -59,8 +59,10 @@ const (
 
 // autopinState is what auto-pin keeps. Its zero value is ready.
 type autopinState struct {
-	mu     sync.Mutex
-	guilds map[snowflake.ID]*autopinGuild
+	// guilds are the servers' rules, by channel, as last read.
+	guilds guildCache[map[snowflake.ID]links.AutopinRule, discordio.Message]
+
+	mu sync.Mutex
 	// lanes holds, per channel, the messages waiting to be worked on, in
 	// order; a key is present while a goroutine works on them.
 	lanes map[snowflake.ID][]discordio.Message
@@ -84,20 +86,6 @@ type accessSeen struct {
 	until time.Time
 }
 
-// autopinGuild is what is known of one server's rules.
-type autopinGuild struct {
-	rules map[snowflake.ID]links.AutopinRule // by channel
-	known bool
-	until time.Time
-	// reading is set while a read of the server's rules runs; waiting
-	// are the messages it holds, in order.
-	reading bool
-	waiting []discordio.Message
-	// gen counts the changes by /autopin, so that a read begun before
-	// one does not undo it.
-	gen uint64
-}
-
 // autopinGateway makes the gateway hand guild messages to the bot, unless
 // Config.NoAutopin.
 func (b *Bot) autopinGateway(cfg *discordio.GatewayConfig) {
@@ -116,92 +104,40 @@ func (b *Bot) HandleMessage(m discordio.Message) {
 		b.autopinDone(m, autopinIgnored)
 		return
 	}
-	ap := &b.autopin
-	now := b.cfg.Now()
-	ap.mu.Lock()
-	g := ap.guilds[m.GuildID]
-	if g != nil && g.known && !g.reading && now.Before(g.until) {
-		r, ok := g.rules[m.ChannelID]
-		if !ok || r.Paused {
-			ap.mu.Unlock()
-			b.autopinDone(m, autopinIgnored)
-			return
-		}
-		b.fileMessageLocked(m, now)
-		ap.mu.Unlock()
-		return
-	}
-	if g != nil && g.reading {
-		if len(g.waiting) >= maxGuildWaiting {
-			ap.mu.Unlock()
-			b.log.Warn().Str("guild_id", m.GuildID.String()).Msg("message dropped: too many held while the server's auto-pin rules are read")
-			b.autopinDone(m, autopinBusy)
-			return
-		}
-		g.waiting = append(g.waiting, m)
-		ap.mu.Unlock()
-		return
-	}
-	if !b.enter() {
-		ap.mu.Unlock()
-		b.autopinDone(m, autopinClosing)
-		return
-	}
-	if g == nil {
-		ap.makeRoomLocked(now)
-		g = &autopinGuild{}
-		ap.guilds[m.GuildID] = g
-	}
-	g.reading, g.waiting = true, []discordio.Message{m}
-	gen := g.gen
-	ap.mu.Unlock()
-	go b.readAutopinRules(m.GuildID, gen)
+	judgeGuild(b, &b.autopin.guilds, m.GuildID, m, guildEvent[map[snowflake.ID]links.AutopinRule, discordio.Message]{
+		what:  "auto-pin rules",
+		read:  b.readAutopinRules,
+		judge: b.judgeMessage,
+		refuse: func(m discordio.Message, busy bool) {
+			if busy {
+				b.autopinDone(m, autopinBusy)
+			} else {
+				b.autopinDone(m, autopinClosing)
+			}
+		},
+	})
 }
 
-// readAutopinRules reads the rules of guild, then judges the messages
-// held meanwhile, in order. A read that fails judges them by what was
-// read before (no rule if nothing was), and the next message after
-// guildRetryAfter reads again.
-func (b *Bot) readAutopinRules(guild snowflake.ID, gen uint64) {
-	defer b.leave()
-	ctx, cancel := context.WithTimeout(b.workCtx, guildReadTimeout)
+// readAutopinRules reads the rules of guild, by channel.
+func (b *Bot) readAutopinRules(ctx context.Context, guild snowflake.ID) (map[snowflake.ID]links.AutopinRule, error) {
 	rules, err := b.cfg.Links.AutopinRules(ctx, guild.String())
-	cancel()
 	if err != nil {
-		b.log.Warn().Err(err).Str("guild_id", guild.String()).Msg("reading the server's auto-pin rules failed; its messages are judged by the rules read before")
+		return nil, err
 	}
-	now := b.cfg.Now()
-	ap := &b.autopin
-	var ignored []discordio.Message
-	ap.mu.Lock()
-	g := ap.guilds[guild]
-	if g == nil {
-		// Not expected: an entry being read is never forgotten.
-		ap.makeRoomLocked(now)
-		g = &autopinGuild{gen: gen}
-		ap.guilds[guild] = g
-	}
-	switch {
-	case g.gen != gen:
-		// /autopin changed the rules during the read: they hold.
-	case err == nil:
-		g.rules, g.known, g.until = rulesByChannel(rules), true, now.Add(guildCacheFor)
-	default:
-		g.known, g.until = true, now.Add(guildRetryAfter)
-	}
-	waiting := g.waiting
-	g.reading, g.waiting = false, nil
-	for _, m := range waiting {
-		if r, ok := g.rules[m.ChannelID]; ok && !r.Paused {
-			b.fileMessageLocked(m, now)
-		} else {
-			ignored = append(ignored, m)
-		}
-	}
-	ap.mu.Unlock()
-	for _, m := range ignored {
+	return rulesByChannel(rules), nil
+}
+
+// judgeMessage files m in its channel's lane if rules give the channel
+// an active rule; otherwise m is ignored.
+func (b *Bot) judgeMessage(rules map[snowflake.ID]links.AutopinRule, m discordio.Message) {
+	if r, ok := rules[m.ChannelID]; !ok || r.Paused {
 		b.autopinDone(m, autopinIgnored)
+		return
 	}
+	ap := &b.autopin
+	ap.mu.Lock()
+	b.fileMessageLocked(m, b.cfg.Now())
+	ap.mu.Unlock()
 }
 
 // rulesByChannel indexes rules by channel; a rule whose channel is not a
@@ -218,52 +154,14 @@ func rulesByChannel(rules []links.AutopinRule) map[snowflake.ID]links.AutopinRul
 
 // putRules records the rules of guild that /autopin just stored.
 func (ap *autopinState) putRules(guild snowflake.ID, rules []links.AutopinRule, now time.Time) {
-	ap.mu.Lock()
-	defer ap.mu.Unlock()
-	g := ap.guilds[guild]
-	if g == nil {
-		ap.makeRoomLocked(now)
-		g = &autopinGuild{}
-		ap.guilds[guild] = g
-	}
-	g.rules, g.known, g.until = rulesByChannel(rules), true, now.Add(guildCacheFor)
-	g.gen++
+	ap.guilds.put(guild, rulesByChannel(rules), now)
 }
 
 // ruleOf returns the rule of channel as last read or set.
 func (ap *autopinState) ruleOf(guild, channel snowflake.ID) (links.AutopinRule, bool) {
-	ap.mu.Lock()
-	defer ap.mu.Unlock()
-	g := ap.guilds[guild]
-	if g == nil {
-		return links.AutopinRule{}, false
-	}
-	r, ok := g.rules[channel]
+	rules, _ := ap.guilds.value(guild)
+	r, ok := rules[channel]
 	return r, ok
-}
-
-// makeRoomLocked makes room for one more server, as guildEmojis does.
-// ap.mu is held.
-func (ap *autopinState) makeRoomLocked(now time.Time) {
-	if ap.guilds == nil {
-		ap.guilds = make(map[snowflake.ID]*autopinGuild)
-	}
-	if len(ap.guilds) < maxGuildEntries {
-		return
-	}
-	for id, g := range ap.guilds {
-		if !g.reading && !now.Before(g.until) {
-			delete(ap.guilds, id)
-		}
-	}
-	for id, g := range ap.guilds {
-		if len(ap.guilds) < maxGuildEntries {
-			return
-		}
-		if !g.reading {
-			delete(ap.guilds, id)
-		}
-	}
 }
 
 // fileMessageLocked files m, a message of an active rule's channel, in its

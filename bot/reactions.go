@@ -385,7 +385,7 @@ func (b *Bot) reaction(r discordio.Reaction) string {
 
 // pinReaction pins the pictures of the message a user reacted to.
 func (b *Bot) pinReaction(inv invocation, r discordio.Reaction) string {
-	emoji := b.reactions.guilds.emojiOf(r.GuildID, b.pinEmoji())
+	emoji := b.emojiOf(r.GuildID)
 	u, err := b.cfg.Links.User(inv.ctx, r.UserID.String())
 	if err != nil {
 		inv.log.Error().Err(err).Msg("reading the user's links failed")
@@ -454,7 +454,7 @@ func (b *Bot) unpinReaction(inv invocation, r discordio.Reaction) string {
 		canceled += len(done)
 	}
 	ref := messageRef{GuildID: r.GuildID, ChannelID: r.ChannelID, MessageID: r.MessageID}
-	emoji := b.reactions.guilds.emojiOf(r.GuildID, b.pinEmoji())
+	emoji := b.emojiOf(r.GuildID)
 	switch {
 	case canceled > 0:
 		b.answerReaction(inv, msgReactionCanceled(emoji.text(), ref.jumpURL(), canceled))
