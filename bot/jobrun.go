@@ -180,11 +180,10 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 			return failedJob(failNoAccess, "you can no longer read that channel ("+res.why+")"), name, nil
 		}
 	}
-	imgs := imagesOf(*msg)
-	if q.Image > len(imgs) {
+	im, ok := q.imageIn(imagesOf(*msg))
+	if !ok {
 		return failedJob(failNoImage, "the image is no longer in the message"), name, nil
 	}
-	im := imgs[q.Image-1]
 	if u, ok := b.pinnedBefore(ctx, j.Account, q.Board, im.Key); ok && !q.Again {
 		// Its slot is released: nothing is sent.
 		return actors.Outcome{Result: jobResult{Outcome: jobDuplicate, PinURL: u, Reason: failDuplicate}.encode()}, name, nil
