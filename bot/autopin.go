@@ -31,7 +31,8 @@ import (
 // rule, is dropped at once. A message of an auto-pin channel is worked
 // on on a worker, after the earlier messages of its channel: it is
 // fetched over REST (without the message content intent the event
-// carries no attachment), and its pictures are queued.
+// carries no attachment), and its pictures are queued. Edits and deletes
+// take the same path: see autopin_events.go.
 
 // Limits of what auto-pin keeps in memory.
 const (
@@ -94,13 +95,16 @@ func (b *Bot) autopinGateway(cfg *discordio.GatewayConfig) {
 	}
 }
 
-// HandleMessage takes a MESSAGE_CREATE from the gateway and returns at
-// once: a message of a channel with an active auto-pin rule, by a member
-// who is not a bot, is worked on on a goroutine, after the earlier ones
-// of its channel; every other one is dropped. It never waits for the
-// store.
+// HandleMessage takes a MESSAGE_CREATE, MESSAGE_UPDATE or MESSAGE_DELETE
+// from the gateway and returns at once: a new or edited message of a
+// channel with an active auto-pin rule, by a member who is not a bot, and
+// a deleted one of a channel with a rule or whose pin reaction ran lately
+// (autopin_events.go), is worked on on a goroutine, after the earlier
+// events of its channel; every other one is dropped. It never waits for
+// the store.
 func (b *Bot) HandleMessage(m discordio.Message) {
-	if b.cfg.NoAutopin || m.GuildID == 0 || m.Bot || m.AuthorID == b.appID || (m.Shown && !m.Images) {
+	if b.cfg.NoAutopin || m.GuildID == 0 ||
+		(m.Kind != discordio.MessageDeleted && (m.Bot || m.AuthorID == b.appID || (m.Shown && !m.Images))) {
 		b.autopinDone(m, autopinIgnored)
 		return
 	}
@@ -128,9 +132,16 @@ func (b *Bot) readAutopinRules(ctx context.Context, guild snowflake.ID) (map[sno
 }
 
 // judgeMessage files m in its channel's lane if rules give the channel
-// an active rule; otherwise m is ignored.
+// an active rule, or, for a delete, any rule or a pin reaction on the
+// message lately; otherwise m is ignored.
 func (b *Bot) judgeMessage(rules map[snowflake.ID]links.AutopinRule, m discordio.Message) {
-	if r, ok := rules[m.ChannelID]; !ok || r.Paused {
+	r, ok := rules[m.ChannelID]
+	if m.Kind == discordio.MessageDeleted {
+		ok = ok || b.reactions.hasPinned(m.MessageID, b.cfg.Now())
+	} else {
+		ok = ok && !r.Paused
+	}
+	if !ok {
 		b.autopinDone(m, autopinIgnored)
 		return
 	}
@@ -164,13 +175,15 @@ func (ap *autopinState) ruleOf(guild, channel snowflake.ID) (links.AutopinRule, 
 	return r, ok
 }
 
-// fileMessageLocked files m, a message of an active rule's channel, in its
-// channel's lane, unless it was filed within recentFor (a shard's RESUME
-// replays events). ap.mu is held; the results of refused messages are
-// reported on a goroutine, as onDone may take ap.mu's callers' time.
+// fileMessageLocked files m, an event of an active rule's channel (or a
+// delete: see judgeMessage), in its channel's lane, unless it is a new
+// message filed within recentFor (a shard's RESUME replays events; an
+// edit or a delete worked on twice does nothing more). ap.mu is held;
+// the results of refused messages are reported on a goroutine, as onDone
+// may take ap.mu's callers' time.
 func (b *Bot) fileMessageLocked(m discordio.Message, now time.Time) {
 	ap := &b.autopin
-	if at, ok := ap.recent[m.MessageID]; ok && now.Sub(at) < recentFor {
+	if at, ok := ap.recent[m.MessageID]; ok && m.Kind == discordio.MessageCreated && now.Sub(at) < recentFor {
 		go b.autopinDone(m, autopinDuplicate)
 		return
 	}
@@ -199,7 +212,9 @@ func (b *Bot) fileMessageLocked(m discordio.Message, now time.Time) {
 		go b.autopinDone(m, autopinBusy)
 		return
 	}
-	ap.recent[m.MessageID] = now
+	if m.Kind == discordio.MessageCreated {
+		ap.recent[m.MessageID] = now
+	}
 	ap.lanes[m.ChannelID] = append(q, m)
 	if running {
 		return
@@ -228,7 +243,7 @@ func (b *Bot) runAutopinLane(channel snowflake.ID) {
 		m := q[0]
 		ap.lanes[channel] = q[1:]
 		ap.mu.Unlock()
-		b.autopinDone(m, b.autopinMessage(m))
+		b.autopinDone(m, b.laneEvent(m))
 	}
 }
 
@@ -239,8 +254,11 @@ func (b *Bot) autopinDone(m discordio.Message, result string) {
 	}
 }
 
-// autopinMessage queues the pictures of m, on a worker, under the rule of
-// its channel as it stands now, and returns its result.
+// autopinMessage queues the pictures of m, a new or edited message, on a
+// worker, under the rule of its channel as it stands now, and returns its
+// result. Of an edited message, only the pictures neither queued nor
+// pinned before are queued. A channel the rule's owner or Pinbot can no
+// longer read pauses itself.
 func (b *Bot) autopinMessage(m discordio.Message) string {
 	rule, ok := b.autopin.ruleOf(m.GuildID, m.ChannelID)
 	if !ok || rule.Paused {
@@ -255,20 +273,24 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 	ctx = logctx.With(ctx, "guild_id", m.GuildID.String())
 	ctx = logctx.With(ctx, "channel_id", m.ChannelID.String())
 	ctx = logctx.With(ctx, "message_id", m.MessageID.String())
-	select {
-	case b.workers <- struct{}{}:
-		defer func() { <-b.workers }()
-	case <-b.closingCh:
-	}
-	if b.isClosing() {
+	release, ok := b.onWorker()
+	if !ok {
 		b.logger(ctx).Info().Msg("auto-pin message not worked on: closing")
 		return autopinClosing
 	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.HandlerTimeout)
 	defer cancel()
 	inv := invocation{ctx: ctx, userID: owner, guildID: m.GuildID, channelID: m.ChannelID, log: *b.logger(ctx)}
 
 	msg, reason := b.fetchMessage(ctx, m.ChannelID, m.MessageID)
+	if reason == failNoAccess {
+		inv.log.Info().Msg("auto-pin: Pinbot may no longer read the channel; message not queued")
+		if b.pauseLost(ctx, m.GuildID, m.ChannelID, owner, rule.Account, whyBotLost) {
+			return autopinPaused
+		}
+		return autopinNoAccess
+	}
 	if reason != "" {
 		inv.log.Info().Str("reason", reason).Msg("auto-pin: the message could not be read")
 		return autopinFailed
@@ -276,7 +298,12 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 	if msg.ChannelID == 0 {
 		msg.ChannelID = m.ChannelID
 	}
-	if len(imagesOf(*msg)) == 0 {
+	if msg.Author.Bot || msg.WebhookID != nil {
+		// An update may not say who wrote the message.
+		return autopinIgnored
+	}
+	imgs := imagesOf(*msg)
+	if len(imgs) == 0 {
 		return autopinNoImage
 	}
 	if ok, err := b.ownerMayRead(inv); err != nil {
@@ -284,6 +311,9 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 		return autopinFailed
 	} else if !ok {
 		inv.log.Info().Msg("auto-pin: the rule's owner may no longer read the channel; message not queued")
+		if b.pauseLost(ctx, m.GuildID, m.ChannelID, owner, rule.Account, whyOwnerLost) {
+			return autopinPaused
+		}
 		return autopinNoAccess
 	}
 	accounts, err := b.cfg.Links.Accounts(ctx, rule.Owner)
@@ -307,8 +337,23 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 		inv.log.Info().Str("account", acct.ID).Msg("auto-pin: the account must be linked again; message not queued")
 		return autopinRelink
 	}
+	var skip []string
+	if m.Kind == discordio.MessageUpdated {
+		if skip, err = b.alreadyThere(ctx, acct.ID, rule.Board, m.MessageID, imgs); err != nil {
+			inv.log.Error().Err(err).Str("account", acct.ID).Msg("auto-pin: reading the account's queued pins failed; edited message not queued")
+			return autopinFailed
+		}
+		if len(skip) == len(imgs) {
+			inv.log.Debug().Msg("auto-pin: edited message with no new picture")
+			return autopinUnchanged
+		}
+		if len(skip) == 0 && b.cfg.Now().Sub(m.MessageID.Time()) >= recentFor {
+			inv.log.Debug().Msg("auto-pin: edit of an old message none of whose pictures was taken; not queued")
+			return autopinOld
+		}
+	}
 	ref := messageRef{GuildID: m.GuildID, ChannelID: m.ChannelID, MessageID: m.MessageID, Raw: m.MessageID.String()}
-	bt := batch{source: sourceAutopin, refs: []messageRef{ref}, target: msg, boardID: rule.Board, boardName: rule.BoardName, queueAll: true}
+	bt := batch{source: sourceAutopin, refs: []messageRef{ref}, target: msg, boardID: rule.Board, boardName: rule.BoardName, queueAll: true, skip: skip}
 	var r reply
 	if !b.serves(acct.ID) {
 		r = b.forwardPin(inv, acct.ID, bt)

@@ -164,6 +164,9 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	case failMessageGone:
 		return failedJob(failMessageGone, "the message was deleted"), name, nil
 	case failNoAccess:
+		if q.Guild != 0 {
+			b.pauseLost(ctx, q.Guild, q.Channel, q.User, j.Account, whyBotLost)
+		}
 		return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name, nil
 	default:
 		// Discord did not answer: nothing was sent, try later.
@@ -177,6 +180,7 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name, nil
 		}
 		if !res.ok {
+			b.pauseLost(ctx, q.Guild, q.Channel, q.User, j.Account, whyOwnerLost)
 			return failedJob(failNoAccess, "you can no longer read that channel ("+res.why+")"), name, nil
 		}
 	}
