@@ -108,23 +108,29 @@ func (b *Bot) HandleMessage(m discordio.Message) {
 		b.autopinDone(m, autopinIgnored)
 		return
 	}
-	judgeGuild(b, &b.autopin.guilds, m.GuildID, m, guildEvent[map[snowflake.ID]links.AutopinRule, discordio.Message]{
-		what:  "auto-pin rules",
-		read:  b.readAutopinRules,
-		judge: b.judgeMessage,
-		refuse: func(m discordio.Message, busy bool) {
-			if busy {
-				b.autopinDone(m, autopinBusy)
-			} else {
-				b.autopinDone(m, autopinClosing)
-			}
-		},
-	})
+	judgeGuild[map[snowflake.ID]links.AutopinRule, discordio.Message](b, &b.autopin.guilds, m.GuildID, m, messageEvents{b})
 }
 
-// readAutopinRules reads the rules of guild, by channel.
-func (b *Bot) readAutopinRules(ctx context.Context, guild snowflake.ID) (map[snowflake.ID]links.AutopinRule, error) {
-	rules, err := b.cfg.Links.AutopinRules(ctx, guild.String())
+// messageEvents judges messages by their server's auto-pin rules.
+type messageEvents struct{ b *Bot }
+
+func (messageEvents) what() string { return "auto-pin rules" }
+
+func (k messageEvents) judge(rules map[snowflake.ID]links.AutopinRule, m discordio.Message) {
+	k.b.judgeMessage(rules, m)
+}
+
+func (k messageEvents) refuse(m discordio.Message, busy bool) {
+	if busy {
+		k.b.autopinDone(m, autopinBusy)
+	} else {
+		k.b.autopinDone(m, autopinClosing)
+	}
+}
+
+// read reads the rules of guild, by channel.
+func (k messageEvents) read(ctx context.Context, guild snowflake.ID) (map[snowflake.ID]links.AutopinRule, error) {
+	rules, err := k.b.cfg.Links.AutopinRules(ctx, guild.String())
 	if err != nil {
 		return nil, err
 	}

@@ -154,23 +154,28 @@ type guildEmojis = guildCache[pinEmoji, discordio.Reaction]
 // of the server's settings, started here if none runs, ends. It never
 // waits for the store.
 func (b *Bot) judgeReaction(r discordio.Reaction) {
-	judgeGuild(b, &b.reactions.guilds, r.GuildID, r, guildEvent[pinEmoji, discordio.Reaction]{
-		what:  "settings",
-		read:  b.readPinEmoji,
-		judge: func(emoji pinEmoji, r discordio.Reaction) { b.fileReaction(r, emoji) },
-		refuse: func(r discordio.Reaction, busy bool) {
-			if busy {
-				b.reactionDone(r, reactionBusy)
-			} else {
-				b.reactionDone(r, reactionClosing)
-			}
-		},
-	})
+	judgeGuild[pinEmoji, discordio.Reaction](b, &b.reactions.guilds, r.GuildID, r, reactionEvents{b})
 }
 
-// readPinEmoji reads the pin emoji of guild: the bot's when the server
-// chose none, or when it cannot be read (with the error).
-func (b *Bot) readPinEmoji(ctx context.Context, guild snowflake.ID) (pinEmoji, error) {
+// reactionEvents judges reactions by their server's pin emoji.
+type reactionEvents struct{ b *Bot }
+
+func (reactionEvents) what() string { return "settings" }
+
+func (k reactionEvents) judge(emoji pinEmoji, r discordio.Reaction) { k.b.fileReaction(r, emoji) }
+
+func (k reactionEvents) refuse(r discordio.Reaction, busy bool) {
+	if busy {
+		k.b.reactionDone(r, reactionBusy)
+	} else {
+		k.b.reactionDone(r, reactionClosing)
+	}
+}
+
+// read reads the pin emoji of guild: the bot's when the server chose
+// none, or when it cannot be read (with the error).
+func (k reactionEvents) read(ctx context.Context, guild snowflake.ID) (pinEmoji, error) {
+	b := k.b
 	gs, err := b.cfg.Links.GuildSettings(ctx, guild.String())
 	if err != nil {
 		return b.pinEmoji(), err

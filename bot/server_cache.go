@@ -90,10 +90,13 @@ func (c *guildCache[V, E]) abandon(guild snowflake.ID) []E {
 	return waiting
 }
 
+// judger judges an event by its server's value.
+type judger[V, E any] interface{ judge(V, E) }
+
 // done records what the read of generation gen found (v, or err), then
-// hands every event it held to judge, in order, under the cache's lock,
-// so that an event that comes meanwhile is judged after them.
-func (c *guildCache[V, E]) done(guild snowflake.ID, gen uint64, v V, err error, now time.Time, judge func(V, E)) {
+// hands every event it held to j, in order, under the cache's lock, so
+// that an event that comes meanwhile is judged after them.
+func (c *guildCache[V, E]) done(guild snowflake.ID, gen uint64, v V, err error, now time.Time, j judger[V, E]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[guild]
@@ -117,7 +120,7 @@ func (c *guildCache[V, E]) done(guild snowflake.ID, gen uint64, v V, err error, 
 	waiting := e.waiting
 	e.reading, e.waiting = false, nil
 	for _, ev := range waiting {
-		judge(e.val, ev)
+		j.judge(e.val, ev)
 	}
 }
 
@@ -171,24 +174,26 @@ func (c *guildCache[V, E]) makeRoomLocked(now time.Time) {
 	}
 }
 
-// guildEvent is how judgeGuild treats the events of one kind.
-type guildEvent[V, E any] struct {
+// guildEvents is how judgeGuild treats the events of one kind. Its
+// implementations are a struct of one pointer, which an interface holds
+// without allocating: the gateway's events pay no allocation for it.
+type guildEvents[V, E any] interface {
 	// what names the value in the logs: "settings", "auto-pin rules".
-	what string
+	what() string
 	// read reads a server's value; on an error, the value it returns
 	// judges the server's events if none was read before.
-	read func(ctx context.Context, guild snowflake.ID) (V, error)
+	read(ctx context.Context, guild snowflake.ID) (V, error)
 	// judge is handed each event with the value that judges it.
-	judge func(V, E)
-	// refuse is handed an event that is not judged: result is
-	// busy or closing.
-	refuse func(ev E, busy bool)
+	judge(V, E)
+	// refuse is handed an event that is not judged: busy (too many
+	// held), or the bot is closing.
+	refuse(ev E, busy bool)
 }
 
 // judgeGuild judges ev, an event of guild, by c's value of the server:
 // at once when it is fresh, otherwise once a read ends, started here on a
 // goroutine of its own if none runs. It never waits for the store.
-func judgeGuild[V, E any](b *Bot, c *guildCache[V, E], guild snowflake.ID, ev E, k guildEvent[V, E]) {
+func judgeGuild[V, E any](b *Bot, c *guildCache[V, E], guild snowflake.ID, ev E, k guildEvents[V, E]) {
 	now := b.cfg.Now()
 	v, st, gen := c.lookup(guild, ev, now)
 	switch st {
@@ -198,7 +203,7 @@ func judgeGuild[V, E any](b *Bot, c *guildCache[V, E], guild snowflake.ID, ev E,
 	case cacheHeld:
 		return
 	case cacheFull:
-		b.log.Warn().Str("guild_id", guild.String()).Msgf("event dropped: too many held while the server's %s are read", k.what)
+		b.log.Warn().Str("guild_id", guild.String()).Msgf("event dropped: too many held while the server's %s are read", k.what())
 		k.refuse(ev, true)
 		return
 	}
@@ -214,8 +219,8 @@ func judgeGuild[V, E any](b *Bot, c *guildCache[V, E], guild snowflake.ID, ev E,
 		v, err := k.read(ctx, guild)
 		cancel()
 		if err != nil {
-			b.log.Warn().Err(err).Str("guild_id", guild.String()).Msgf("reading the server's %s failed; its events are judged by what was read before", k.what)
+			b.log.Warn().Err(err).Str("guild_id", guild.String()).Msgf("reading the server's %s failed; its events are judged by what was read before", k.what())
 		}
-		c.done(guild, gen, v, err, b.cfg.Now(), k.judge)
+		c.done(guild, gen, v, err, b.cfg.Now(), k)
 	}()
 }

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/disgoorg/snowflake/v2"
+
+	"github.com/pinbot/pinbot/bot/internal/discordio"
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // TestGuildCache steps one server's entry through its life: the first
@@ -18,7 +21,7 @@ func TestGuildCache(t *testing.T) {
 	var c guildCache[string, int]
 	const g = snowflake.ID(7)
 	var judged []string
-	judge := func(v string, ev int) { judged = append(judged, v+":"+string(rune('0'+ev))) }
+	judge := judgeFunc[string, int](func(v string, ev int) { judged = append(judged, v+":"+string(rune('0'+ev))) })
 	run := func(step int, at time.Time, ev int, want cacheLookup, wantV string) uint64 {
 		t.Helper()
 		v, st, gen := c.lookup(g, ev, at)
@@ -99,5 +102,47 @@ func TestGuildCacheBounds(t *testing.T) {
 	}
 	if c.entries[reading] == nil {
 		t.Fatal("an entry being read was forgotten")
+	}
+}
+
+// judgeFunc is a func as a judger.
+type judgeFunc[V, E any] func(V, E)
+
+func (f judgeFunc[V, E]) judge(v V, ev E) { f(v, ev) }
+
+// TestGuildEventsDropWithoutAllocating: a message, an edit, a delete and a
+// reaction that concern nothing, of a server whose rules and emoji are in
+// memory, are dropped without allocating.
+func TestGuildEventsDropWithoutAllocating(t *testing.T) {
+	w := newWorld(t, worldOptions{quiet: true})
+	const guild = snowflake.ID(1300000000000000002)
+	now := w.bot.cfg.Now()
+	w.bot.autopin.putRules(guild, []links.AutopinRule{{Channel: "1300000000000000001", Owner: "1", Account: "a1", Board: "b1"}}, now)
+	w.bot.reactions.guilds.put(guild, w.bot.pinEmoji(), now)
+	ignored := 0
+	w.bot.autopin.onDone = func(_ discordio.Message, result string) {
+		if result == autopinIgnored {
+			ignored++
+		}
+	}
+	w.bot.reactions.onDone = func(_ discordio.Reaction, result string) {
+		if result == reactionIgnored {
+			ignored++
+		}
+	}
+	m := discordio.Message{GuildID: guild, ChannelID: 1300000000000000010, MessageID: 1500000000000000000, AuthorID: 1400000000000000000}
+	r := discordio.Reaction{Added: true, GuildID: guild, ChannelID: m.ChannelID, MessageID: m.MessageID, UserID: m.AuthorID, Emoji: "👍"}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, k := range []discordio.MessageKind{discordio.MessageCreated, discordio.MessageUpdated, discordio.MessageDeleted} {
+			m.Kind = k
+			w.bot.HandleMessage(m)
+		}
+		w.bot.HandleReaction(r)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per 4 events dropped, want none", allocs)
+	}
+	if ignored != 4*101 {
+		t.Errorf("%d events ignored, want %d", ignored, 4*101)
 	}
 }
