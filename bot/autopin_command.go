@@ -155,6 +155,11 @@ func (b *Bot) autopinCommand(inv invocation, sub string, ch discord.ResolvedChan
 		return reply{content: msgAutopinUnavailable}
 	}
 	b.autopin.putRules(inv.guildID, rules, b.cfg.Now())
+	if sub == subAutopinGo {
+		// Access was just checked: what was found before, maybe the
+		// loss that paused the channel, is out of date.
+		b.autopin.forgetAccess(ch.ID)
+	}
 	inv.log.Info().Str("channel_id", ch.ID.String()).Str("change", sub).Msg("an auto-pin rule changed")
 	switch sub {
 	case subAutopinStop:

@@ -250,6 +250,18 @@ func (b *Bot) alreadyThere(ctx context.Context, account, board string, message s
 	return skip, nil
 }
 
+// forgetAccess forgets what was found of the rule owners' access to
+// channel (see ownerMayRead).
+func (ap *autopinState) forgetAccess(channel snowflake.ID) {
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	for k := range ap.access {
+		if k.channel == channel {
+			delete(ap.access, k)
+		}
+	}
+}
+
 // errRuleUnchanged says a rule to pause was gone, paused or changed.
 var errRuleUnchanged = errors.New("autopin: the rule is not the one to pause")
 

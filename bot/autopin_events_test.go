@@ -452,6 +452,18 @@ func TestAutopinPausesWhenUnreadable(t *testing.T) {
 	if got := w.autopinCmd(owner, subAutopinGo, w.channel.ID); !strings.Contains(got, "Resumed:") {
 		t.Fatalf("/autopin resume answered %q", got)
 	}
+
+	// The owner's loss found by a message: paused; once resumed, what
+	// was found then does not pause it again.
+	setOverwrites(discordtest.MemberOverwrite(owner, 0, discord.PermissionViewChannel))
+	w.addImages(w.channel.ID, 1, "a cat the owner cannot see")
+	w.result("a message its owner cannot read", autopinPaused)
+	setOverwrites()
+	if got := w.autopinCmd(owner, subAutopinGo, w.channel.ID); !strings.Contains(got, "Resumed:") {
+		t.Fatalf("/autopin resume answered %q", got)
+	}
+	w.addImages(w.channel.ID, 1, "a cat once resumed")
+	w.result("a message once resumed again", autopinQueued)
 }
 
 // TestAutopinEditOfOldMessage: an edit that adds a picture to a message
