@@ -26,9 +26,9 @@ import (
 // reading goroutine (HandleMessage), which must not wait: the rules of
 // each server are kept in memory, as the servers' emojis are (a
 // guildCache, server_cache.go: read at most once per guildCacheFor, the
-// messages that come during a read held until it ends), and a message by a bot, one the
-// event shows to have no picture, or one of a channel without an active
-// rule, is dropped at once. A message of an auto-pin channel is worked
+// messages that come during a read held until it ends), and a message by
+// a bot, one the event shows to have no picture, or one of a channel
+// without an active rule, is dropped at once. A message of an auto-pin channel is worked
 // on on a worker, after the earlier messages of its channel: it is
 // fetched over REST (without the message content intent the event
 // carries no attachment), and its pictures are queued. Edits and deletes
