@@ -24,14 +24,15 @@ import (
 //
 // The gateway hands every MESSAGE_CREATE of a guild message over on its
 // reading goroutine (HandleMessage), which must not wait: the rules of
-// each server are kept in memory, as the servers' emojis are (see
-// server.go: read at most once per guildCacheFor, the messages that come
-// during a read held until it ends), and a message by a bot, one the
-// event shows to have no picture, or one of a channel without an active
-// rule, is dropped at once. A message of an auto-pin channel is worked
+// each server are kept in memory, as the servers' emojis are (a
+// guildCache, server_cache.go: read at most once per guildCacheFor, the
+// messages that come during a read held until it ends), and a message by
+// a bot, one the event shows to have no picture, or one of a channel
+// without an active rule, is dropped at once. A message of an auto-pin channel is worked
 // on on a worker, after the earlier messages of its channel: it is
 // fetched over REST (without the message content intent the event
-// carries no attachment), and its pictures are queued.
+// carries no attachment), and its pictures are queued. Edits and deletes
+// take the same path: see autopin_events.go.
 
 // Limits of what auto-pin keeps in memory.
 const (
@@ -59,8 +60,10 @@ const (
 
 // autopinState is what auto-pin keeps. Its zero value is ready.
 type autopinState struct {
-	mu     sync.Mutex
-	guilds map[snowflake.ID]*autopinGuild
+	// guilds are the servers' rules, by channel, as last read.
+	guilds guildCache[map[snowflake.ID]links.AutopinRule, discordio.Message]
+
+	mu sync.Mutex
 	// lanes holds, per channel, the messages waiting to be worked on, in
 	// order; a key is present while a goroutine works on them.
 	lanes map[snowflake.ID][]discordio.Message
@@ -84,20 +87,6 @@ type accessSeen struct {
 	until time.Time
 }
 
-// autopinGuild is what is known of one server's rules.
-type autopinGuild struct {
-	rules map[snowflake.ID]links.AutopinRule // by channel
-	known bool
-	until time.Time
-	// reading is set while a read of the server's rules runs; waiting
-	// are the messages it holds, in order.
-	reading bool
-	waiting []discordio.Message
-	// gen counts the changes by /autopin, so that a read begun before
-	// one does not undo it.
-	gen uint64
-}
-
 // autopinGateway makes the gateway hand guild messages to the bot, unless
 // Config.NoAutopin.
 func (b *Bot) autopinGateway(cfg *discordio.GatewayConfig) {
@@ -106,102 +95,66 @@ func (b *Bot) autopinGateway(cfg *discordio.GatewayConfig) {
 	}
 }
 
-// HandleMessage takes a MESSAGE_CREATE from the gateway and returns at
-// once: a message of a channel with an active auto-pin rule, by a member
-// who is not a bot, is worked on on a goroutine, after the earlier ones
-// of its channel; every other one is dropped. It never waits for the
-// store.
+// HandleMessage takes a MESSAGE_CREATE, MESSAGE_UPDATE or MESSAGE_DELETE
+// from the gateway and returns at once: a new or edited message of a
+// channel with an active auto-pin rule, by a member who is not a bot, and
+// a deleted one of a channel with a rule or whose pin reaction ran lately
+// (autopin_events.go), is worked on on a goroutine, after the earlier
+// events of its channel; every other one is dropped. It never waits for
+// the store.
 func (b *Bot) HandleMessage(m discordio.Message) {
-	if b.cfg.NoAutopin || m.GuildID == 0 || m.Bot || m.AuthorID == b.appID || (m.Shown && !m.Images) {
+	if b.cfg.NoAutopin || m.GuildID == 0 ||
+		(m.Kind != discordio.MessageDeleted && (m.Bot || m.AuthorID == b.appID || (m.Shown && !m.Images))) {
 		b.autopinDone(m, autopinIgnored)
 		return
 	}
-	ap := &b.autopin
-	now := b.cfg.Now()
-	ap.mu.Lock()
-	g := ap.guilds[m.GuildID]
-	if g != nil && g.known && !g.reading && now.Before(g.until) {
-		r, ok := g.rules[m.ChannelID]
-		if !ok || r.Paused {
-			ap.mu.Unlock()
-			b.autopinDone(m, autopinIgnored)
-			return
-		}
-		b.fileMessageLocked(m, now)
-		ap.mu.Unlock()
-		return
-	}
-	if g != nil && g.reading {
-		if len(g.waiting) >= maxGuildWaiting {
-			ap.mu.Unlock()
-			b.log.Warn().Str("guild_id", m.GuildID.String()).Msg("message dropped: too many held while the server's auto-pin rules are read")
-			b.autopinDone(m, autopinBusy)
-			return
-		}
-		g.waiting = append(g.waiting, m)
-		ap.mu.Unlock()
-		return
-	}
-	if !b.enter() {
-		ap.mu.Unlock()
-		b.autopinDone(m, autopinClosing)
-		return
-	}
-	if g == nil {
-		ap.makeRoomLocked(now)
-		g = &autopinGuild{}
-		ap.guilds[m.GuildID] = g
-	}
-	g.reading, g.waiting = true, []discordio.Message{m}
-	gen := g.gen
-	ap.mu.Unlock()
-	go b.readAutopinRules(m.GuildID, gen)
+	judgeGuild[map[snowflake.ID]links.AutopinRule, discordio.Message](b, &b.autopin.guilds, m.GuildID, m, messageEvents{b})
 }
 
-// readAutopinRules reads the rules of guild, then judges the messages
-// held meanwhile, in order. A read that fails judges them by what was
-// read before (no rule if nothing was), and the next message after
-// guildRetryAfter reads again.
-func (b *Bot) readAutopinRules(guild snowflake.ID, gen uint64) {
-	defer b.leave()
-	ctx, cancel := context.WithTimeout(b.workCtx, guildReadTimeout)
-	rules, err := b.cfg.Links.AutopinRules(ctx, guild.String())
-	cancel()
+// messageEvents judges messages by their server's auto-pin rules.
+type messageEvents struct{ b *Bot }
+
+func (messageEvents) what() string { return "auto-pin rules" }
+
+func (k messageEvents) judge(rules map[snowflake.ID]links.AutopinRule, m discordio.Message) {
+	k.b.judgeMessage(rules, m)
+}
+
+func (k messageEvents) refuse(m discordio.Message, busy bool) {
+	if busy {
+		k.b.autopinDone(m, autopinBusy)
+	} else {
+		k.b.autopinDone(m, autopinClosing)
+	}
+}
+
+// read reads the rules of guild, by channel.
+func (k messageEvents) read(ctx context.Context, guild snowflake.ID) (map[snowflake.ID]links.AutopinRule, error) {
+	rules, err := k.b.cfg.Links.AutopinRules(ctx, guild.String())
 	if err != nil {
-		b.log.Warn().Err(err).Str("guild_id", guild.String()).Msg("reading the server's auto-pin rules failed; its messages are judged by the rules read before")
+		return nil, err
 	}
-	now := b.cfg.Now()
-	ap := &b.autopin
-	var ignored []discordio.Message
-	ap.mu.Lock()
-	g := ap.guilds[guild]
-	if g == nil {
-		// Not expected: an entry being read is never forgotten.
-		ap.makeRoomLocked(now)
-		g = &autopinGuild{gen: gen}
-		ap.guilds[guild] = g
+	return rulesByChannel(rules), nil
+}
+
+// judgeMessage files m in its channel's lane if rules give the channel
+// an active rule, or, for a delete, any rule or a pin reaction on the
+// message lately; otherwise m is ignored.
+func (b *Bot) judgeMessage(rules map[snowflake.ID]links.AutopinRule, m discordio.Message) {
+	r, ok := rules[m.ChannelID]
+	if m.Kind == discordio.MessageDeleted {
+		ok = ok || b.reactions.hasPinned(m.MessageID, b.cfg.Now())
+	} else {
+		ok = ok && !r.Paused
 	}
-	switch {
-	case g.gen != gen:
-		// /autopin changed the rules during the read: they hold.
-	case err == nil:
-		g.rules, g.known, g.until = rulesByChannel(rules), true, now.Add(guildCacheFor)
-	default:
-		g.known, g.until = true, now.Add(guildRetryAfter)
-	}
-	waiting := g.waiting
-	g.reading, g.waiting = false, nil
-	for _, m := range waiting {
-		if r, ok := g.rules[m.ChannelID]; ok && !r.Paused {
-			b.fileMessageLocked(m, now)
-		} else {
-			ignored = append(ignored, m)
-		}
-	}
-	ap.mu.Unlock()
-	for _, m := range ignored {
+	if !ok {
 		b.autopinDone(m, autopinIgnored)
+		return
 	}
+	ap := &b.autopin
+	ap.mu.Lock()
+	b.fileMessageLocked(m, b.cfg.Now())
+	ap.mu.Unlock()
 }
 
 // rulesByChannel indexes rules by channel; a rule whose channel is not a
@@ -218,61 +171,25 @@ func rulesByChannel(rules []links.AutopinRule) map[snowflake.ID]links.AutopinRul
 
 // putRules records the rules of guild that /autopin just stored.
 func (ap *autopinState) putRules(guild snowflake.ID, rules []links.AutopinRule, now time.Time) {
-	ap.mu.Lock()
-	defer ap.mu.Unlock()
-	g := ap.guilds[guild]
-	if g == nil {
-		ap.makeRoomLocked(now)
-		g = &autopinGuild{}
-		ap.guilds[guild] = g
-	}
-	g.rules, g.known, g.until = rulesByChannel(rules), true, now.Add(guildCacheFor)
-	g.gen++
+	ap.guilds.put(guild, rulesByChannel(rules), now)
 }
 
 // ruleOf returns the rule of channel as last read or set.
 func (ap *autopinState) ruleOf(guild, channel snowflake.ID) (links.AutopinRule, bool) {
-	ap.mu.Lock()
-	defer ap.mu.Unlock()
-	g := ap.guilds[guild]
-	if g == nil {
-		return links.AutopinRule{}, false
-	}
-	r, ok := g.rules[channel]
+	rules, _ := ap.guilds.value(guild)
+	r, ok := rules[channel]
 	return r, ok
 }
 
-// makeRoomLocked makes room for one more server, as guildEmojis does.
-// ap.mu is held.
-func (ap *autopinState) makeRoomLocked(now time.Time) {
-	if ap.guilds == nil {
-		ap.guilds = make(map[snowflake.ID]*autopinGuild)
-	}
-	if len(ap.guilds) < maxGuildEntries {
-		return
-	}
-	for id, g := range ap.guilds {
-		if !g.reading && !now.Before(g.until) {
-			delete(ap.guilds, id)
-		}
-	}
-	for id, g := range ap.guilds {
-		if len(ap.guilds) < maxGuildEntries {
-			return
-		}
-		if !g.reading {
-			delete(ap.guilds, id)
-		}
-	}
-}
-
-// fileMessageLocked files m, a message of an active rule's channel, in its
-// channel's lane, unless it was filed within recentFor (a shard's RESUME
-// replays events). ap.mu is held; the results of refused messages are
-// reported on a goroutine, as onDone may take ap.mu's callers' time.
+// fileMessageLocked files m, an event of an active rule's channel (or a
+// delete: see judgeMessage), in its channel's lane, unless it is a new
+// message filed within recentFor (a shard's RESUME replays events; an
+// edit or a delete worked on twice does nothing more). ap.mu is held;
+// the results of refused messages are reported on a goroutine, as onDone
+// may take ap.mu's callers' time.
 func (b *Bot) fileMessageLocked(m discordio.Message, now time.Time) {
 	ap := &b.autopin
-	if at, ok := ap.recent[m.MessageID]; ok && now.Sub(at) < recentFor {
+	if at, ok := ap.recent[m.MessageID]; ok && m.Kind == discordio.MessageCreated && now.Sub(at) < recentFor {
 		go b.autopinDone(m, autopinDuplicate)
 		return
 	}
@@ -301,7 +218,9 @@ func (b *Bot) fileMessageLocked(m discordio.Message, now time.Time) {
 		go b.autopinDone(m, autopinBusy)
 		return
 	}
-	ap.recent[m.MessageID] = now
+	if m.Kind == discordio.MessageCreated {
+		ap.recent[m.MessageID] = now
+	}
 	ap.lanes[m.ChannelID] = append(q, m)
 	if running {
 		return
@@ -330,7 +249,7 @@ func (b *Bot) runAutopinLane(channel snowflake.ID) {
 		m := q[0]
 		ap.lanes[channel] = q[1:]
 		ap.mu.Unlock()
-		b.autopinDone(m, b.autopinMessage(m))
+		b.autopinDone(m, b.laneEvent(m))
 	}
 }
 
@@ -341,8 +260,11 @@ func (b *Bot) autopinDone(m discordio.Message, result string) {
 	}
 }
 
-// autopinMessage queues the pictures of m, on a worker, under the rule of
-// its channel as it stands now, and returns its result.
+// autopinMessage queues the pictures of m, a new or edited message, on a
+// worker, under the rule of its channel as it stands now, and returns its
+// result. Of an edited message, only the pictures neither queued nor
+// pinned before are queued. A channel the rule's owner or Pinbot can no
+// longer read pauses itself.
 func (b *Bot) autopinMessage(m discordio.Message) string {
 	rule, ok := b.autopin.ruleOf(m.GuildID, m.ChannelID)
 	if !ok || rule.Paused {
@@ -357,20 +279,24 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 	ctx = logctx.With(ctx, "guild_id", m.GuildID.String())
 	ctx = logctx.With(ctx, "channel_id", m.ChannelID.String())
 	ctx = logctx.With(ctx, "message_id", m.MessageID.String())
-	select {
-	case b.workers <- struct{}{}:
-		defer func() { <-b.workers }()
-	case <-b.closingCh:
-	}
-	if b.isClosing() {
+	release, ok := b.onWorker()
+	if !ok {
 		b.logger(ctx).Info().Msg("auto-pin message not worked on: closing")
 		return autopinClosing
 	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.HandlerTimeout)
 	defer cancel()
 	inv := invocation{ctx: ctx, userID: owner, guildID: m.GuildID, channelID: m.ChannelID, log: *b.logger(ctx)}
 
 	msg, reason := b.fetchMessage(ctx, m.ChannelID, m.MessageID)
+	if reason == failNoAccess {
+		inv.log.Info().Msg("auto-pin: Pinbot may no longer read the channel; message not queued")
+		if b.pauseLost(ctx, m.GuildID, m.ChannelID, owner, rule.Account, whyBotLost) {
+			return autopinPaused
+		}
+		return autopinNoAccess
+	}
 	if reason != "" {
 		inv.log.Info().Str("reason", reason).Msg("auto-pin: the message could not be read")
 		return autopinFailed
@@ -378,7 +304,12 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 	if msg.ChannelID == 0 {
 		msg.ChannelID = m.ChannelID
 	}
-	if len(imagesOf(*msg)) == 0 {
+	if msg.Author.Bot || msg.WebhookID != nil {
+		// An update may not say who wrote the message.
+		return autopinIgnored
+	}
+	imgs := imagesOf(*msg)
+	if len(imgs) == 0 {
 		return autopinNoImage
 	}
 	if ok, err := b.ownerMayRead(inv); err != nil {
@@ -386,6 +317,9 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 		return autopinFailed
 	} else if !ok {
 		inv.log.Info().Msg("auto-pin: the rule's owner may no longer read the channel; message not queued")
+		if b.pauseLost(ctx, m.GuildID, m.ChannelID, owner, rule.Account, whyOwnerLost) {
+			return autopinPaused
+		}
 		return autopinNoAccess
 	}
 	accounts, err := b.cfg.Links.Accounts(ctx, rule.Owner)
@@ -409,8 +343,23 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 		inv.log.Info().Str("account", acct.ID).Msg("auto-pin: the account must be linked again; message not queued")
 		return autopinRelink
 	}
+	var skip []string
+	if m.Kind == discordio.MessageUpdated {
+		if skip, err = b.alreadyThere(ctx, acct.ID, rule.Board, m.MessageID, imgs); err != nil {
+			inv.log.Error().Err(err).Str("account", acct.ID).Msg("auto-pin: reading the account's queued pins failed; edited message not queued")
+			return autopinFailed
+		}
+		if len(skip) == len(imgs) {
+			inv.log.Debug().Msg("auto-pin: edited message with no new picture")
+			return autopinUnchanged
+		}
+		if len(skip) == 0 && b.cfg.Now().Sub(m.MessageID.Time()) >= recentFor {
+			inv.log.Debug().Msg("auto-pin: edit of an old message none of whose pictures was taken; not queued")
+			return autopinOld
+		}
+	}
 	ref := messageRef{GuildID: m.GuildID, ChannelID: m.ChannelID, MessageID: m.MessageID, Raw: m.MessageID.String()}
-	bt := batch{source: sourceAutopin, refs: []messageRef{ref}, target: msg, boardID: rule.Board, boardName: rule.BoardName, queueAll: true}
+	bt := batch{source: sourceAutopin, refs: []messageRef{ref}, target: msg, boardID: rule.Board, boardName: rule.BoardName, queueAll: true, skip: skip}
 	var r reply
 	if !b.serves(acct.ID) {
 		r = b.forwardPin(inv, acct.ID, bt)

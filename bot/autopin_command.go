@@ -119,6 +119,11 @@ func (b *Bot) autopinCommand(inv invocation, sub string, ch discord.ResolvedChan
 	if sub == subAutopinAdd {
 		return b.autopinAdd(inv, ch, manager, board)
 	}
+	if sub == subAutopinGo {
+		if r, ok := b.resumeRefused(inv, ch.ID, manager); ok {
+			return r
+		}
+	}
 	var already bool
 	var owner string
 	rules, err := b.updateAutopin(inv, func(rs []links.AutopinRule) ([]links.AutopinRule, error) {
@@ -150,6 +155,11 @@ func (b *Bot) autopinCommand(inv invocation, sub string, ch discord.ResolvedChan
 		return reply{content: msgAutopinUnavailable}
 	}
 	b.autopin.putRules(inv.guildID, rules, b.cfg.Now())
+	if sub == subAutopinGo {
+		// Access was just checked: what was found before, maybe the
+		// loss that paused the channel, is out of date.
+		b.autopin.forgetAccess(ch.ID)
+	}
 	inv.log.Info().Str("channel_id", ch.ID.String()).Str("change", sub).Msg("an auto-pin rule changed")
 	switch sub {
 	case subAutopinStop:
@@ -158,6 +168,40 @@ func (b *Bot) autopinCommand(inv invocation, sub string, ch discord.ResolvedChan
 		return reply{content: msgAutopinResumed(ch.ID, already)}
 	}
 	return reply{content: msgAutopinRemoved(ch.ID)}
+}
+
+// resumeRefused checks, before /autopin resume of channel, that the
+// rule's owner and Pinbot may read it: a channel that paused itself
+// (autopin_events.go) stays paused until both may. It answers when the
+// resume is refused; a rule that is unknown, not paused or not the
+// caller's to change is left to the update's answers.
+func (b *Bot) resumeRefused(inv invocation, channel snowflake.ID, manager bool) (reply, bool) {
+	rules, err := b.cfg.Links.AutopinRules(inv.ctx, inv.guildID.String())
+	if err != nil {
+		inv.log.Error().Err(err).Msg("reading the server's auto-pin rules failed")
+		return reply{content: msgAutopinUnavailable}, true
+	}
+	i := slices.IndexFunc(rules, func(r links.AutopinRule) bool { return r.Channel == channel.String() })
+	if i < 0 || !rules[i].Paused || (rules[i].Owner != inv.userID.String() && !manager) {
+		return reply{}, false
+	}
+	owner, err := snowflake.Parse(rules[i].Owner)
+	if err != nil {
+		return reply{}, false
+	}
+	ok, botLost, err := b.autopinReadable(inv.ctx, inv.guildID, channel, owner)
+	switch {
+	case err != nil:
+		inv.log.Warn().Str("error", errText(err)).Str("channel_id", channel.String()).Msg("/autopin resume: the channel's permissions could not be checked")
+		return reply{content: msgAutopinUnavailable}, true
+	case ok:
+		return reply{}, false
+	case botLost:
+		inv.log.Info().Str("channel_id", channel.String()).Msg("/autopin resume refused: Pinbot may not read the channel")
+		return reply{content: msgAutopinResumeRefused(channel, "Pinbot cannot view it or read its history")}, true
+	}
+	inv.log.Info().Str("channel_id", channel.String()).Str("owner", owner.String()).Msg("/autopin resume refused: the rule's owner may not read the channel")
+	return reply{content: msgAutopinResumeRefused(channel, fmt.Sprintf("<@%s>, whose account it pins to, cannot view it or read its history", owner))}, true
 }
 
 // updateAutopin updates the server's rules with fn and returns them as

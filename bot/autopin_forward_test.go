@@ -1,7 +1,10 @@
 package bot
 
 import (
+	"slices"
 	"testing"
+
+	"github.com/disgoorg/disgo/discord"
 
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 	"github.com/pinbot/pinbot/bot/links"
@@ -50,5 +53,29 @@ func TestAutopinForwarded(t *testing.T) {
 	}
 	if n := len(w.ps.PinsFor("1001")); n != 0 {
 		t.Fatalf("%d pinned at once, want none", n)
+	}
+
+	// An edit adds a picture: the owner queues it alone (the pictures
+	// left out travel with the batch); the same edit again queues nothing.
+	w.dc.DeleteMessage(m.ID)
+	edited := m
+	edited.Attachments = append(slices.Clone(m.Attachments), discord.Attachment{Filename: "more.png", ContentType: new("image/png")})
+	edited = w.dc.AddMessage(w.channel, edited)
+	for _, want := range []string{autopinQueued, autopinUnchanged} {
+		w.bot.HandleMessage(discordio.Message{Kind: discordio.MessageUpdated, GuildID: w.guild, ChannelID: w.channel, MessageID: m.ID})
+		select {
+		case r := <-done:
+			if r != want {
+				t.Fatalf("edit: result %q, want %q", r, want)
+			}
+		case <-w.ctx.Done():
+			t.Fatal("the edit was not worked on")
+		}
+	}
+	if js, _, err = w.engine.Jobs(w.ctx, "1001"); err != nil || len(js) != 3 {
+		t.Fatalf("%d jobs after the edit, want 3 (%v)", len(js), err)
+	}
+	if q, _ := decodeQueuedPin(js[2].Payload); q.Image != 3 || q.Key != imageKey(edited.Attachments[2].ID.String(), "") {
+		t.Fatalf("the added picture's job: %+v", q)
 	}
 }

@@ -472,8 +472,8 @@ func TestAutopinBurst(t *testing.T) {
 }
 
 // TestAutopinOwnerAccess: a rule whose owner may no longer read its
-// channel queues nothing; the pins are the owner's, as if they ran /pin
-// there.
+// channel queues nothing and pauses itself; the pins are the owner's, as
+// if they ran /pin there.
 func TestAutopinOwnerAccess(t *testing.T) {
 	w := newWorld(t, worldOptions{jobs: true})
 	alice := w.addUser("alice")
@@ -494,8 +494,15 @@ func TestAutopinOwnerAccess(t *testing.T) {
 	done := w.watchAutopin()
 	poster := w.addUser("poster")
 	w.postImages(secret.ID, poster, 1)
-	if r := w.autopinResult(done); r != autopinNoAccess {
-		t.Fatalf("the owner cannot view the channel: %q, want %q", r, autopinNoAccess)
+	if r := w.autopinResult(done); r != autopinPaused {
+		t.Fatalf("the owner cannot view the channel: %q, want %q", r, autopinPaused)
+	}
+	if rs := w.storedRules(); !rs[0].Paused || rs[1].Paused {
+		t.Fatalf("rules %+v, want the secret channel's paused", rs)
+	}
+	w.postImages(secret.ID, poster, 1)
+	if r := w.autopinResult(done); r != autopinIgnored {
+		t.Fatalf("the paused channel: %q, want %q", r, autopinIgnored)
 	}
 	w.postImages(w.channel.ID, poster, 1)
 	if r := w.autopinResult(done); r != autopinQueued {

@@ -73,6 +73,8 @@ type forwardedPin struct {
 	BoardID   string `json:"board_id,omitempty"`
 	BoardName string `json:"board_name,omitempty"`
 	QueueAll  bool   `json:"queue_all,omitempty"`
+	// Skip are the pictures left out (see batch.skip).
+	Skip []string `json:"skip,omitempty"`
 }
 
 // forwardedReply is the owner's answer: the reply to edit in.
@@ -93,7 +95,7 @@ func (b *Bot) forwardPin(inv invocation, account string, bt batch) reply {
 		Interaction: inv.id, Token: inv.token, User: inv.userID, Guild: inv.guildID,
 		Channel: inv.channelID, Perms: inv.perms, Account: account,
 		Refs: bt.refs, Board: bt.board, Target: bt.target, WhenFull: bt.whenFull, Again: bt.again,
-		Source: bt.source, BoardID: bt.boardID, BoardName: bt.boardName, QueueAll: bt.queueAll,
+		Source: bt.source, BoardID: bt.boardID, BoardName: bt.boardName, QueueAll: bt.queueAll, Skip: bt.skip,
 	})
 	if err != nil {
 		inv.log.Error().Err(err).Msg("encoding a forwarded command failed")
@@ -182,7 +184,7 @@ func (b *Bot) HandlePeer(ctx context.Context, method string, body []byte) ([]byt
 			acct.ID = f.Account
 		}
 		r := b.pinFor(inv, acct, batch{source: f.Source, refs: f.Refs, board: f.Board, target: f.Target, whenFull: f.WhenFull, again: f.Again,
-			boardID: f.BoardID, boardName: f.BoardName, queueAll: f.QueueAll})
+			boardID: f.BoardID, boardName: f.BoardName, queueAll: f.QueueAll, skip: f.Skip})
 		return json.Marshal(forwardedReply{Content: r.content})
 	case peerEngine:
 		return b.handlePeerEngine(ctx, body)

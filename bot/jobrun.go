@@ -164,6 +164,9 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 	case failMessageGone:
 		return failedJob(failMessageGone, "the message was deleted"), name, nil
 	case failNoAccess:
+		if q.Guild != 0 {
+			b.pauseLost(ctx, q.Guild, q.Channel, q.User, j.Account, whyBotLost)
+		}
 		return failedJob(failNoAccess, "Pinbot can no longer read that channel"), name, nil
 	default:
 		// Discord did not answer: nothing was sent, try later.
@@ -177,14 +180,14 @@ func (b *Bot) runQueuedPin(ctx context.Context, j actors.Job, q queuedPin) (acto
 			return actors.Outcome{Retry: true, RetryAfter: jobRetryUnreachable}, name, nil
 		}
 		if !res.ok {
+			b.pauseLost(ctx, q.Guild, q.Channel, q.User, j.Account, whyOwnerLost)
 			return failedJob(failNoAccess, "you can no longer read that channel ("+res.why+")"), name, nil
 		}
 	}
-	imgs := imagesOf(*msg)
-	if q.Image > len(imgs) {
+	im, ok := q.imageIn(imagesOf(*msg))
+	if !ok {
 		return failedJob(failNoImage, "the image is no longer in the message"), name, nil
 	}
-	im := imgs[q.Image-1]
 	if u, ok := b.pinnedBefore(ctx, j.Account, q.Board, im.Key); ok && !q.Again {
 		// Its slot is released: nothing is sent.
 		return actors.Outcome{Result: jobResult{Outcome: jobDuplicate, PinURL: u, Reason: failDuplicate}.encode()}, name, nil

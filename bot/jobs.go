@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/disgoorg/snowflake/v2"
 )
@@ -31,6 +32,10 @@ type queuedPin struct {
 	Interaction snowflake.ID `json:"x,omitempty"`
 	// Again pins the picture even if it was pinned to the board before.
 	Again bool `json:"a,omitempty"`
+	// Key names the picture in the history of pins (image.Key), so that
+	// it is found in the message even if an edit moved it; "" in
+	// payloads stored before it was kept, found by Image then.
+	Key string `json:"k,omitempty"`
 }
 
 func (q queuedPin) encode() []byte {
@@ -50,6 +55,22 @@ func decodeQueuedPin(b []byte) (queuedPin, error) {
 		return queuedPin{}, errors.New("queued pin: missing fields")
 	}
 	return q, nil
+}
+
+// imageIn finds the picture among imgs, the message's pictures now: by
+// its key when it has one, else by its position.
+func (q queuedPin) imageIn(imgs []image) (image, bool) {
+	if q.Key != "" {
+		i := slices.IndexFunc(imgs, func(im image) bool { return im.Key == q.Key })
+		if i < 0 {
+			return image{}, false
+		}
+		return imgs[i], true
+	}
+	if q.Image > len(imgs) {
+		return image{}, false
+	}
+	return imgs[q.Image-1], true
 }
 
 // ref is the message the pin comes from.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,6 +95,9 @@ type batch struct {
 	// queueAll queues every picture, each with its start time, none
 	// pinned at once (auto-pin channels).
 	queueAll bool
+	// skip are pictures (their keys) left out of the batch and of its
+	// report: those of an edited message already queued or pinned.
+	skip []string
 }
 
 // runBatch finds the user's active account and runs the batch on it
@@ -316,6 +320,9 @@ func (p *pinner) run(bt batch) {
 			continue
 		}
 		for j, im := range imgs {
+			if slices.Contains(bt.skip, im.Key) {
+				continue
+			}
 			e := entry{ref: ref, image: j + 1, images: len(imgs)}
 			switch {
 			case p.stopped():
@@ -328,6 +335,7 @@ func (p *pinner) run(bt batch) {
 			case p.queueing:
 				p.attempts++
 				p.queueEntry(*msg, &e)
+				e.job.Key = im.Key
 			default:
 				p.attempts++
 				p.pin(*msg, im, &e)

@@ -27,8 +27,11 @@ import (
 // There is no interaction to answer: the report goes to the user by DM,
 // or, when their DMs are closed, to the channel, mentioning them without
 // a ping. Taking the reaction off before a queued pin of the message ran
-// cancels the waiting pins of that message the user queued. A user with
-// no linked account gets one DM a day at most about /link.
+// cancels the waiting pins of that message the user queued. Editing the
+// message does nothing (the reaction pinned what it had); deleting it
+// cancels its waiting pins, when auto-pin is on (its MESSAGE_DELETE
+// comes with the guild messages intent: see autopin_events.go). A user
+// with no linked account gets one DM a day at most about /link.
 //
 // The gateway hands each reaction over on its reading goroutine
 // (HandleReaction), which only files it: the events of one user on one
@@ -211,6 +214,9 @@ type reactionState struct {
 	notices map[snowflake.ID]time.Time
 	// replies is when a reply was last posted in each channel.
 	replies map[snowflake.ID]time.Time
+	// pinned are the messages whose pin reactions ran lately, so that
+	// deleting one cancels its queued pins (autopin_events.go).
+	pinned map[snowflake.ID]reacted
 
 	// onDone, when set (tests), learns the end of every reaction handed
 	// over, with its result (reactionIgnored included).
@@ -385,7 +391,7 @@ func (b *Bot) reaction(r discordio.Reaction) string {
 
 // pinReaction pins the pictures of the message a user reacted to.
 func (b *Bot) pinReaction(inv invocation, r discordio.Reaction) string {
-	emoji := b.reactions.guilds.emojiOf(r.GuildID, b.pinEmoji())
+	emoji := b.emojiOf(r.GuildID)
 	u, err := b.cfg.Links.User(inv.ctx, r.UserID.String())
 	if err != nil {
 		inv.log.Error().Err(err).Msg("reading the user's links failed")
@@ -412,6 +418,7 @@ func (b *Bot) pinReaction(inv invocation, r discordio.Reaction) string {
 		return reactionThrottled
 	}
 	rep := b.runBatch(inv, batch{source: sourceReaction, refs: []messageRef{ref}, target: msg})
+	b.reactions.notePinned(r.MessageID, r.UserID, b.cfg.Now())
 	inv.log.Info().Msg("pin reaction worked on")
 	b.answerReaction(inv, msgReactionReport(emoji.text(), ref.jumpURL(), rep.content))
 	return reactionRan
@@ -454,7 +461,7 @@ func (b *Bot) unpinReaction(inv invocation, r discordio.Reaction) string {
 		canceled += len(done)
 	}
 	ref := messageRef{GuildID: r.GuildID, ChannelID: r.ChannelID, MessageID: r.MessageID}
-	emoji := b.reactions.guilds.emojiOf(r.GuildID, b.pinEmoji())
+	emoji := b.emojiOf(r.GuildID)
 	switch {
 	case canceled > 0:
 		b.answerReaction(inv, msgReactionCanceled(emoji.text(), ref.jumpURL(), canceled))

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/disgoorg/disgo/discord"
@@ -22,7 +21,8 @@ import (
 // its integration settings, and Pinbot still refuses them.
 //
 // Reactions come on the gateway's reading goroutine, which must not wait
-// for the store: the servers' emojis are kept in memory (guildEmojis). A
+// for the store: the servers' emojis are kept in memory (guildEmojis, a
+// guildCache: server_cache.go). A
 // server's reactions are judged against what was read of its settings
 // less than guildCacheFor ago; the first reaction of a server, and the
 // first after that time, start one read of its settings on a goroutine
@@ -146,166 +146,56 @@ func (b *Bot) server(inv invocation, raw string, set bool) reply {
 }
 
 // guildEmojis are the servers' pin emojis as last read, for the gateway's
-// reading goroutine (see above). Its zero value is ready; it is safe for
-// simultaneous use.
-type guildEmojis struct {
-	mu      sync.Mutex
-	entries map[snowflake.ID]*guildEntry
-}
-
-// guildEntry is what is known of one server's pin emoji.
-type guildEntry struct {
-	emoji pinEmoji
-	known bool      // emoji was read (or set) at least once
-	until time.Time // when emoji stops judging the server's reactions
-	// reading is set while a read of the server's settings runs; waiting
-	// are the reactions it holds, in order.
-	reading bool
-	waiting []discordio.Reaction
-	// gen counts the changes by /server, so that a read begun before one
-	// does not undo it.
-	gen uint64
-}
+// reading goroutine (see above).
+type guildEmojis = guildCache[pinEmoji, discordio.Reaction]
 
 // judgeReaction files r (fileReaction) with the pin emoji of its server
 // if what was read of it is recent, and otherwise holds it until a read
 // of the server's settings, started here if none runs, ends. It never
 // waits for the store.
 func (b *Bot) judgeReaction(r discordio.Reaction) {
-	g := &b.reactions.guilds
-	now := b.cfg.Now()
-	g.mu.Lock()
-	e := g.entries[r.GuildID]
-	if e != nil && e.known && !e.reading && now.Before(e.until) {
-		emoji := e.emoji
-		g.mu.Unlock()
-		b.fileReaction(r, emoji)
-		return
-	}
-	if e != nil && e.reading {
-		if len(e.waiting) >= maxGuildWaiting {
-			g.mu.Unlock()
-			b.log.Warn().Str("guild_id", r.GuildID.String()).Msg("reaction dropped: too many held while the server's settings are read")
-			b.reactionDone(r, reactionBusy)
-			return
-		}
-		e.waiting = append(e.waiting, r)
-		g.mu.Unlock()
-		return
-	}
-	if !b.enter() {
-		g.mu.Unlock()
-		b.reactionDone(r, reactionClosing)
-		return
-	}
-	if e == nil {
-		g.makeRoomLocked(now)
-		e = &guildEntry{}
-		g.entries[r.GuildID] = e
-	}
-	e.reading, e.waiting = true, []discordio.Reaction{r}
-	gen := e.gen
-	g.mu.Unlock()
-	go b.readGuild(r.GuildID, gen)
+	judgeGuild[pinEmoji, discordio.Reaction](b, &b.reactions.guilds, r.GuildID, r, reactionEvents{b})
 }
 
-// readGuild reads the settings of guild, then files the reactions held
-// meanwhile, in order, with the emoji read. A read that fails judges them
-// by what was read before (the bot's emoji if nothing was), and the next
-// reaction after guildRetryAfter reads again.
-func (b *Bot) readGuild(guild snowflake.ID, gen uint64) {
-	defer b.leave()
-	ctx, cancel := context.WithTimeout(b.workCtx, guildReadTimeout)
+// reactionEvents judges reactions by their server's pin emoji.
+type reactionEvents struct{ b *Bot }
+
+func (reactionEvents) what() string { return "settings" }
+
+func (k reactionEvents) judge(emoji pinEmoji, r discordio.Reaction) { k.b.fileReaction(r, emoji) }
+
+func (k reactionEvents) refuse(r discordio.Reaction, busy bool) {
+	if busy {
+		k.b.reactionDone(r, reactionBusy)
+	} else {
+		k.b.reactionDone(r, reactionClosing)
+	}
+}
+
+// read reads the pin emoji of guild: the bot's when the server chose
+// none, or when it cannot be read (with the error).
+func (k reactionEvents) read(ctx context.Context, guild snowflake.ID) (pinEmoji, error) {
+	b := k.b
 	gs, err := b.cfg.Links.GuildSettings(ctx, guild.String())
-	cancel()
-	emoji, ok := b.pinEmoji(), err == nil
 	if err != nil {
-		b.log.Warn().Err(err).Str("guild_id", guild.String()).Msg("reading the server's settings failed; its reactions are judged by the emoji read before")
-	} else if gs.PinEmoji != "" {
-		e, perr := parsePinEmoji(gs.PinEmoji)
-		if perr != nil {
-			b.log.Error().Err(perr).Str("guild_id", guild.String()).Msg("the server's stored pin emoji is not one; the bot's is used")
-		} else {
-			emoji = e
-		}
+		return b.pinEmoji(), err
 	}
-	now := b.cfg.Now()
-	g := &b.reactions.guilds
-	// The held reactions are filed under g.mu, so that a reaction that
-	// comes meanwhile is filed after them.
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	e := g.entries[guild]
-	if e == nil {
-		// Not expected: an entry being read is never forgotten.
-		g.makeRoomLocked(now)
-		e = &guildEntry{gen: gen}
-		g.entries[guild] = e
+	if gs.PinEmoji == "" {
+		return b.pinEmoji(), nil
 	}
-	switch {
-	case e.gen != gen:
-		// /server changed the emoji during the read: it holds.
-	case ok:
-		e.emoji, e.known, e.until = emoji, true, now.Add(guildCacheFor)
-	default:
-		if !e.known {
-			e.emoji, e.known = emoji, true
-		}
-		e.until = now.Add(guildRetryAfter)
+	e, err := parsePinEmoji(gs.PinEmoji)
+	if err != nil {
+		b.log.Error().Err(err).Str("guild_id", guild.String()).Msg("the server's stored pin emoji is not one; the bot's is used")
+		return b.pinEmoji(), nil
 	}
-	waiting := e.waiting
-	e.reading, e.waiting = false, nil
-	for _, r := range waiting {
-		b.fileReaction(r, e.emoji)
-	}
+	return e, nil
 }
 
-// put records the pin emoji of guild that /server just stored.
-func (g *guildEmojis) put(guild snowflake.ID, emoji pinEmoji, now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	e := g.entries[guild]
-	if e == nil {
-		g.makeRoomLocked(now)
-		e = &guildEntry{}
-		g.entries[guild] = e
+// emojiOf returns the pin emoji last read for guild, or the bot's when
+// none was: for the texts of a reaction already judged.
+func (b *Bot) emojiOf(guild snowflake.ID) pinEmoji {
+	if e, ok := b.reactions.guilds.value(guild); ok {
+		return e
 	}
-	e.emoji, e.known, e.until = emoji, true, now.Add(guildCacheFor)
-	e.gen++
-}
-
-// emojiOf returns the pin emoji last read for guild, or def when none
-// was: for the texts of a reaction already judged.
-func (g *guildEmojis) emojiOf(guild snowflake.ID, def pinEmoji) pinEmoji {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if e := g.entries[guild]; e != nil && e.known {
-		return e.emoji
-	}
-	return def
-}
-
-// makeRoomLocked makes room for one more entry: when maxGuildEntries are
-// remembered, it forgets those out of date, then, if that is not enough,
-// others not being read. g.mu is held.
-func (g *guildEmojis) makeRoomLocked(now time.Time) {
-	if g.entries == nil {
-		g.entries = make(map[snowflake.ID]*guildEntry)
-	}
-	if len(g.entries) < maxGuildEntries {
-		return
-	}
-	for id, e := range g.entries {
-		if !e.reading && !now.Before(e.until) {
-			delete(g.entries, id)
-		}
-	}
-	for id, e := range g.entries {
-		if len(g.entries) < maxGuildEntries {
-			return
-		}
-		if !e.reading {
-			delete(g.entries, id)
-		}
-	}
+	return b.pinEmoji()
 }

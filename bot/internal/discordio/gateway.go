@@ -37,9 +37,11 @@ type GatewayConfig struct {
 	// no intent at all.
 	OnReaction func(Reaction)
 	// OnMessage, when not nil, adds the GUILD_MESSAGES intent (not a
-	// privileged one) and receives every MESSAGE_CREATE of a guild
-	// message, as OnReaction does: on the shard's reading goroutine, in
-	// order; it must hand the event on and return at once.
+	// privileged one) and receives every MESSAGE_CREATE, MESSAGE_UPDATE
+	// and MESSAGE_DELETE of a guild message (a MESSAGE_DELETE_BULK as
+	// one delete per message), as OnReaction does: on the shard's
+	// reading goroutine, in order; it must hand the event on and return
+	// at once.
 	OnMessage func(Message)
 	// Admit, with Manual, is asked for every INTERACTION_CREATE of an
 	// opened shard before it goes to OnInteraction, and must not block:
@@ -371,10 +373,18 @@ func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gat
 		if r, ok := ReactionOf(ev); ok && g.cfg.OnReaction != nil {
 			g.cfg.OnReaction(r)
 		}
-	case gateway.EventTypeMessageCreate:
+	case gateway.EventTypeMessageCreate, gateway.EventTypeMessageUpdate, gateway.EventTypeMessageDelete:
 		if g.cfg.OnMessage != nil {
 			if m, ok := MessageOf(ev); ok && m.GuildID != 0 {
 				g.cfg.OnMessage(m)
+			}
+		}
+	case gateway.EventTypeMessageDeleteBulk:
+		if g.cfg.OnMessage != nil {
+			for _, m := range DeletedOf(ev) {
+				if m.GuildID != 0 {
+					g.cfg.OnMessage(m)
+				}
 			}
 		}
 	}

@@ -20,7 +20,8 @@ import (
 
 // TestDisgoGatewayMessages: with OnMessage, the shard identifies with
 // GUILD_MESSAGES and hands each guild message to it, in order, its
-// attachments hidden without the message content intent, a bot's marked;
+// attachments hidden without the message content intent, a bot's marked,
+// then an edit and a delete;
 // without, it identifies with no intent and gets no message.
 func TestDisgoGatewayMessages(t *testing.T) {
 	for _, on := range []bool{true, false} {
@@ -67,6 +68,27 @@ func TestDisgoGatewayMessages(t *testing.T) {
 			for _, want := range []Message{
 				{GuildID: guild.ID, ChannelID: ch.ID, MessageID: m1.ID, AuthorID: alice.UserID},
 				{GuildID: guild.ID, ChannelID: ch.ID, MessageID: m2.ID, AuthorID: robot.UserID, Bot: true},
+			} {
+				select {
+				case m := <-got:
+					if m != want {
+						t.Fatalf("message %+v, want %+v", m, want)
+					}
+				case <-ctx.Done():
+					t.Fatal("no message handed on")
+				}
+			}
+			// An edit and a delete follow, in order.
+			text := "edited"
+			if _, err := dc.EditMessage(ch.ID, m1.ID, discordtest.MessageEdit{Content: &text}); err != nil {
+				t.Fatal(err)
+			}
+			if err := dc.DeleteMessage(m1.ID); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []Message{
+				{Kind: MessageUpdated, GuildID: guild.ID, ChannelID: ch.ID, MessageID: m1.ID, AuthorID: alice.UserID},
+				{Kind: MessageDeleted, GuildID: guild.ID, ChannelID: ch.ID, MessageID: m1.ID},
 			} {
 				select {
 				case m := <-got:

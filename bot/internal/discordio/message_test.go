@@ -49,13 +49,31 @@ func TestMessageOf(t *testing.T) {
 		{gateway.EventMessageCreate{Message: hook}, with(func(m *Message) { m.Bot = true }), true},
 		{gateway.EventMessageCreate{Message: dm}, with(func(m *Message) { m.GuildID = 0 }), true},
 		{(*gateway.EventMessageCreate)(nil), Message{}, false},
-		{gateway.EventMessageUpdate{Message: pics}, Message{}, false},
+		{gateway.EventMessageUpdate{Message: pics}, with(func(m *Message) { m.Kind, m.Shown, m.Attachments, m.Images = MessageUpdated, true, 2, true }), true},
+		{&gateway.EventMessageUpdate{Message: base}, with(func(m *Message) { m.Kind = MessageUpdated }), true},
+		{(*gateway.EventMessageUpdate)(nil), Message{}, false},
+		{gateway.EventMessageDelete{ID: 4, ChannelID: 3, GuildID: &guild}, Message{Kind: MessageDeleted, GuildID: 1, ChannelID: 3, MessageID: 4}, true},
+		{&gateway.EventMessageDelete{ID: 4, ChannelID: 3}, Message{Kind: MessageDeleted, ChannelID: 3, MessageID: 4}, true},
+		{gateway.EventMessageDeleteBulk{IDs: []snowflake.ID{4}, ChannelID: 3}, Message{}, false},
 		{gateway.EventInteractionCreate{}, Message{}, false},
 	} {
 		got, ok := MessageOf(c.ev)
 		if got != c.want || ok != c.ok {
 			t.Errorf("case %d: MessageOf(%T) = %+v, %v; want %+v, %v", i, c.ev, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestDeletedOf: a MESSAGE_DELETE_BULK is one delete per message.
+func TestDeletedOf(t *testing.T) {
+	guild := snowflake.ID(1)
+	got := DeletedOf(&gateway.EventMessageDeleteBulk{IDs: []snowflake.ID{4, 5}, ChannelID: 3, GuildID: &guild})
+	want := []Message{{Kind: MessageDeleted, GuildID: 1, ChannelID: 3, MessageID: 4}, {Kind: MessageDeleted, GuildID: 1, ChannelID: 3, MessageID: 5}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("DeletedOf = %+v, want %+v", got, want)
+	}
+	if DeletedOf(gateway.EventMessageDelete{ID: 4}) != nil {
+		t.Fatal("DeletedOf of a MESSAGE_DELETE is not nil")
 	}
 }
 
