@@ -10,6 +10,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot"
 	"github.com/pinbot/pinbot/bot/discordtest"
+	"github.com/pinbot/pinbot/bot/links"
 )
 
 // The console's server commands: /autopin (add, list, pause, resume,
@@ -164,23 +165,33 @@ func (c *Console) describeAutopin(ctx context.Context) string {
 // autopinNote says, after /post, that the current channel pins itself,
 // for whom: "" when it has no active rule.
 func (c *Console) autopinNote(ctx context.Context) string {
-	if c.sb.links == nil {
+	r, owner, ok := c.activeRule(ctx, c.channel.ID)
+	if !ok {
 		return ""
+	}
+	return fmt.Sprintf("#%s pins itself (/autopin list): Pinbot queues its pictures for %s, as %s; %s's /queue shows them, /dms the results.",
+		c.channel.Name, c.accountLabel(r.Account), owner, owner)
+}
+
+// activeRule returns channel's auto-pin rule, and its owner's name, when
+// it has one that is not paused.
+func (c *Console) activeRule(ctx context.Context, channel snowflake.ID) (r links.AutopinRule, owner string, ok bool) {
+	if c.sb.links == nil {
+		return links.AutopinRule{}, "", false // a console over the Discord stand-in alone, in tests
 	}
 	rs, err := c.sb.links.AutopinRules(ctx, GuildID.String())
 	if err != nil {
-		return ""
+		return links.AutopinRule{}, "", false
 	}
 	for _, r := range rs {
-		if r.Channel != c.channel.ID.String() || r.Paused {
+		if r.Channel != channel.String() || r.Paused {
 			continue
 		}
 		owner := r.Owner
 		if id, err := snowflake.Parse(r.Owner); err == nil {
 			owner = userName(id)
 		}
-		return fmt.Sprintf("#%s pins itself (/autopin list): Pinbot queues its pictures for %s, as %s; %s's /queue shows them, /dms the results.",
-			c.channel.Name, c.accountLabel(r.Account), owner, owner)
+		return r, owner, true
 	}
-	return ""
+	return links.AutopinRule{}, "", false
 }

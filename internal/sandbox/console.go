@@ -49,7 +49,7 @@ var (
 
 // consoleOnly are the console's commands that drive no command of the
 // bot's: the rest of Commands is the bot's table (bot.ConsoleCommands).
-var consoleOnly = []string{"dms", "post", "react", "unreact", "as", "channel", "messages", "pinterest", "help", "quit"}
+var consoleOnly = []string{"dms", "post", "edit", "delete", "react", "unreact", "as", "channel", "messages", "pinterest", "help", "quit"}
 
 // botCommand is the command or component of the bot's command table that
 // the console offers as verb.
@@ -75,6 +75,11 @@ const Commands = `  /pin 1001 1002 [board:BOARD]    /pin: up to 10 message IDs (
   /dms                            the direct messages Pinbot sent you (results of queued pins,
                                   answers to reactions)
   /post [N] [TEXT]                post a message with N images (1 to 10, default 1) here as you
+  /edit MESSAGE [+N]              add N images (1 to 10, default 1) to a message you posted (an
+                                  ID here, or a link); in an auto-pin channel Pinbot queues the
+                                  new pictures only
+  /delete MESSAGE                 delete a message you posted; Pinbot cancels its waiting pins
+                                  (queued by auto-pin or a pin reaction) and says so by DM
   /react MESSAGE [EMOJI]          react to a message (an ID here, or a link); the server's pin
                                   emoji (📌 unless /server chose another), the default, pins
                                   its images: Pinbot answers by DM
@@ -367,6 +372,10 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool) {
 		c.listDMs()
 	case "post":
 		c.post(ctx, rest)
+	case "edit":
+		c.editMessage(ctx, rest)
+	case "delete":
+		c.deleteMessage(rest)
 	case "react":
 		c.react(ctx, rest, true)
 	case "unreact":

@@ -91,6 +91,10 @@
 //	/post [N] [TEXT]               post a message with N images (1 to 10,
 //	                               default 1) in the current channel as
 //	                               the user; prints its ID and link
+//	/edit MESSAGE [+N]             add N images (1 by default) to a
+//	                               message the user posted (an ID of the
+//	                               current channel, or a link)
+//	/delete MESSAGE                delete a message the user posted
 //	/react MESSAGE [EMOJI]         react to a message (an ID of the
 //	                               current channel, or a link) with EMOJI,
 //	                               by default the server's pin emoji (📌
@@ -147,6 +151,16 @@
 // auto-pin channel has its pictures queued, each with its start time,
 // for the rule's owner: /queue shows them and /dms the digest of their
 // results.
+//
+// /edit and /delete work on messages posted with /post, by their author
+// only, as Discord lets only a message's author edit it (and nobody in
+// the demo server has Manage Messages to delete another's). The
+// stand-in sends the bot MESSAGE_UPDATE or MESSAGE_DELETE: in an
+// auto-pin channel an edit has its new pictures queued, not those
+// queued or pinned before, and a delete cancels the message's waiting
+// pins that auto-pin or a pin reaction queued, which the bot tells their
+// users by direct message. As with reactions, the console does not wait
+// for the bot: /queue and /dms show what it did.
 //
 // /autopin and /server are the bot's slash commands, sent as Discord
 // sends them: /autopin's channel option is the channel's ID, with the
