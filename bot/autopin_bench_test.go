@@ -1,10 +1,8 @@
 package bot
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/snowflake/v2"
@@ -29,17 +27,6 @@ func BenchmarkMessageEventsIgnored(b *testing.B) {
 		raws = append(raws, fmt.Appendf(nil, `{"op":0,"s":%d,"t":"MESSAGE_CREATE","d":{"id":"%d","type":0,"channel_id":"%d","guild_id":"%d","author":{"id":"%d","username":"u%d","discriminator":"0","global_name":null,"avatar":null},"member":{"roles":[],"joined_at":"2026-01-01T00:00:00.000000+00:00","deaf":false,"mute":false,"flags":0},"content":"","timestamp":"2026-01-01T00:00:00.000000+00:00","edited_timestamp":null,"tts":false,"mention_everyone":false,"mentions":[],"mention_roles":[],"attachments":[],"embeds":[],"components":[],"pinned":false,"flags":0,"nonce":"%d"}}`,
 			i+1, 1500000000000000000+i, 1300000000000000010+i%8, guild, 1400000000000000000+i, i, i))
 	}
-	decode := func(raw []byte) gateway.EventData {
-		var m gateway.Message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			b.Fatal(err)
-		}
-		ev, ok := m.D.(gateway.EventData)
-		if !ok {
-			b.Fatalf("decoded %T", m.D)
-		}
-		return ev
-	}
 	w.bot.autopin.putRules(guild, []links.AutopinRule{{Channel: "1300000000000000001", Owner: "1", Account: "a1", Board: "b1"}}, w.bot.cfg.Now())
 	ignored := 0
 	w.bot.autopin.onDone = func(_ discordio.Message, result string) {
@@ -47,26 +34,11 @@ func BenchmarkMessageEventsIgnored(b *testing.B) {
 			ignored++
 		}
 	}
-	run := func(b *testing.B, drop bool) {
-		b.ReportAllocs()
-		ignored = 0
-		start := time.Now()
-		for i := range b.N {
-			ev := decode(raws[i%len(raws)])
-			if !drop {
-				continue
-			}
-			m, ok := discordio.MessageOf(ev)
-			if !ok {
-				b.Fatalf("no message in %T", ev)
-			}
+	benchEventsIgnored(b, raws, &ignored, func(ev gateway.EventData) bool {
+		m, ok := discordio.MessageOf(ev)
+		if ok {
 			w.bot.HandleMessage(m)
 		}
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
-		if drop && ignored != b.N {
-			b.Fatalf("%d of %d events ignored", ignored, b.N)
-		}
-	}
-	b.Run("decode", func(b *testing.B) { run(b, false) })
-	b.Run("decode+drop", func(b *testing.B) { run(b, true) })
+		return ok
+	})
 }
