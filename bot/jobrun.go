@@ -251,9 +251,7 @@ func (b *Bot) endJob(jctx context.Context, j actors.Job, o actors.Outcome, q que
 			line = kept
 		}
 	}
-	if _, err := b.cfg.Engine.Finish(ctx, j, o); err != nil {
-		b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("recording a queued pin's outcome failed")
-	}
+	b.finishJob(jctx, j, o)
 	if o.Retry {
 		return
 	}
@@ -264,6 +262,49 @@ func (b *Bot) endJob(jctx context.Context, j actors.Job, o actors.Outcome, q que
 		b.digest.Add(line)
 	}
 }
+
+// finishJob records the job's outcome with the engine, trying again while
+// the engine cannot record it for now (its journal unavailable, etcd
+// electing a leader): a job whose outcome is never recorded stays running
+// in this engine, its slot held, its pin neither made nor reported until
+// a restart. It gives up once the job is not running (ended already), its
+// account is served elsewhere (whose engine hands it out again,
+// recovered), the engine closes, or the bot's work ends (the next start
+// hands it out again).
+func (b *Bot) finishJob(jctx context.Context, j actors.Job, o actors.Outcome) {
+	eng := b.cfg.Engine
+	sleep := b.sleepUntil
+	if sleep == nil {
+		sleep = eng.SleepUntil
+	}
+	wait := finishRetryMin
+	for {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(jctx), resolveTimeout)
+		_, err := eng.Finish(ctx, j, o)
+		cancel()
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, actors.ErrUnknownJob), errors.Is(err, actors.ErrNotOwner),
+			errors.Is(err, actors.ErrClosed), errors.Is(err, actors.ErrInvalidOutcome):
+			b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("recording a queued pin's outcome failed")
+			return
+		}
+		b.logger(jctx).Warn().Err(err).Str("account", j.Account).Dur("retry_in", wait).
+			Msg("recording a queued pin's outcome failed; trying again")
+		if sleep(b.workCtx, eng.Now().Add(wait)) != nil {
+			return
+		}
+		wait = min(2*wait, finishRetryMax)
+	}
+}
+
+// finishRetryMin and finishRetryMax bound the pauses between attempts to
+// record a job's outcome.
+const (
+	finishRetryMin = time.Second
+	finishRetryMax = 30 * time.Second
+)
 
 // jobLine is a queued pin's line in a digest or in /queue.
 func jobLine(q queuedPin, r jobResult, name string) string {

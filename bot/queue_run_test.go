@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest"
+	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 )
 
 // setClocks moves Discord's, Pinterest's and the engine's clocks to t,
@@ -323,4 +325,57 @@ func TestWhenFullDefault(t *testing.T) {
 	must(t, text, "now skip the rest")
 	text, _ = w.pin(user, m.ID.String())
 	must(t, text, "Pin limit reached (100/12h), so nothing was pinned with")
+}
+
+// TestQueuedPinOutcomeRecordedLater: a queued pin whose outcome the
+// engine cannot record at once (its account's state cannot be read for
+// now) is recorded when the engine can again: the job does not stay
+// running, its slot held and its pin unreported, until a restart.
+func TestQueuedPinOutcomeRecordedLater(t *testing.T) {
+	w := newWorld(t, worldOptions{jobs: true, faults: true})
+	user := w.addUser("alice")
+	w.link(user, "acct", "alice")
+	j := queueOne(w, user)
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	w.ps.Inject(pinteresttest.Fault{Method: "POST", Path: pinteresttest.PathPins, Arrived: arrived, Until: release})
+	retried := make(chan struct{}, 16)
+	w.bot.sleepUntil = func(context.Context, time.Time) error {
+		retried <- struct{}{}
+		return nil
+	}
+	w.setClocks(j.Due)
+	select {
+	case <-arrived:
+	case <-w.ctx.Done():
+		t.Fatal("the queued pin was not sent")
+	}
+	// While the pin is sent, the account's actor goes and its state
+	// becomes unreadable: the outcome cannot be recorded.
+	if err := w.engine.Passivate(w.ctx, func(a string) bool { return a == "acct" }); err != nil {
+		t.Fatal(err)
+	}
+	w.faults.FailLoad("acct", errors.New("state store unreachable"))
+	close(release)
+	select {
+	case <-retried:
+	case <-w.ctx.Done():
+		t.Fatal("the outcome was not tried again")
+	}
+	if n := w.faults.Counts().FailedLoads; n == 0 {
+		t.Fatal("no load failed")
+	}
+	w.faults.FailLoad("acct", nil)
+	if ran := w.nextJob(); ran.ID != j.ID {
+		t.Fatalf("ran job %d, want %d", ran.ID, j.ID)
+	}
+	js := w.jobs("acct")
+	if len(js) != 1 || js[0].State != actors.JobDone {
+		t.Fatalf("jobs %+v, want the one done", js)
+	}
+	if r, ok := decodeJobResult(js[0].Result); !ok || r.Outcome != jobPinned {
+		t.Fatalf("result %q, want pinned", js[0].Result)
+	}
+	if n := len(w.ps.PinsFor("acct")); n != 1 {
+		t.Fatalf("%d pins, want 1", n)
+	}
 }

@@ -818,10 +818,12 @@ func (s *soak) waitResolved(dir layout) {
 
 // waitQueued waits until Pinterest holds every pin queued in the current
 // cycle, on a run that is not killed: each runs once a slot frees for
-// it (a lost answer too, whose pin Pinterest made).
+// it (a lost answer too, whose pin Pinterest made). A pin whose run met
+// etcd or Discord unavailable is tried again a minute later
+// (jobRetryUnreachable), behind which the queue waits.
 func (s *soak) waitQueued() {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(s.ctx, 3*time.Minute)
 	defer cancel()
 	for {
 		// One reading of Pinterest's pins for both: a pin made between
