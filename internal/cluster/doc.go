@@ -46,7 +46,12 @@
 //     lease)). The key's create revision is p's fence
 //     (partition.Fence): the state store applies a write only while p's
 //     owner key still has that create revision. Then Acquired(p, fence)
-//     loads p's state, then the member serves p.
+//     loads p's state, then the member serves p. A member that finds
+//     the key taken does not try again before its view has reached the
+//     revision etcd answered at, and each round of the member's loop
+//     plans from every watch event received by then: members starting
+//     together would otherwise send the same refused transactions again
+//     at each event.
 //   - Hand over: a member holding p whose desired owner is another member
 //     (one joined) stops serving p (ErrMoved), calls Release (flushes
 //     p's writes, passivates its actors), then deletes the key,
