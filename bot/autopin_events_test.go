@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/gateway"
 	"github.com/disgoorg/snowflake/v2"
-	"github.com/gorilla/websocket"
 
 	"github.com/pinbot/pinbot/actors"
 	"github.com/pinbot/pinbot/bot/discordtest"
@@ -40,70 +38,11 @@ func newEventWorld(t *testing.T) *eventWorld {
 	return w
 }
 
-// startEventPump connects shard 0 of 1 with intents and hands events to
-// b as discordio.Gateway does.
+// startEventPump connects shard 0 of 1 with intents (see
+// startGatewayPump).
 func startEventPump(t testing.TB, dc *discordtest.Server, b *Bot, intents gateway.Intents) *pump {
 	t.Helper()
-	ws, _, err := websocket.DefaultDialer.Dial(dc.GatewayURL()+"?v=10&encoding=json", nil)
-	if err != nil {
-		t.Fatalf("dial gateway: %v", err)
-	}
-	read := func() gateway.Message {
-		t.Helper()
-		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, data, err := ws.ReadMessage()
-		if err != nil {
-			t.Fatalf("gateway read: %v", err)
-		}
-		var m gateway.Message
-		if err := json.Unmarshal(data, &m); err != nil {
-			t.Fatalf("gateway payload %s: %v", data, err)
-		}
-		return m
-	}
-	if m := read(); m.Op != gateway.OpcodeHello {
-		t.Fatalf("first payload op %d, want HELLO", m.Op)
-	}
-	if err := ws.WriteJSON(map[string]any{"op": gateway.OpcodeIdentify, "d": map[string]any{
-		"token":      dc.Token(),
-		"properties": map[string]string{"os": "linux", "browser": "pump", "device": "pump"},
-		"shard":      []int{0, 1},
-		"intents":    int64(intents),
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	if m := read(); m.T != gateway.EventTypeReady {
-		t.Fatalf("got %s, want READY", m.T)
-	}
-	_ = ws.SetReadDeadline(time.Time{})
-	p := &pump{ws: ws, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		for {
-			_, data, err := ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			var m gateway.Message
-			if err := json.Unmarshal(data, &m); err != nil || m.Op != gateway.OpcodeDispatch {
-				continue
-			}
-			ev, ok := m.D.(gateway.EventData)
-			if !ok {
-				continue
-			}
-			if i := discordio.Interaction(ev); i != nil {
-				go b.HandleInteraction(i)
-			}
-			if r, ok := discordio.ReactionOf(ev); ok {
-				b.HandleReaction(r)
-			}
-			if msg, ok := discordio.MessageOf(ev); ok && msg.GuildID != 0 {
-				b.HandleMessage(msg)
-			}
-		}
-	}()
-	return p
+	return startGatewayPump(t, dc, b, 0, 1, intents)
 }
 
 // setRule stores rules of the world's server.

@@ -566,9 +566,20 @@ type pump struct {
 	once sync.Once
 }
 
-// startPump connects shard of count to the stand-in's gateway. Like a
-// disgo shard, it decodes the events it receives one at a time.
+// startPump connects shard of count to the stand-in's gateway, asking
+// for no intents: interactions alone. Like a disgo shard, it decodes the
+// events it receives one at a time.
 func startPump(t testing.TB, dc *discordtest.Server, b *Bot, shard, count int) *pump {
+	t.Helper()
+	return startGatewayPump(t, dc, b, shard, count, 0)
+}
+
+// startGatewayPump connects shard of count with intents and hands the
+// events to b as discordio.Gateway does: each interaction to
+// Bot.HandleInteraction on a goroutine of its own, each reaction and
+// guild message event to Bot.HandleReaction and Bot.HandleMessage on the
+// reading goroutine.
+func startGatewayPump(t testing.TB, dc *discordtest.Server, b *Bot, shard, count int, intents gateway.Intents) *pump {
 	t.Helper()
 	ws, _, err := websocket.DefaultDialer.Dial(dc.GatewayURL()+"?v=10&encoding=json", nil)
 	if err != nil {
@@ -594,7 +605,7 @@ func startPump(t testing.TB, dc *discordtest.Server, b *Bot, shard, count int) *
 		"token":      dc.Token(),
 		"properties": map[string]string{"os": "linux", "browser": "pump", "device": "pump"},
 		"shard":      []int{shard, count},
-		"intents":    0,
+		"intents":    int64(intents),
 	}}
 	if err := ws.WriteJSON(identify); err != nil {
 		t.Fatal(err)
@@ -612,17 +623,21 @@ func startPump(t testing.TB, dc *discordtest.Server, b *Bot, shard, count int) *
 				return
 			}
 			var m gateway.Message
-			if err := json.Unmarshal(data, &m); err != nil || m.Op != gateway.OpcodeDispatch || m.T != gateway.EventTypeInteractionCreate {
+			if err := json.Unmarshal(data, &m); err != nil || m.Op != gateway.OpcodeDispatch {
 				continue
 			}
 			ev, ok := m.D.(gateway.EventData)
 			if !ok {
 				continue
 			}
-			// As discordio.Gateway does: each interaction on its own
-			// goroutine.
 			if i := discordio.Interaction(ev); i != nil {
 				go b.HandleInteraction(i)
+			}
+			if r, ok := discordio.ReactionOf(ev); ok {
+				b.HandleReaction(r)
+			}
+			if msg, ok := discordio.MessageOf(ev); ok && msg.GuildID != 0 {
+				b.HandleMessage(msg)
 			}
 		}
 	}()
