@@ -640,3 +640,58 @@ func TestLedgerLongSpansReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerSmallStateInside: a Reserve of one or two slots and their
+// Commits allocate nothing (the pending reservations and the pins are
+// held inside the ledger), and nothing stays pending once resolved.
+func TestLedgerSmallStateInside(t *testing.T) {
+	l := newLedger(100, 12*time.Hour, 5*time.Minute)
+	now := ms(monday)
+	if a := testing.AllocsPerRun(1, func() {
+		first, n := l.reserve(now, 2)
+		if n != 2 {
+			t.Fatalf("granted %d, want 2", n)
+		}
+		for id := first; id < first+2; id++ {
+			if _, _, ok := l.commit(now, id, now); !ok {
+				t.Fatalf("commit %d failed", id)
+			}
+		}
+	}); a != 0 {
+		t.Fatalf("reserve and commit of 2 allocated %v times, want 0", a)
+	}
+	if c := cap(l.pending); c != 0 {
+		t.Fatalf("pending of capacity %d kept once resolved", c)
+	}
+}
+
+// TestLedgerCloneSharesNothing: changes that move a clone's pins and
+// pending reservations in place leave the original as it was, although
+// both are held inside the ledger.
+func TestLedgerCloneSharesNothing(t *testing.T) {
+	l := newLedger(100, 12*time.Hour, 5*time.Minute)
+	now := ms(monday)
+	first, _ := l.reserve(now, 2)
+	l.commit(now, first, now)
+	l.commit(now+1, first+1, now+1)
+	second, n := l.reserve(now+2, 2)
+	if n != 2 || &l.win.ts[0] != &l.win.small[0] || &l.pending[0] != &l.pendSmall[0] {
+		t.Fatal("the pins and pending reservations are not held inside the ledger")
+	}
+	times, pending := l.win.Times(nil, now+3), slices.Clone(l.pending)
+
+	c := l.clone()
+	c.win.Remove(now)
+	if _, _, ok := c.commit(now+3, second, now+3); !ok {
+		t.Fatal("clone: commit failed")
+	}
+	if !c.release(now+3, second+1) {
+		t.Fatal("clone: release failed")
+	}
+	if got := l.win.Times(nil, now+3); !slices.Equal(got, times) {
+		t.Errorf("original's pins %v, want %v", got, times)
+	}
+	if !slices.Equal(l.pending, pending) {
+		t.Errorf("original's pending %v, want %v", l.pending, pending)
+	}
+}
