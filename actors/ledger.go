@@ -21,11 +21,12 @@ const MaxBatch = 10
 // account actor owns it.
 type ledger struct {
 	win Window
-	// pending is nil when empty, else ascending by ID; up to two are held
-	// in pendSmall, inside the ledger, so that an account between a
-	// Reserve and its Commit costs the collector no object for them.
+	// pending is nil when empty, else ascending by ID. A lone one (the
+	// bot reserves one slot at a time) is held in pendSmall, inside the
+	// ledger, so that an account between a Reserve and its Commit costs
+	// the collector no object for it.
 	pending   []persistence.Pending
-	pendSmall [2]persistence.Pending
+	pendSmall [1]persistence.Pending
 	// lapsed are reservations whose lease ran out unresolved, each counted
 	// as a pin at its deadline (an entry of win), ascending by ID. They
 	// are kept while that pin counts, so that a Commit arriving after the
@@ -144,7 +145,7 @@ func (l *ledger) clone() *ledger {
 // trimPending gives back the array of pending reservations once none is
 // left: an idle account keeps no array of its own (a batch of ten reserved
 // at once would otherwise keep its array for as long as the actor lives),
-// and the next one or two reservations use pendSmall.
+// and a next lone reservation uses pendSmall.
 func (l *ledger) trimPending() {
 	if len(l.pending) == 0 {
 		l.pending = nil
