@@ -171,15 +171,11 @@ type accountActor struct {
 	incv      incarnation
 	loadErr   error
 	fence     []byte // Config.Owner's token for this incarnation; nil without Owner
-	dropped   bool   // Engine.Drop: stop without writing
 	seq       uint64 // last journal event appended
 	snapSeq   uint64 // journal events up to here are folded into a snapshot
 	sinceSnap int    // events appended since the last snapshot
 	served    int    // requests served by this incarnation
 	lastUsed  int64  // engine time of the last request served
-	replied   bool   // the request being handled has been (or will be) answered
-	appended  bool   // this incarnation wrote to the journal
-	stopping  bool
 
 	// The account's queued jobs (see jobs.go).
 	jobs    []persistence.Job // waiting and running, ascending by ID
@@ -187,7 +183,14 @@ type accountActor struct {
 	waiting int               // how many of jobs are waiting
 	nextJob uint64            // next job ID
 	retryAt int64             // no job starts before this instant (a failed start)
-	timed   bool              // the account has an entry in the engine's job timer
+
+	// The flags, together: apart, each would take a word of padding in
+	// an object every resident account has.
+	timed    bool // the account has an entry in the engine's job timer
+	dropped  bool // Engine.Drop: stop without writing
+	replied  bool // the request being handled has been (or will be) answered
+	appended bool // this incarnation wrote to the journal
+	stopping bool
 }
 
 // logger returns the engine's logger tagged with the account. It is built

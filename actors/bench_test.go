@@ -599,3 +599,83 @@ func dirSize(b *testing.B, dir string) int64 {
 	}
 	return total
 }
+
+// BenchmarkCollectorMark measures what one collection costs with
+// PINBOT_BENCH_ACCOUNTS accounts resident (default 10,000), each with one
+// pin: it fills them (relaxed store), then forces collections and reports,
+// per cycle, the wall time of runtime.GC, the collector's mark CPU, the
+// heap objects and the scannable heap it walks, and the heap objects per
+// account (the growth over the empty engine's). Compare runs at 10,000,
+// 100,000 and 1,000,000 accounts.
+func BenchmarkCollectorMark(b *testing.B) {
+	n := 10_000
+	if v := os.Getenv("PINBOT_BENCH_ACCOUNTS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			b.Fatalf("PINBOT_BENCH_ACCOUNTS=%q: want a positive number", v)
+		}
+	}
+	b.StopTimer()
+	eng, _ := openBenchEngine(b, false)
+	ctx := context.Background()
+	runtime.GC()
+	base := readMark()
+	eachAccount(n, func(acc string) {
+		g, err := eng.Reserve(ctx, acc, 1)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		if _, err := eng.Commit(ctx, g.Reservations()[0], eng.Now()); err != nil {
+			b.Error(err)
+		}
+	})
+	if got := eng.Resident(); got != n {
+		b.Fatalf("resident %d want %d", got, n)
+	}
+	runtime.GC() // the fill's garbage
+	m0 := readMark()
+	t0 := time.Now()
+	b.StartTimer()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+	}
+	b.StopTimer()
+	wall := time.Since(t0)
+	m := readMark()
+	cycles := m.cycles - m0.cycles
+	b.ReportMetric(float64(wall.Nanoseconds())/cycles, "ns/GC")
+	b.ReportMetric((m.markCPU-m0.markCPU)*1000/cycles, "mark-cpu-ms/GC")
+	b.ReportMetric(float64(m.objects), "heap-objects")
+	b.ReportMetric(float64(int64(m.objects)-int64(base.objects))/float64(n), "objects/account")
+	b.ReportMetric(float64(m.scanHeap)/(1<<20), "scan-heap-MiB")
+	b.ReportMetric(float64(b.N), "gcs") // b.N reads as ns/op otherwise
+	b.ReportMetric(0, "ns/op")
+}
+
+// markStats are the collector's counters that BenchmarkCollectorMark
+// reports: cycles, mark CPU seconds (assists, dedicated and idle
+// workers), live heap objects and scannable heap bytes as of the last
+// cycle.
+type markStats struct {
+	cycles            float64
+	markCPU           float64
+	objects, scanHeap uint64
+}
+
+func readMark() markStats {
+	ms := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
+		{Name: "/cpu/classes/gc/mark/dedicated:cpu-seconds"},
+		{Name: "/cpu/classes/gc/mark/idle:cpu-seconds"},
+		{Name: "/gc/heap/objects:objects"},
+		{Name: "/gc/scan/heap:bytes"},
+	}
+	metrics.Read(ms)
+	return markStats{
+		cycles:   float64(ms[0].Value.Uint64()),
+		markCPU:  ms[1].Value.Float64() + ms[2].Value.Float64() + ms[3].Value.Float64(),
+		objects:  ms[4].Value.Uint64(),
+		scanHeap: ms[5].Value.Uint64(),
+	}
+}

@@ -132,6 +132,14 @@ type Engine struct {
 
 	// onStopped, when set (tests), is called after an account actor stopped.
 	onStopped func(account string)
+
+	// spawnMailbox hands the mailbox held in the registry entry being
+	// spawned to protoactor's mailbox producer (produceMailbox), so that
+	// a resident account costs no object for its mailbox. spawnMu is held
+	// from the hand-off until the producer took it: spawns go one at a
+	// time only that far, not through the account's load.
+	spawnMu      sync.Mutex
+	spawnMailbox atomic.Pointer[accountMailbox]
 }
 
 // New starts an engine over store, which the caller opened and closes after
@@ -193,7 +201,7 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 	// A failed actor is always restarted from its stored state: protoactor's
 	// default gives up after ten failures in ten seconds and stops the
 	// actor, leaving the requests in its mailbox unanswered.
-	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} }, accountPropsOptions()...)
+	e.props = actor.PropsFromProducer(func() actor.Actor { return &accountActor{eng: e} }, accountPropsOptions(e.produceMailbox)...)
 	e.reg.init(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancelRecover = cancel
@@ -430,13 +438,40 @@ func (e *Engine) Config() Config { return e.cfg }
 // account ID, which is how an actor learns its account.
 const actorNamePrefix = "account/"
 
-// spawn starts the actor named name: actorNamePrefix and the account ID.
-func (e *Engine) spawn(name string) (*actor.PID, error) {
-	pid, err := e.system.Root.SpawnNamed(e.props, name)
+// spawn starts the actor named name (actorNamePrefix and the account ID)
+// with mb, which nothing else uses, as its mailbox.
+func (e *Engine) spawn(name string, mb *accountMailbox) (*actor.PID, error) {
+	pid, err := e.spawnNamed(name, mb)
 	if err != nil {
 		return nil, fmt.Errorf("actors: account %q: spawn: %w", name[len(actorNamePrefix):], err)
 	}
 	return pid, nil
+}
+
+// spawnNamed spawns the actor named name, handing mb to produceMailbox,
+// which protoactor calls once, before the actor starts.
+func (e *Engine) spawnNamed(name string, mb *accountMailbox) (*actor.PID, error) {
+	e.spawnMu.Lock()
+	e.spawnMailbox.Store(mb)
+	defer func() {
+		// The producer was not called (the spawn failed before): the
+		// hand-off is still this spawn's to take back.
+		if e.spawnMailbox.CompareAndSwap(mb, nil) {
+			e.spawnMu.Unlock()
+		}
+	}()
+	return e.system.Root.SpawnNamed(e.props, name)
+}
+
+// produceMailbox is the actor.MailboxProducer of account actors: the
+// mailbox that spawnNamed hands over, else a new one. protoactor calls it
+// only to spawn, never to restart an actor.
+func (e *Engine) produceMailbox() actor.Mailbox {
+	if mb := e.spawnMailbox.Swap(nil); mb != nil {
+		e.spawnMu.Unlock()
+		return mb
+	}
+	return newAccountMailbox()
 }
 
 // replyPool holds reply channels (capacity 1) for reuse: a request is
@@ -734,12 +769,13 @@ func (e *Engine) close(ctx context.Context) error {
 }
 
 // accountPropsOptions are the protoactor options of every account actor:
-// the engine's own mailbox, with the synchronized dispatcher's turn length,
-// and a supervisor that always restarts (see New).
-func accountPropsOptions() []actor.PropsOption {
+// the engine's own mailbox, made by mailbox, with the synchronized
+// dispatcher's turn length, and a supervisor that always restarts (see
+// New).
+func accountPropsOptions(mailbox actor.MailboxProducer) []actor.PropsOption {
 	return []actor.PropsOption{
 		actor.WithDispatcher(actor.NewSynchronizedDispatcher(dispatcherThroughput)),
-		actor.WithMailbox(newAccountMailbox),
+		actor.WithMailbox(mailbox),
 		actor.WithGuardian(actor.NewRestartingStrategy()),
 	}
 }

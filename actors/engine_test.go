@@ -873,6 +873,74 @@ func TestRegistryEntryKeepsTheProcess(t *testing.T) {
 	}
 }
 
+// TestRegistryKeepsTheNameInItsEntry: an actor's name (the registry's
+// key, the PID's ID) is held inside its registry entry when it fits, so
+// it costs the collector no object of its own; a longer one is a string
+// of its own, and either account is served and told apart.
+func TestRegistryKeepsTheNameInItsEntry(t *testing.T) {
+	f := newFixture(t)
+	e := runningEntry(t, f, "1234567890123456789")
+	if got := unsafe.StringData(e.pid.Id); got != &e.name[0] {
+		t.Errorf("the actor's name %q is not held in its registry entry", e.pid.Id)
+	}
+	long := strings.Repeat("x", len(e.name)) // with the prefix, too long to fit
+	el := runningEntry(t, f, long)
+	if got, want := el.pid.Id, actorNamePrefix+long; got != want {
+		t.Fatalf("long account's actor is named %q, want %q", got, want)
+	}
+	if unsafe.StringData(el.pid.Id) == &el.name[0] {
+		t.Error("a name longer than the entry's room is held in it")
+	}
+	if _, err := f.eng.Reserve(f.ctx, long, 2); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.eng.Status(f.ctx, "1234567890123456789")
+	if err != nil || st.Used != 0 || st.Account != "1234567890123456789" {
+		t.Fatalf("short account: %+v, %v; want nothing used", st, err)
+	}
+	if st, err := f.eng.Status(f.ctx, long); err != nil || st.Used != 2 || st.Account != long {
+		t.Fatalf("long account: %+v, %v; want 2 used", st, err)
+	}
+}
+
+// TestRegistryEntryHoldsTheMailbox: the mailbox protoactor runs an
+// account's actor with is the one inside its registry entry (no object of
+// its own), every one of many accounts spawned at once gets its own, and
+// the hand-off is free once they are running.
+func TestRegistryEntryHoldsTheMailbox(t *testing.T) {
+	f := newFixture(t)
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.eng.Reserve(f.ctx, fmt.Sprintf("m-%d", i), 1); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[actor.MessageInvoker]string{}
+	for i := range 64 {
+		account := fmt.Sprintf("m-%d", i)
+		e := runningEntry(t, f, account)
+		if e.mailbox.invoker == nil || e.mailbox.throughput != dispatcherThroughput {
+			t.Fatalf("%s: the entry's mailbox is not the actor's", account)
+		}
+		if other, ok := seen[e.mailbox.invoker]; ok {
+			t.Fatalf("%s and %s share a mailbox", account, other)
+		}
+		seen[e.mailbox.invoker] = account
+		if st, err := f.eng.Status(f.ctx, account); err != nil || st.Used != 1 {
+			t.Fatalf("%s: %+v, %v; want 1 used", account, st, err)
+		}
+	}
+	if f.eng.spawnMailbox.Load() != nil || !f.eng.spawnMu.TryLock() {
+		t.Fatal("the mailbox hand-off is still held")
+	}
+	f.eng.spawnMu.Unlock()
+}
+
 // TestRegistryKeepsTheAccountIDOnce: the registry's key for a resident
 // account is the account part of its actor's name, one string, not a copy
 // of the caller's.

@@ -20,8 +20,13 @@ const MaxBatch = 10
 // A ledger never reads a clock and is not safe for simultaneous use; the
 // account actor owns it.
 type ledger struct {
-	win     Window
-	pending []persistence.Pending // ascending by ID
+	win Window
+	// pending is nil when empty, else ascending by ID. A lone one (the
+	// bot reserves one slot at a time) is held in pendSmall, inside the
+	// ledger, so that an account between a Reserve and its Commit costs
+	// the collector no object for it.
+	pending   []persistence.Pending
+	pendSmall [1]persistence.Pending
 	// lapsed are reservations whose lease ran out unresolved, each counted
 	// as a pin at its deadline (an entry of win), ascending by ID. They
 	// are kept while that pin counts, so that a Commit arriving after the
@@ -129,6 +134,8 @@ func (l *ledger) settleLapsed(i int, t int64) int64 {
 // out what would happen without changing l.
 func (l *ledger) clone() *ledger {
 	c := *l
+	// Clone, never share: the window's ring and the pending array may be
+	// held inside l itself.
 	c.win.ts = slices.Clone(l.win.ts)
 	c.pending = slices.Clone(l.pending)
 	c.lapsed = slices.Clone(l.lapsed)
@@ -136,10 +143,11 @@ func (l *ledger) clone() *ledger {
 }
 
 // trimPending gives back the array of pending reservations once none is
-// left, unless it is small: a batch of ten reserved at once would
-// otherwise keep its array for as long as the actor lives.
+// left: an idle account keeps no array of its own (a batch of ten reserved
+// at once would otherwise keep its array for as long as the actor lives),
+// and a next lone reservation uses pendSmall.
 func (l *ledger) trimPending() {
-	if len(l.pending) == 0 && cap(l.pending) > 4 {
+	if len(l.pending) == 0 {
 		l.pending = nil
 	}
 }
@@ -171,6 +179,9 @@ func (l *ledger) reserve(now int64, n int) (first uint64, granted int) {
 }
 
 func (l *ledger) addPending(first uint64, count int, at, deadline int64) {
+	if l.pending == nil && count <= len(l.pendSmall) {
+		l.pending = l.pendSmall[:0]
+	}
 	for i := 0; i < count; i++ {
 		l.pending = append(l.pending, persistence.Pending{ID: first + uint64(i), ReservedAt: at, Deadline: deadline})
 	}

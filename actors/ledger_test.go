@@ -640,3 +640,63 @@ func TestLedgerLongSpansReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerSmallStateInside: a Reserve of one slot and its Commit
+// allocate nothing (the pending reservation and the first pins are held
+// inside the ledger), and nothing stays pending once resolved, even after
+// a batch.
+func TestLedgerSmallStateInside(t *testing.T) {
+	l := newLedger(100, 12*time.Hour, 5*time.Minute)
+	now := ms(monday)
+	if a := testing.AllocsPerRun(1, func() {
+		first, n := l.reserve(now, 1)
+		if n != 1 {
+			t.Fatalf("granted %d, want 1", n)
+		}
+		if _, _, ok := l.commit(now, first, now); !ok {
+			t.Fatalf("commit %d failed", first)
+		}
+	}); a != 0 {
+		t.Fatalf("reserve and commit of 1 allocated %v times, want 0", a)
+	}
+	if c := cap(l.pending); c != 0 {
+		t.Fatalf("pending of capacity %d kept once resolved", c)
+	}
+	first, n := l.reserve(now, 2) // more than the ledger holds: an array of their own
+	if n != 2 || &l.pending[0] == &l.pendSmall[0] {
+		t.Fatalf("granted %d, held in the ledger: %v", n, &l.pending[0] == &l.pendSmall[0])
+	}
+	l.release(now, first)
+	l.release(now, first+1)
+	if c := cap(l.pending); c != 0 {
+		t.Fatalf("pending of capacity %d kept once resolved", c)
+	}
+}
+
+// TestLedgerCloneSharesNothing: changes that move a clone's pins and
+// pending reservation in place leave the original as it was, although
+// both are held inside the ledger.
+func TestLedgerCloneSharesNothing(t *testing.T) {
+	l := newLedger(100, 12*time.Hour, 5*time.Minute)
+	now := ms(monday)
+	first, _ := l.reserve(now, 2)
+	l.commit(now, first, now)
+	l.commit(now+1, first+1, now+1)
+	second, n := l.reserve(now+2, 1)
+	if n != 1 || &l.win.ts[0] != &l.win.small[0] || &l.pending[0] != &l.pendSmall[0] {
+		t.Fatal("the pins and the pending reservation are not held inside the ledger")
+	}
+	times, pending := l.win.Times(nil, now+3), slices.Clone(l.pending)
+
+	c := l.clone()
+	c.win.Remove(now)
+	if _, _, ok := c.commit(now+3, second, now+3); !ok {
+		t.Fatal("clone: commit failed")
+	}
+	if got := l.win.Times(nil, now+3); !slices.Equal(got, times) {
+		t.Errorf("original's pins %v, want %v", got, times)
+	}
+	if !slices.Equal(l.pending, pending) {
+		t.Errorf("original's pending %v, want %v", l.pending, pending)
+	}
+}

@@ -43,7 +43,7 @@ func TestAccountMailboxOrder(t *testing.T) {
 	const senders, per = 16, 5000
 	var bad, got atomic.Int64
 	props := actor.PropsFromProducer(func() actor.Actor { return &seqActor{last: make([]int, senders), bad: &bad, got: &got} },
-		accountPropsOptions()...)
+		accountPropsOptions(newAccountMailbox)...)
 	pid := sys.Root.Spawn(props)
 	var wg sync.WaitGroup
 	wg.Add(senders * per)

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -72,6 +73,26 @@ type regEntry struct {
 	closing     atomic.Bool
 	drained     chan struct{} // capacity 1: inflight reached zero while closing
 	done        chan struct{} // made when passivating; closed once the actor has stopped and flushed
+	// mailbox is the actor's (see Engine.spawnNamed): held inside the
+	// entry, not as an object of its own.
+	mailbox accountMailbox
+	// name holds the actor's name (actorNamePrefix and the account ID)
+	// when it fits, which an account ID of Pinterest does: the map's key,
+	// the actor's name and its PID's ID are then one string held inside
+	// the entry, not an object of their own. Written once, before the
+	// entry is shared, never after (the string refers to it).
+	name [48]byte
+}
+
+// setName returns actorNamePrefix followed by account, held in e.name
+// when it fits, else in a string of its own. e must not be shared yet.
+func (e *regEntry) setName(account string) string {
+	n := copy(e.name[:], actorNamePrefix)
+	if n+len(account) > len(e.name) {
+		return actorNamePrefix + account
+	}
+	n += copy(e.name[n:], account)
+	return unsafe.String(&e.name[0], n)
 }
 
 // startPassivating marks e as passivating and reports whether it was not
@@ -218,15 +239,16 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 			sh.mu.Unlock()
 			continue
 		}
-		// The actor's name and the map's key share one string: a resident
-		// account keeps its ID once, not once per holder.
-		name := actorNamePrefix + account
-		account = name[len(actorNamePrefix):]
+		// The actor's name and the map's key share one string, inside
+		// the entry when it fits: a resident account keeps its ID once,
+		// not once per holder.
 		ne := &regEntry{started: make(chan struct{})}
+		name := ne.setName(account)
+		account = name[len(actorNamePrefix):]
 		sh.m[account] = ne
 		sh.mu.Unlock()
 
-		pid, err := r.eng.spawn(name)
+		pid, err := r.eng.spawn(name, &ne.mailbox)
 		var proc *actor.ActorProcess
 		if err == nil {
 			if p, ok := r.eng.system.ProcessRegistry.Get(pid); ok {

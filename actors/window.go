@@ -36,14 +36,23 @@ const Never = int64(math.MaxInt64)
 // instant on, which is every instant the engine asks about (its clock
 // never runs behind a recorded pin): such a pin stopped counting before
 // then, since the width is at most MaxWindow.
+//
+// A ring of up to smallRing entries is held inside the Window itself, not
+// in an array of its own: an account with few pins then costs the
+// collector no object for it. So a Window must not be copied once it holds
+// pins (see ledger.clone).
 type Window struct {
 	width int64    // window length, ms
 	base  int64    // instant of offset 0
 	limit int      // pins allowed per window
-	ts    []uint32 // ring storage (offsets from base), grown on demand up to limit entries
+	ts    []uint32 // ring storage (offsets from base), grown on demand up to limit entries: small, then an array of its own
 	head  int      // index of the oldest entry
 	n     int      // number of entries
+	small [smallRing]uint32
 }
+
+// smallRing is the size of the ring a Window holds inside itself.
+const smallRing = 4
 
 // MaxWindow is the longest window a Window supports: 2^31 ms, about 24.8
 // days.
@@ -179,9 +188,15 @@ func (w *Window) Remove(t int64) bool {
 
 // grow enlarges the ring (it starts empty: most accounts pin rarely, and an
 // idle account should cost little memory), keeping the entries in order.
+// The first smallRing entries fit in the Window itself.
 func (w *Window) grow() {
-	size := min(max(2*len(w.ts), 4), w.limit)
-	ts := make([]uint32, size)
+	size := min(max(2*len(w.ts), smallRing), w.limit)
+	var ts []uint32
+	if size <= smallRing && len(w.ts) == 0 {
+		ts = w.small[:size]
+	} else {
+		ts = make([]uint32, size)
+	}
 	for i := 0; i < w.n; i++ {
 		ts[i] = uint32(w.at(i) - w.base)
 	}

@@ -360,3 +360,32 @@ func TestNewWindowRejectsBadSizes(t *testing.T) {
 		t.Errorf("NewWindow(1, MaxWindow): %v", err)
 	}
 }
+
+// TestWindowSmallRingInside: the first smallRing pins are held inside the
+// Window (no allocation, so no object for the collector), the next one
+// moves them to an array of their own, and every answer stays right.
+func TestWindowSmallRingInside(t *testing.T) {
+	w := testWindow(t, DefaultLimit, DefaultWindow)
+	t0 := ms(monday)
+	var i int64
+	if a := testing.AllocsPerRun(1, func() {
+		w.init(DefaultLimit, DefaultWindow) // in place: AllocsPerRun calls twice
+		i = 0
+		for range smallRing {
+			w.Record(t0 + i)
+			i++
+		}
+	}); a != 0 {
+		t.Fatalf("recording %d pins allocated %v times, want 0", smallRing, a)
+	}
+	if &w.ts[0] != &w.small[0] {
+		t.Fatal("the ring is not the window's own")
+	}
+	w.Record(t0 + i)
+	if &w.ts[0] == &w.small[0] {
+		t.Fatal("the ring stayed inside the window past smallRing pins")
+	}
+	if got, want := w.Times(nil, t0+i), []int64{t0, t0 + 1, t0 + 2, t0 + 3, t0 + 4}; !slices.Equal(got, want) {
+		t.Fatalf("times %v want %v", got, want)
+	}
+}
