@@ -86,7 +86,10 @@ func TestDisgoGatewaySandboxPersists(t *testing.T) {
 		{line: "/pinterest", want: []string{"@alice_pins (7001): 0 pins", "@alice_art (7002): 0 pins"}},
 		{line: "/pin 1005", want: []string{"4 pinned", "12-hour pin count: 2/100", "12-hour pin count: 5/100"}},
 		{line: "/switch @alice_pins", want: []string{"Active account is now @alice_pins. 12-hour pins: 3/100."}},
-		{line: "/pin 1001", want: []string{"Pinterest account @alice_pins, board Cats: 1 pinned.", "12-hour pin count: 4/100"}},
+		// The picture pinned in the first run keeps its attachment, as in
+		// Discord: remembered, it is not pinned twice unless asked.
+		{line: "/pin 1001", want: []string{"Pinterest account @alice_pins, board Cats: 0 pinned, 1 pinned before.", "already pinned"}},
+		{line: "/pin 1001 again:true", want: []string{"Pinterest account @alice_pins, board Cats: 1 pinned.", "12-hour pin count: 4/100"}},
 		{line: "/pinterest", want: []string{"@alice_pins (7001): 1 pin,", "@alice_art (7002): 4 pins,"}},
 	})
 }

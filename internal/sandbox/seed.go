@@ -50,8 +50,12 @@ func (s *Sandbox) seedDiscord() error {
 	}
 	for _, m := range messages {
 		msg := discordtest.Message{ID: m.ID, ChannelID: m.Channel, AuthorID: m.Author, Content: m.Content}
-		for _, name := range m.Images {
-			msg.Attachments = append(msg.Attachments, imageAttachment(name, s.images.url(m.ID.String(), name)))
+		for i, name := range m.Images {
+			a := imageAttachment(name, s.images.url(m.ID.String(), name))
+			// The same ID at every start, as a Discord attachment keeps
+			// its own: a pin queued before a restart finds its picture.
+			a.ID = demoAttachmentID(m.ID, i)
+			msg.Attachments = append(msg.Attachments, a)
 		}
 		if m.Embed != "" {
 			u := s.images.url(m.ID.String(), m.Embed)
@@ -67,6 +71,13 @@ func (s *Sandbox) seedDiscord() error {
 		}
 	}
 	return nil
+}
+
+// demoAttachmentID is the ID of the i-th attachment of demo message msg:
+// the demo messages' IDs are small, far below any ID the stand-in makes
+// from its clock.
+func demoAttachmentID(msg snowflake.ID, i int) snowflake.ID {
+	return msg*100 + snowflake.ID(i) + 1
 }
 
 // imageAttachment is a PNG attachment of the demo size served at u.
