@@ -98,6 +98,9 @@ type Bot struct {
 	// sleepUntil, when set (tests), replaces Engine.SleepUntil in the
 	// searches for pins of unknown outcome.
 	sleepUntil func(context.Context, time.Time) error
+	// finishSleep, when set (tests), replaces Engine.SleepUntil between
+	// attempts to record a job's outcome (finishJob).
+	finishSleep func(context.Context, time.Time) error
 	// onDone, when set (tests), is called with an interaction's ID once
 	// the bot is done with it.
 	onDone func(snowflake.ID)

@@ -273,7 +273,7 @@ func (b *Bot) endJob(jctx context.Context, j actors.Job, o actors.Outcome, q que
 // hands it out again).
 func (b *Bot) finishJob(jctx context.Context, j actors.Job, o actors.Outcome) {
 	eng := b.cfg.Engine
-	sleep := b.sleepUntil
+	sleep := b.finishSleep
 	if sleep == nil {
 		sleep = eng.SleepUntil
 	}

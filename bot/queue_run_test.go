@@ -339,8 +339,11 @@ func TestQueuedPinOutcomeRecordedLater(t *testing.T) {
 	arrived, release := make(chan struct{}, 1), make(chan struct{})
 	w.ps.Inject(pinteresttest.Fault{Method: "POST", Path: pinteresttest.PathPins, Arrived: arrived, Until: release})
 	retried := make(chan struct{}, 16)
-	w.bot.sleepUntil = func(context.Context, time.Time) error {
-		retried <- struct{}{}
+	w.bot.finishSleep = func(context.Context, time.Time) error {
+		select {
+		case retried <- struct{}{}:
+		default:
+		}
 		return nil
 	}
 	w.setClocks(j.Due)
