@@ -337,6 +337,16 @@ func TestAutopinPausesWhenUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := w.addMemberWith(w.guild.ID, "owner", discord.PermissionManageChannels)
+	// resume runs /autopin resume as the owner and checks its answer.
+	resume := func(want ...string) {
+		t.Helper()
+		got := w.autopinCmd(owner, subAutopinGo, w.channel.ID)
+		for _, s := range want {
+			if !strings.Contains(got, s) {
+				t.Fatalf("/autopin resume answered %q", got)
+			}
+		}
+	}
 	w.link(owner, "a1", "owner_art")
 	w.setRule(links.AutopinRule{Channel: w.channel.ID.String(), Owner: owner.String(), Account: "a1", Board: "ba1"})
 	w.fill("a1", 100)
@@ -359,15 +369,11 @@ func TestAutopinPausesWhenUnreadable(t *testing.T) {
 	}
 	dms := w.digestTo(owner, 1)
 	mustContain(t, "the owner's DM", dms[len(dms)-1].Content, "paused itself", whyBotLost)
-	if got := w.autopinCmd(owner, subAutopinGo, w.channel.ID); !strings.Contains(got, "stays paused: Pinbot cannot view it") {
-		t.Fatalf("/autopin resume answered %q", got)
-	}
+	resume("stays paused: Pinbot cannot view it")
 
 	// Back: resume; a message is queued.
 	setOverwrites()
-	if got := w.autopinCmd(owner, subAutopinGo, w.channel.ID); !strings.Contains(got, "Resumed:") {
-		t.Fatalf("/autopin resume answered %q", got)
-	}
+	resume("Resumed:")
 	w.addImages(w.channel.ID, 1, "a cat")
 	w.result("a message once resumed", autopinQueued)
 
@@ -388,9 +394,7 @@ func TestAutopinPausesWhenUnreadable(t *testing.T) {
 		t.Fatalf("/autopin resume answered %q", got)
 	}
 	setOverwrites()
-	if got := w.autopinCmd(owner, subAutopinGo, w.channel.ID); !strings.Contains(got, "Resumed:") {
-		t.Fatalf("/autopin resume answered %q", got)
-	}
+	resume("Resumed:")
 
 	// The owner's loss found by a message: paused; once resumed, what
 	// was found then does not pause it again.
@@ -398,9 +402,7 @@ func TestAutopinPausesWhenUnreadable(t *testing.T) {
 	w.addImages(w.channel.ID, 1, "a cat the owner cannot see")
 	w.result("a message its owner cannot read", autopinPaused)
 	setOverwrites()
-	if got := w.autopinCmd(owner, subAutopinGo, w.channel.ID); !strings.Contains(got, "Resumed:") {
-		t.Fatalf("/autopin resume answered %q", got)
-	}
+	resume("Resumed:")
 	w.addImages(w.channel.ID, 1, "a cat once resumed")
 	w.result("a message once resumed again", autopinQueued)
 }
