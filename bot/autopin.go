@@ -45,17 +45,18 @@ const (
 
 // The results of an auto-pin message, for the tests' onDone and the logs.
 const (
-	autopinQueued    = "queued"    // its pictures went through the queue's batch
-	autopinNoImage   = "no_image"  // fetched: it has no picture
-	autopinUnlinked  = "unlinked"  // the rule's account is no longer its owner's
-	autopinFailed    = "failed"    // the message, the links or the owner could not be read
-	autopinDuplicate = "duplicate" // the same message delivered again
-	autopinClosing   = "closing"   // the bot was shutting down
-	autopinBusy      = "busy"      // too many under way: dropped
-	autopinIgnored   = "ignored"   // no active rule, a bot, no picture, auto-pin off
-	autopinRelink    = "relink"    // the account must be linked again
-	autopinRemoved   = "rule_gone" // the rule was removed or paused before it ran
-	autopinNoAccess  = "no_access" // the owner may no longer read the channel
+	autopinQueued    = "queued"     // its pictures went through the queue's batch
+	autopinNoImage   = "no_image"   // fetched: it has no picture
+	autopinUnlinked  = "unlinked"   // the rule's account is no longer its owner's
+	autopinFailed    = "failed"     // the message, the links or the owner could not be read
+	autopinDuplicate = "duplicate"  // the same message delivered again
+	autopinClosing   = "closing"    // the bot was shutting down
+	autopinBusy      = "busy"       // too many under way: dropped
+	autopinIgnored   = "ignored"    // no active rule, a bot, no picture, auto-pin off
+	autopinRelink    = "relink"     // the account must be linked again
+	autopinRemoved   = "rule_gone"  // the rule was removed or paused before it ran
+	autopinNoAccess  = "no_access"  // the owner may no longer read the channel
+	autopinNotServed = "not_served" // its shard is no longer this member's
 )
 
 // autopinState is what auto-pin keeps. Its zero value is ready.
@@ -344,7 +345,8 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 		return autopinRelink
 	}
 	var skip []string
-	if m.Kind == discordio.MessageUpdated {
+	switch {
+	case m.Kind == discordio.MessageUpdated:
 		if skip, err = b.alreadyThere(ctx, acct.ID, rule.Board, m.MessageID, imgs); err != nil {
 			inv.log.Error().Err(err).Str("account", acct.ID).Msg("auto-pin: reading the account's queued pins failed; edited message not queued")
 			return autopinFailed
@@ -357,6 +359,24 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 			inv.log.Debug().Msg("auto-pin: edit of an old message none of whose pictures was taken; not queued")
 			return autopinOld
 		}
+	case m.Replayed:
+		// The shard's previous holder may have queued it before it died.
+		if skip, err = b.alreadyThere(ctx, acct.ID, rule.Board, m.MessageID, imgs); err != nil {
+			inv.log.Error().Err(err).Str("account", acct.ID).Msg("auto-pin: reading the account's queued pins failed; replayed message not queued")
+			return autopinFailed
+		}
+		if len(skip) == len(imgs) {
+			inv.log.Debug().Msg("auto-pin: replayed message already queued")
+			return autopinDuplicate
+		}
+	}
+	if !b.servesGuild(m.GuildID) {
+		inv.log.Info().Msg("auto-pin: the message's shard is no longer this member's; its next holder gets it replayed")
+		// Not worked on: a delivery again is not a duplicate.
+		b.autopin.mu.Lock()
+		delete(b.autopin.recent, m.MessageID)
+		b.autopin.mu.Unlock()
+		return autopinNotServed
 	}
 	ref := messageRef{GuildID: m.GuildID, ChannelID: m.ChannelID, MessageID: m.MessageID, Raw: m.MessageID.String()}
 	bt := batch{source: sourceAutopin, refs: []messageRef{ref}, target: msg, boardID: rule.Board, boardName: rule.BoardName, queueAll: true, skip: skip}

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +29,14 @@ type eventWorld struct {
 
 func newEventWorld(t *testing.T) *eventWorld {
 	t.Helper()
-	w := &eventWorld{world: newWorld(t, worldOptions{jobs: true, gateway: true})}
+	return newEventWorldWith(t, worldOptions{})
+}
+
+// newEventWorldWith is newEventWorld with o (jobs and the gateway on).
+func newEventWorldWith(t *testing.T, o worldOptions) *eventWorld {
+	t.Helper()
+	o.jobs, o.gateway = true, true
+	w := &eventWorld{world: newWorld(t, o)}
 	w.done = w.watchAutopin()
 	var gc discordio.GatewayConfig
 	w.bot.reactionGateway(&gc)
@@ -442,5 +450,111 @@ func TestAutopinEditOfOldMessage(t *testing.T) {
 	}
 	if qs := w.waiting("a1"); len(qs) != 1 || qs[0].Message != fresh.ID {
 		t.Fatalf("queued %+v, want the recent message's picture", qs)
+	}
+}
+
+// TestAutopinReplayedMessage: a new message Discord replays to a shard's
+// next holder (Replayed: the previous holder may have queued it before
+// it died) queues only the pictures neither queued nor pinned: a replay
+// of a message queued already queues nothing; one no one worked on is
+// queued.
+func TestAutopinReplayedMessage(t *testing.T) {
+	w := newEventWorld(t)
+	owner := w.addUser("owner")
+	w.link(owner, "a1", "owner_art")
+	rule := links.AutopinRule{Channel: w.channel.ID.String(), Owner: owner.String(), Account: "a1", Board: "ba1"}
+	w.setRule(rule)
+	w.fill("a1", 100)
+	w.setClocks(t0.Add(time.Minute))
+	poster := w.addUser("poster")
+	two := []discordtest.Attachment{{Filename: "a.png", ContentType: "image/png"}, {Filename: "b.png", ContentType: "image/png"}}
+	m, err := w.dc.AddMessage(discordtest.Message{ChannelID: w.channel.ID, AuthorID: poster, Attachments: two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.result("the new message", autopinQueued)
+	if n := len(w.waiting("a1")); n != 2 {
+		t.Fatalf("%d pins queued, want 2", n)
+	}
+	// Another process, which never saw the first delivery.
+	forget := func() {
+		w.bot.autopin.mu.Lock()
+		clear(w.bot.autopin.recent)
+		w.bot.autopin.mu.Unlock()
+	}
+	forget()
+	w.bot.HandleMessage(discordio.Message{Kind: discordio.MessageCreated, GuildID: w.guild.ID, ChannelID: w.channel.ID, MessageID: m.ID, AuthorID: poster, Replayed: true})
+	w.result("the message replayed", autopinDuplicate)
+	if n := len(w.waiting("a1")); n != 2 {
+		t.Fatalf("%d pins queued after the replay, want 2", n)
+	}
+
+	// A message posted while the rule was paused here is ignored; the
+	// rule active again, its replay is queued.
+	paused := rule
+	paused.Paused = true
+	w.bot.autopin.putRules(w.guild.ID, []links.AutopinRule{paused}, w.bot.cfg.Now())
+	unseen, err := w.dc.AddMessage(discordtest.Message{ChannelID: w.channel.ID, AuthorID: poster, Attachments: two[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.result("a message of a paused channel", autopinIgnored)
+	w.bot.autopin.putRules(w.guild.ID, []links.AutopinRule{rule}, w.bot.cfg.Now())
+	forget()
+	w.bot.HandleMessage(discordio.Message{Kind: discordio.MessageCreated, GuildID: w.guild.ID, ChannelID: w.channel.ID, MessageID: unseen.ID, AuthorID: poster, Replayed: true})
+	w.result("a replayed message no one queued", autopinQueued)
+	if n := len(w.waiting("a1")); n != 3 {
+		t.Fatalf("%d pins queued, want 3", n)
+	}
+}
+
+// TestEventsOfShardNotServed: work on a message or a reaction whose shard
+// this process may no longer serve (Config.ShardServing: a cluster member
+// past its lease) stops before anything is queued: the shard's next
+// holder gets the event replayed.
+func TestEventsOfShardNotServed(t *testing.T) {
+	var serving atomic.Bool
+	serving.Store(true)
+	w := newEventWorldWith(t, worldOptions{bot: func(c *Config) {
+		c.Shards = 1
+		c.ShardServing = func(shard int) bool { return shard == 0 && serving.Load() }
+	}})
+	reacted := make(chan string, 4)
+	w.bot.reactions.onDone = func(_ discordio.Reaction, result string) { reacted <- result }
+	owner := w.addUser("owner")
+	w.link(owner, "a1", "owner_art")
+	if err := w.links.SetQueueWhenFull(w.ctx, owner.String(), true); err != nil {
+		t.Fatal(err)
+	}
+	w.setRule(links.AutopinRule{Channel: w.channel.ID.String(), Owner: owner.String(), Account: "a1", Board: "ba1"})
+	w.fill("a1", 100)
+	w.setClocks(t0.Add(time.Minute))
+	poster := w.addUser("poster")
+	pic := []discordtest.Attachment{{Filename: "a.png", ContentType: "image/png"}}
+
+	serving.Store(false)
+	m, err := w.dc.AddMessage(discordtest.Message{ChannelID: w.channel.ID, AuthorID: poster, Attachments: pic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.result("a message of a shard not served", autopinNotServed)
+	w.bot.HandleReaction(discordio.Reaction{Added: true, UserID: owner, GuildID: w.guild.ID, ChannelID: m.ChannelID, MessageID: m.ID, Emoji: "📌"})
+	if got := <-reacted; got != reactionNotServed {
+		t.Fatalf("a reaction of a shard not served: result %q, want %q", got, reactionNotServed)
+	}
+	if n := len(w.jobs("a1")); n != 0 {
+		t.Fatalf("%d pins queued for events of a shard not served", n)
+	}
+
+	// Delivered again once served (the shard came back): worked on.
+	serving.Store(true)
+	w.bot.HandleMessage(discordio.Message{Kind: discordio.MessageCreated, GuildID: w.guild.ID, ChannelID: w.channel.ID, MessageID: m.ID, AuthorID: poster, Replayed: true})
+	w.result("the message replayed where served", autopinQueued)
+	w.bot.HandleReaction(discordio.Reaction{Added: true, UserID: owner, GuildID: w.guild.ID, ChannelID: m.ChannelID, MessageID: m.ID, Emoji: "📌", Replayed: true})
+	if got := <-reacted; got != reactionDuplicate {
+		t.Fatalf("the reaction replayed after its message's pin was queued: result %q, want %q", got, reactionDuplicate)
+	}
+	if n := len(w.waiting("a1")); n != 1 {
+		t.Fatalf("%d pins queued, want 1", n)
 	}
 }

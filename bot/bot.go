@@ -239,6 +239,7 @@ func (b *Bot) Start(ctx context.Context) error {
 		// An interaction reaching a closing member is left to the
 		// shard's next holder, to whom Discord replays it.
 		gcfg.Admit, gcfg.OnInteraction = b.enterFromGateway, b.handleEntered
+		gcfg.Serving = b.cfg.ShardServing
 	}
 	gw := discordio.NewGateway(gcfg)
 

@@ -61,6 +61,12 @@ type Config struct {
 	// Start opens none, OpenShard, CloseShard and DropShard do, and Shards
 	// reports those opened. Shards should then be the cluster's count.
 	ShardsByCaller bool
+	// ShardServing, with ShardsByCaller, says whether the process may
+	// still serve shard (a cluster member within its lease): the events
+	// of a shard it may not are dropped, and work on an event of such a
+	// shard stops before it queues anything. It must not block. Nil
+	// serves every shard opened.
+	ShardServing func(shard int) bool
 	// IdentifyLimiter, when not nil, is called by Start with Discord's
 	// max_concurrency and spaces the gateway's IDENTIFYs instead of the
 	// process's own limiter (a cluster's members share one).

@@ -82,6 +82,7 @@ const (
 	reactionDuplicate = "duplicate"  // the same event delivered again
 	reactionClosing   = "closing"    // the bot was shutting down
 	reactionBusy      = "busy"       // too many reactions under way: dropped
+	reactionNotServed = "not_served" // its shard is no longer this member's
 	// reactionIgnored is not reported: another emoji, a bot, a DM, or
 	// reactions turned off.
 	reactionIgnored = "ignored"
@@ -91,7 +92,7 @@ const (
 // their labels.
 var reactionResults = []string{
 	reactionRan, reactionNotLinked, reactionCanceled, reactionNone, reactionThrottled,
-	reactionFailed, reactionDuplicate, reactionClosing, reactionBusy,
+	reactionFailed, reactionDuplicate, reactionClosing, reactionBusy, reactionNotServed,
 }
 
 // ReactionObserver, when Config.Observer implements it too, learns what
@@ -412,12 +413,36 @@ func (b *Bot) pinReaction(inv invocation, r discordio.Reaction) string {
 	if msg.ChannelID == 0 {
 		msg.ChannelID = r.ChannelID
 	}
+	var skip []string
+	if r.Replayed {
+		// The shard's previous holder may have run it before it died.
+		acct, refusal := b.activeAccount(inv.ctx, r.UserID.String())
+		if imgs := imagesOf(*msg); refusal == "" && !acct.RelinkNeeded && len(imgs) > 0 {
+			if skip, err = b.alreadyThere(inv.ctx, acct.ID, acct.DefaultBoard, r.MessageID, imgs); err != nil {
+				inv.log.Error().Err(err).Str("account", acct.ID).Msg("pin reaction replayed: reading the account's queued pins failed")
+				b.answerReaction(inv, msgLinksUnavailable)
+				return reactionFailed
+			}
+			if len(skip) == len(imgs) {
+				inv.log.Debug().Msg("pin reaction replayed: its pictures are already queued or pinned")
+				return reactionDuplicate
+			}
+		}
+	}
+	if !b.servesGuild(r.GuildID) {
+		inv.log.Info().Msg("pin reaction: its shard is no longer this member's; its next holder gets it replayed")
+		// Not worked on: a delivery again is not a duplicate.
+		b.reactions.mu.Lock()
+		delete(b.reactions.recent, laneKey{r.UserID, r.MessageID})
+		b.reactions.mu.Unlock()
+		return reactionNotServed
+	}
 	if ok, at := b.throttle.charge(r.UserID, min(max(len(imagesOf(*msg)), 1), MaxPinsPerBatch)); !ok {
 		inv.log.Info().Time("retry_at", at).Msg("pin reaction refused: the user's allowance is used up")
 		b.answerReaction(inv, b.throttle.msgThrottled(at))
 		return reactionThrottled
 	}
-	rep := b.runBatch(inv, batch{source: sourceReaction, refs: []messageRef{ref}, target: msg})
+	rep := b.runBatch(inv, batch{source: sourceReaction, refs: []messageRef{ref}, target: msg, skip: skip})
 	b.reactions.notePinned(r.MessageID, r.UserID, b.cfg.Now())
 	inv.log.Info().Msg("pin reaction worked on")
 	b.answerReaction(inv, msgReactionReport(emoji.text(), ref.jumpURL(), rep.content))

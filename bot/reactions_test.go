@@ -643,3 +643,50 @@ func TestReactionMessageGone(t *testing.T) {
 	}
 	mustContain(t, "the DM", dms[0].Content, "pinned nothing", "it is gone")
 }
+
+// TestReactionReplayed: a 📌 Discord replays to a shard's next holder
+// (Replayed: the shard's previous holder may have run it before it died)
+// pins only what is neither queued nor pinned yet: 2 pinned and 1 queued
+// by the first delivery, a replay adds nothing; a replayed 📌 that no one
+// ran is worked on.
+func TestReactionReplayed(t *testing.T) {
+	w := newReactionWorld(t, worldOptions{jobs: true})
+	alice := w.addUser("alice")
+	w.link(alice, "a1", "alice_art")
+	if err := w.links.SetQueueWhenFull(w.ctx, alice.String(), true); err != nil {
+		t.Fatal(err)
+	}
+	w.fill("a1", 98)
+	m := w.addImages(w.channel.ID, 3, "three cats")
+	if e := w.react(m, alice, "📌", true); e.result != reactionRan {
+		t.Fatalf("reaction result %q, want %q", e.result, reactionRan)
+	}
+	jobs := len(w.jobs("a1"))
+	if got := len(w.ps.PinsFor("a1")); got != 2 || jobs != 1 {
+		t.Fatalf("%d pins and %d queued, want 2 and 1", got, jobs)
+	}
+	// Another process, which never saw the first delivery.
+	forget := func() {
+		w.bot.reactions.mu.Lock()
+		clear(w.bot.reactions.recent)
+		w.bot.reactions.mu.Unlock()
+	}
+	forget()
+	w.bot.HandleReaction(discordio.Reaction{Added: true, UserID: alice, GuildID: w.guild.ID, ChannelID: m.ChannelID, MessageID: m.ID, Emoji: "📌", Replayed: true})
+	if e := w.reacted(); e.result != reactionDuplicate {
+		t.Fatalf("replayed reaction: result %q, want %q", e.result, reactionDuplicate)
+	}
+	if got, n := len(w.ps.PinsFor("a1")), len(w.jobs("a1")); got != 2 || n != jobs {
+		t.Fatalf("after the replay: %d pins and %d queued, want 2 and %d", got, n, jobs)
+	}
+
+	fresh := w.addImages(w.channel.ID, 1, "one more cat")
+	forget()
+	w.bot.HandleReaction(discordio.Reaction{Added: true, UserID: alice, GuildID: w.guild.ID, ChannelID: fresh.ChannelID, MessageID: fresh.ID, Emoji: "📌", Replayed: true})
+	if e := w.reacted(); e.result != reactionRan {
+		t.Fatalf("replayed reaction no one ran: result %q, want %q", e.result, reactionRan)
+	}
+	if n := len(w.jobs("a1")); n != jobs+1 {
+		t.Fatalf("%d queued after the new message's replayed reaction, want %d", n, jobs+1)
+	}
+}

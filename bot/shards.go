@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/disgoorg/snowflake/v2"
+
 	"github.com/pinbot/pinbot/bot/internal/discordio"
 )
 
@@ -217,7 +219,8 @@ func (b *Bot) CloseShard(ctx context.Context, shard int) (ShardSession, bool) {
 
 // DropShard drops gateway shard at once (Config.ShardsByCaller): its
 // events are dropped from the call on, and its connection is closed on a
-// goroutine, ending its session. It does not block: the shard was lost.
+// goroutine, leaving its session to be resumed elsewhere. It does not
+// block: the shard was lost.
 func (b *Bot) DropShard(shard int) {
 	b.mu.Lock()
 	r, gw := b.shards[shard], b.gw
@@ -235,9 +238,39 @@ func (b *Bot) DropShard(shard int) {
 		<-r.done
 		ctx, cancel := context.WithTimeout(context.Background(), dropCloseTimeout)
 		defer cancel()
-		gw.CloseShard(ctx, shard, false)
+		// Closed resumably: the shard's next holder resumes the session
+		// from its last checkpoint (ShardSession), if no one has yet.
+		gw.CloseShard(ctx, shard, true)
 	}()
 	b.log.Warn().Int("shard", shard).Msg("gateway shard dropped: no longer this member's")
+}
+
+// ShardSession returns the session of an opened gateway shard
+// (Config.ShardsByCaller) as a checkpoint: what another process resumes
+// if this one dies, Discord replaying the events after the last one
+// handed on here (they reach the bot marked Replayed). False while the
+// shard is not opened or has no session yet. It never waits for the
+// gateway.
+func (b *Bot) ShardSession(shard int) (ShardSession, bool) {
+	b.mu.Lock()
+	gw, open := b.gw, b.shards[shard] != nil
+	b.mu.Unlock()
+	if gw == nil || !open {
+		return ShardSession{}, false
+	}
+	s, ok := gw.Session(shard)
+	return ShardSession{SessionID: s.SessionID, Sequence: s.Sequence, ResumeURL: s.ResumeURL}, ok
+}
+
+// servesGuild says whether the process may still serve the events of
+// guild's shard (Config.ShardServing): work on an event of a shard
+// another process may now hold stops before it queues anything, since
+// that holder gets the event replayed.
+func (b *Bot) servesGuild(guild snowflake.ID) bool {
+	if b.cfg.ShardServing == nil || b.cfg.Shards <= 0 {
+		return true
+	}
+	return b.cfg.ShardServing(int((uint64(guild) >> 22) % uint64(b.cfg.Shards)))
 }
 
 // goneLocked returns a channel the caller closes once shard's connection

@@ -436,11 +436,19 @@ func (r *clusterRun) fault(fault string, rng *rand.Rand, burst []*discordtest.In
 			r.mayLose[in.ID] = true
 		}
 		r.t.Logf("%s: killing member %d (%s) at %s", r.s.phase, i, r.members[i].id, time.Now().UTC().Format("15:04:05.000"))
+		identified, resumed := r.identifies()
 		r.kill(i)
 		took := r.failover(r.members[i].id, clusterRecovery+10*time.Second)
 		r.failovers = append(r.failovers, took)
 		if took > clusterRecovery {
 			r.t.Errorf("%s: the cluster served every partition again %v after the kill, want within %v", r.s.phase, took, clusterRecovery)
+		}
+		// The killed member's shards resume the sessions it checkpointed:
+		// no IDENTIFY, which would wait for Discord's identify window.
+		idAfter, resAfter := r.identifies()
+		r.t.Logf("%s: %d shards resumed, %d identified", r.s.phase, resAfter-resumed, idAfter-identified)
+		if idAfter > identified {
+			r.t.Errorf("%s: %d gateway shards identified anew after the kill, want the killed member's resumed", r.s.phase, idAfter-identified)
 		}
 		r.start(i) // its id is free once its lease expired: it joins at once
 		r.settled(30 * time.Second)
@@ -487,6 +495,18 @@ func (r *clusterRun) fault(fault string, rng *rand.Rand, burst []*discordtest.In
 	default:
 		r.t.Fatalf("unknown fault %q", fault)
 	}
+}
+
+// identifies returns the IDENTIFYs and the successful RESUMEs Discord
+// has had of the cluster's shards.
+func (r *clusterRun) identifies() (identified, resumed int) {
+	for shard := range clusterShards {
+		identified += r.s.dc.Identifies(shard)
+	}
+	for _, ss := range r.s.dc.Sessions() {
+		resumed += ss.Resumes
+	}
+	return identified, resumed
 }
 
 func (r *clusterRun) signal2(c *child, sig syscall.Signal) {

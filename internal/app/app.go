@@ -422,6 +422,10 @@ func Build(cfg Config) (_ *App, err error) {
 		// what they deliver (cluster.Member.LeaveShards).
 		a.push("the gateway shards, handed over", shardLeaveTimeout, a.node.Member.LeaveShards)
 	}
+	if a.shards != nil {
+		// Stopped first: a handover stores the sessions exactly.
+		a.push("the gateway shards' checkpoints", 5*time.Second, a.shards.close)
+	}
 	// Queued pins run from now on, unless held; until the bot exists they
 	// wait, stored.
 	if !cfg.HoldJobs {

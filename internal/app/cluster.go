@@ -273,6 +273,7 @@ func (a *App) joinOnce(cfg Config, cc *ClusterConfig, cli *clientv3.Client, keys
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("app: cluster: joining: %w", err), lst.Close())
 	}
+	shards.setTenure(node.Member.ShardTenure)
 	return lst, node, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,6 +18,17 @@ import (
 // shardSessionTimeout bounds the read of a shard's stored session when
 // the member acquires the shard.
 const shardSessionTimeout = 5 * time.Second
+
+// shardCheckpointEvery is how often a member stores the sessions of the
+// shards it holds (ShardSessions.Checkpoint), and shardCheckpointLag how
+// many of those periods behind the last event handed on the stored
+// sequence is: the events handed on meanwhile may still be worked on
+// when the member dies, and Discord replays them to the next holder,
+// which skips what was queued already (events marked Replayed).
+const (
+	shardCheckpointEvery = time.Second
+	shardCheckpointLag   = 2
+)
 
 // shardLeaveTimeout bounds the handover of a closing member's shards
 // before the bot closes; past it, the membership's close hands over what
@@ -36,9 +48,20 @@ type shardHost struct {
 	member   string
 	log      zerolog.Logger
 
+	// tenure is the membership's ShardTenure, set once it exists.
+	tenure atomic.Pointer[func(shard int) (int64, bool)]
+
 	mu      sync.Mutex
 	bot     *bot.Bot
 	pending map[int]*bot.ShardSession // acquired before the bot was set
+
+	// ckMu orders the checkpoints and the sessions stored by release:
+	// a checkpoint never lands after a handover's session.
+	ckMu    sync.Mutex
+	samples map[int][]bot.ShardSession // each shard's last sessions seen, oldest first
+	stored  map[int]bot.ShardSession   // each shard's last checkpoint stored
+	stop    context.CancelFunc
+	stopped chan struct{}
 }
 
 // newShardHost returns the host of the cluster's count shards: the
@@ -56,7 +79,109 @@ func newShardHost(ctx context.Context, cli *clientv3.Client, keys partition.Keys
 		count: count, sessions: cluster.NewShardSessions(cli, keys), cli: cli, keys: keys, member: member,
 		log:     log.With().Str("component", "shards").Logger(),
 		pending: make(map[int]*bot.ShardSession),
+		samples: make(map[int][]bot.ShardSession), stored: make(map[int]bot.ShardSession),
 	}, nil
+}
+
+// setTenure gives h the membership's ShardTenure.
+func (h *shardHost) setTenure(f func(shard int) (int64, bool)) { h.tenure.Store(&f) }
+
+// serving says whether this member may still serve shard's events: it
+// holds the shard and is within its lease.
+func (h *shardHost) serving(shard int) bool {
+	_, ok := h.tenureOf(shard)
+	return ok
+}
+
+func (h *shardHost) tenureOf(shard int) (int64, bool) {
+	f := h.tenure.Load()
+	if f == nil {
+		return 0, false
+	}
+	return (*f)(shard)
+}
+
+// checkpoints stores the sessions of the shards held every
+// shardCheckpointEvery until close.
+func (h *shardHost) checkpoints(ctx context.Context) {
+	defer close(h.stopped)
+	t := time.NewTicker(shardCheckpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.checkpoint(ctx)
+		}
+	}
+}
+
+// checkpoint stores, for each shard held whose session moved, the session
+// with the sequence handed on shardCheckpointLag checkpoints ago (or when
+// the session began, if later), fenced by the shard's tenure.
+func (h *shardHost) checkpoint(ctx context.Context) {
+	h.mu.Lock()
+	b := h.bot
+	h.mu.Unlock()
+	if b == nil {
+		return
+	}
+	h.ckMu.Lock()
+	defer h.ckMu.Unlock()
+	for _, st := range b.Shards() {
+		shard := st.ID
+		cur, ok := b.ShardSession(shard)
+		if !ok {
+			delete(h.samples, shard)
+			continue
+		}
+		ss := append(h.samples[shard], cur)
+		if len(ss) > shardCheckpointLag+1 {
+			ss = ss[len(ss)-shardCheckpointLag-1:]
+		}
+		h.samples[shard] = ss
+		pick := cur
+		for _, s := range ss {
+			if s.SessionID == cur.SessionID {
+				pick = s
+				break
+			}
+		}
+		if pick == h.stored[shard] {
+			continue
+		}
+		rev, ok := h.tenureOf(shard)
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, shardSessionTimeout)
+		done, err := h.sessions.Checkpoint(cctx, shard, cluster.ShardSession{SessionID: pick.SessionID, Sequence: pick.Sequence, ResumeURL: pick.ResumeURL}, rev)
+		cancel()
+		switch {
+		case err != nil:
+			h.log.Warn().Err(err).Int("shard", shard).Msg("storing the gateway shard's session failed; retried at the next checkpoint")
+		case done:
+			h.stored[shard] = pick
+		}
+	}
+}
+
+// close stops the checkpoints.
+func (h *shardHost) close(ctx context.Context) error {
+	h.mu.Lock()
+	stop, stopped := h.stop, h.stopped
+	h.mu.Unlock()
+	if stop == nil {
+		return nil
+	}
+	stop()
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // config returns the membership's shard callbacks.
@@ -68,6 +193,7 @@ func (h *shardHost) config() cluster.ShardConfig {
 // cluster's count and identify limiter.
 func (h *shardHost) botConfig(bcfg *bot.Config) {
 	bcfg.Shards, bcfg.ShardsByCaller = h.count, true
+	bcfg.ShardServing = h.serving
 	bcfg.IdentifyLimiter = func(maxConcurrency int) bot.IdentifyLimiter {
 		return cluster.NewIdentifyLimiter(h.cli, h.keys, maxConcurrency, h.member, nil, h.log)
 	}
@@ -78,6 +204,9 @@ func (h *shardHost) setBot(b *bot.Bot) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.bot = b
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stop, h.stopped = cancel, make(chan struct{})
+	go h.checkpoints(ctx)
 	for s, sess := range h.pending {
 		if err := b.OpenShard(s, sess); err != nil {
 			return fmt.Errorf("app: gateway shard %d: %w", s, err)
@@ -99,6 +228,11 @@ func (h *shardHost) acquired(shard int) error {
 	if ok {
 		sess = &bot.ShardSession{SessionID: stored.SessionID, Sequence: stored.Sequence, ResumeURL: stored.ResumeURL}
 	}
+	h.ckMu.Lock()
+	// Take deleted the stored session: the next checkpoint stores it.
+	delete(h.samples, shard)
+	delete(h.stored, shard)
+	h.ckMu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.bot == nil {
@@ -139,8 +273,12 @@ func (h *shardHost) release(ctx context.Context, shard int) error {
 	case wasPending && pending != nil:
 		sess, ok = *pending, true
 	}
+	h.ckMu.Lock()
+	defer h.ckMu.Unlock()
+	delete(h.samples, shard)
+	delete(h.stored, shard)
 	if !ok {
-		return nil // the next holder identifies
+		return nil // the next holder resumes the last checkpoint, if any, or identifies
 	}
 	h.log.Info().Int("shard", shard).Msg("gateway shard handed over with its session")
 	return h.sessions.Put(ctx, shard, cluster.ShardSession{SessionID: sess.SessionID, Sequence: sess.Sequence, ResumeURL: sess.ResumeURL})

@@ -336,14 +336,20 @@ func testDeadlineByClock(t *testing.T, startEtcd etcdtest.Starter) {
 	w.clock = clock
 	st := stall{clock: clock}
 	st.set(true)
-	cfg := w.config("a")
+	sw := newShardWorld(w, 2)
+	cfg := sw.config("a")
 	cfg.Margin = 2 * time.Second
 	cfg.hooks.keepAlive = st.hook
 	a := w.start(cfg)
-	w.waitFor("a to hold every partition", func() bool { return w.settled(a) })
+	w.waitFor("a to hold every partition and shard", func() bool { return w.settled(a) && sw.settled(a) })
 	fences := map[partition.ID]partition.Fence{}
 	for p := range partition.ID(w.partitions) {
 		fences[p], _ = a.Fence(p)
+	}
+	// The shards' tenures end at the same instant as the partitions'.
+	tenures := map[int]int64{}
+	for s := range sw.count {
+		tenures[s], _ = a.ShardTenure(s)
 	}
 	if got := a.Status().Deadline; got != 8*time.Second {
 		t.Fatalf("deadline %v, want the grant's sending (0) + TTL - margin", got)
@@ -355,7 +361,17 @@ func testDeadlineByClock(t *testing.T, startEtcd etcdtest.Starter) {
 			t.Errorf("Fence(%d) = %v, %v just before the deadline", p, f, ok)
 		}
 	}
+	for s, rev := range tenures {
+		if got, ok := a.ShardTenure(s); !ok || got != rev {
+			t.Errorf("ShardTenure(%d) = %d, %v just before the deadline, want %d", s, got, ok, rev)
+		}
+	}
 	clock.Set(8 * time.Second)
+	for s := range tenures {
+		if _, ok := a.ShardTenure(s); ok {
+			t.Errorf("ShardTenure(%d) held at the deadline", s)
+		}
+	}
 	for p := range partition.ID(w.partitions) {
 		if _, ok := a.Fence(p); ok {
 			t.Errorf("Fence(%d) held at the deadline", p)

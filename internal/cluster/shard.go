@@ -157,6 +157,23 @@ func (m *Member) HeldShards() []int {
 	return out
 }
 
+// ShardTenure returns the create revision of shard's owner key while
+// this member holds it and is within its serving deadline, being
+// acquired or handed over included: the fence of what the member stores
+// for the shard (ShardSessions.Checkpoint), and the sign that it may
+// still hand the shard's events on. It is cheap and does not block on
+// etcd.
+func (m *Member) ShardTenure(shard int) (int64, bool) {
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.held[shardOf(shard)]
+	if t == nil || m.lapsed || now >= m.deadline {
+		return 0, false
+	}
+	return t.rev, true
+}
+
 // ShardOwners returns each shard's owner as this member last saw the
 // owner keys, by shard; "" for a shard nobody holds.
 func (m *Member) ShardOwners() []string {

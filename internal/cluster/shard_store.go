@@ -101,6 +101,26 @@ func (s *ShardSessions) Put(ctx context.Context, shard int, sess ShardSession) e
 	return nil
 }
 
+// Checkpoint stores shard's session as its holder sees it now, for the
+// next owner to resume if the holder dies: only while the owner key of
+// shard has create revision tenure (ShardTenure), so that a member that
+// lost the shard cannot overwrite its next holder's checkpoints. False
+// (and no error) when the key is no longer that one.
+func (s *ShardSessions) Checkpoint(ctx context.Context, shard int, sess ShardSession, tenure int64) (bool, error) {
+	b, err := json.Marshal(sess)
+	if err != nil {
+		return false, err
+	}
+	tr, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(s.keys.ShardOwner(shard)), "=", tenure)).
+		Then(clientv3.OpPut(shardSessionKey(s.keys, shard), string(b))).
+		Commit()
+	if err != nil {
+		return false, fmt.Errorf("cluster: checkpoint shard %d's session: %w", shard, err)
+	}
+	return tr.Succeeded, nil
+}
+
 // Take returns shard's stored session and deletes it (a session is
 // resumed once); false when none is stored.
 func (s *ShardSessions) Take(ctx context.Context, shard int) (ShardSession, bool, error) {

@@ -266,6 +266,21 @@ func TestShardsOfDeadMember(t *testing.T) {
 		t.Fatal("b holds no shard")
 	}
 	lost0 := sw.lost["b"].Load()
+	// b checkpoints a session of one of its shards under its tenure.
+	ss := NewShardSessions(w.etcd.Client(), w.keys)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s0 := bHeld[0]
+	bRev, ok := b.ShardTenure(s0)
+	if !ok {
+		t.Fatalf("b holds shard %d but has no tenure of it", s0)
+	}
+	if _, ok := a.ShardTenure(s0); ok {
+		t.Fatalf("a has a tenure of shard %d, which b holds", s0)
+	}
+	if done, err := ss.Checkpoint(ctx, s0, ShardSession{SessionID: "b", Sequence: 7}, bRev); !done || err != nil {
+		t.Fatalf("b's checkpoint = %v, %v", done, err)
+	}
 
 	st.set(true)
 	// Held counts a shard from its owner key on; its tenure is recorded
@@ -283,6 +298,27 @@ func TestShardsOfDeadMember(t *testing.T) {
 		if last.member != "a" || last.start < expiry {
 			t.Errorf("shard %d: a took it at %v, before b's lease could expire (%v): %+v", s, last.start, expiry, ts)
 		}
+	}
+	// The next holder takes b's last checkpoint; b, its lease gone, can
+	// no longer overwrite what a stores.
+	if got, ok, err := ss.Take(ctx, s0); !ok || err != nil || got.SessionID != "b" || got.Sequence != 7 {
+		t.Fatalf("a took %+v, %v, %v, want b's checkpoint", got, ok, err)
+	}
+	if _, ok := b.ShardTenure(s0); ok {
+		t.Errorf("b still has a tenure of shard %d after losing it", s0)
+	}
+	aRev, ok := a.ShardTenure(s0)
+	if !ok || aRev == bRev {
+		t.Fatalf("a's tenure of shard %d = %d, %v (b's was %d)", s0, aRev, ok, bRev)
+	}
+	if done, err := ss.Checkpoint(ctx, s0, ShardSession{SessionID: "b", Sequence: 9}, bRev); done || err != nil {
+		t.Errorf("b's stale checkpoint = %v, %v, want refused", done, err)
+	}
+	if done, err := ss.Checkpoint(ctx, s0, ShardSession{SessionID: "a", Sequence: 3}, aRev); !done || err != nil {
+		t.Errorf("a's checkpoint = %v, %v", done, err)
+	}
+	if got, ok, _ := ss.Take(ctx, s0); !ok || got.SessionID != "a" {
+		t.Errorf("stored session %+v, %v, want a's", got, ok)
 	}
 	st.set(false)
 	sw.waitFor("b back with its shards", func() bool { return sw.settled(a, b) })

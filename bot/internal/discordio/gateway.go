@@ -49,6 +49,11 @@ type GatewayConfig struct {
 	// shard handing events on, so that none after it counts as handled
 	// and the shard's next holder gets them replayed. Nil admits all.
 	Admit func(discord.Interaction) bool
+	// Serving, with Manual, is asked for every event of an opened shard
+	// and must not block: false (a cluster member past its lease, which
+	// another may have handed the shard to) drops the event. Nil serves
+	// all.
+	Serving func(shard int) bool
 	// OnReady learns of each shard's READY (resumed false) and RESUMED
 	// (true); again says the shard had been ready before in this run.
 	OnReady func(shard int, resumed, again bool)
@@ -105,6 +110,14 @@ type Gateway struct {
 	// received, so that Discord replays to the next holder what arrived
 	// after the shard stopped handing events on.
 	handled map[int]int
+	// replaying holds, with Manual, the shards resuming a session given
+	// to OpenShard, until their RESUMED or READY: the events received
+	// meanwhile are Discord's replay, which another process may have
+	// worked on.
+	replaying map[int]bool
+	// sessions holds, with Manual, each opened shard's session id and
+	// resume address: the session given to OpenShard, then READY's.
+	sessions map[int]ShardSession
 	// shardMu serializes OpenShard and CloseShard of each shard.
 	shardMu map[int]*sync.Mutex
 }
@@ -120,7 +133,7 @@ func NewGateway(cfg GatewayConfig) *Gateway {
 		url = cfg.URL
 	}
 	g := &Gateway{cfg: cfg, ids: make([]int, shards), gws: make(map[int]gateway.Gateway, shards), ready: make(map[int]bool, shards),
-		opened: make(map[int]bool), handled: make(map[int]int), shardMu: make(map[int]*sync.Mutex, shards)}
+		opened: make(map[int]bool), handled: make(map[int]int), replaying: make(map[int]bool), sessions: make(map[int]ShardSession), shardMu: make(map[int]*sync.Mutex, shards)}
 	for i := range g.ids {
 		g.ids[i] = i
 		g.shardMu[i] = &sync.Mutex{}
@@ -241,8 +254,14 @@ func (g *Gateway) OpenShard(ctx context.Context, shard int, sess *ShardSession) 
 	g.mu.Lock()
 	g.opened[shard] = true
 	g.handled[shard] = 0
+	delete(g.replaying, shard)
+	delete(g.sessions, shard)
 	if sess != nil {
 		g.handled[shard] = sess.Sequence
+		g.replaying[shard] = sess.SessionID != ""
+		if sess.SessionID != "" {
+			g.sessions[shard] = ShardSession{SessionID: sess.SessionID, ResumeURL: sess.ResumeURL}
+		}
 	}
 	g.mu.Unlock()
 	if sess != nil && sess.SessionID != "" {
@@ -320,26 +339,63 @@ func (g *Gateway) newGateway(token string, h gateway.EventHandlerFunc, opts ...g
 	return gw
 }
 
-// handOn says whether the event of sequence number seq that gw received,
-// interaction i when not nil, is handed on: whether gw is the connection
-// of a shard opened, and Config.Admit takes i; if so, the event counts as
-// handled. An interaction Admit refuses stops the shard handing events
-// on, as Drop does.
-func (g *Gateway) handOn(gw gateway.Gateway, seq int, i discord.Interaction) bool {
+// handOn says whether the event ev of type t and sequence number seq
+// that gw received is handed on: whether gw is the connection of a shard
+// opened, and Config.Admit takes it if it is an interaction. If so, the
+// event counts as handled (READY's session is kept), and replayed says
+// it is part of the replay of a session resumed from OpenShard's (until
+// RESUMED or READY). An interaction Admit refuses stops the shard
+// handing events on, as Drop does.
+func (g *Gateway) handOn(gw gateway.Gateway, t gateway.EventType, seq int, ev gateway.EventData) (ok, replayed bool) {
+	i := Interaction(ev)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id := gw.ShardID()
-	if !g.opened[id] || g.gws[id] != gw {
-		return false
+	if !g.opened[id] || g.gws[id] != gw || (g.cfg.Serving != nil && !g.cfg.Serving(id)) {
+		return false, false
 	}
 	if i != nil && g.cfg.Admit != nil && !g.cfg.Admit(i) {
 		delete(g.opened, id)
-		return false
+		return false, false
 	}
 	if seq > 0 {
 		g.handled[id] = seq
 	}
-	return true
+	if t == gateway.EventTypeReady || t == gateway.EventTypeResumed {
+		delete(g.replaying, id)
+	}
+	if r, ok := readyOf(ev); ok {
+		g.sessions[id] = ShardSession{SessionID: r.SessionID, ResumeURL: r.ResumeGatewayURL}
+	}
+	return true, g.replaying[id]
+}
+
+func readyOf(ev gateway.EventData) (gateway.EventReady, bool) {
+	switch e := ev.(type) {
+	case gateway.EventReady:
+		return e, true
+	case *gateway.EventReady:
+		if e != nil {
+			return *e, true
+		}
+	}
+	return gateway.EventReady{}, false
+}
+
+// Session returns the session of shard (with Manual) as a checkpoint
+// for another process to resume it if this one dies: its id, resume
+// address, and the sequence number of the last event handed on. False
+// while the shard is not opened or has no session yet. It never waits
+// for the gateway.
+func (g *Gateway) Session(shard int) (ShardSession, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sess, ok := g.sessions[shard]
+	if !ok || !g.opened[shard] {
+		return ShardSession{}, false
+	}
+	sess.Sequence = g.handled[shard]
+	return sess, true
 }
 
 // markReady records that shard is ready and reports whether it had been
@@ -355,8 +411,12 @@ func (g *Gateway) markReady(shard int) (again bool) {
 // event is every shard's event handler: it reports READY and RESUMED,
 // hands each interaction on at once, and each reaction to OnReaction.
 func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gateway.EventData) {
-	if g.cfg.Manual && !g.handOn(gw, seq, Interaction(ev)) {
-		return
+	replayed := false
+	if g.cfg.Manual {
+		var ok bool
+		if ok, replayed = g.handOn(gw, t, seq, ev); !ok {
+			return
+		}
 	}
 	switch t {
 	case gateway.EventTypeReady, gateway.EventTypeResumed:
@@ -366,16 +426,20 @@ func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gat
 			g.cfg.OnReady(shard, t == gateway.EventTypeResumed, again)
 		}
 	case gateway.EventTypeInteractionCreate:
+		// A replayed interaction needs no mark: Discord refuses to have
+		// it acknowledged twice.
 		if i := Interaction(ev); i != nil && g.cfg.OnInteraction != nil {
 			go g.cfg.OnInteraction(i)
 		}
 	case gateway.EventTypeMessageReactionAdd, gateway.EventTypeMessageReactionRemove:
 		if r, ok := ReactionOf(ev); ok && g.cfg.OnReaction != nil {
+			r.Replayed = replayed
 			g.cfg.OnReaction(r)
 		}
 	case gateway.EventTypeMessageCreate, gateway.EventTypeMessageUpdate, gateway.EventTypeMessageDelete:
 		if g.cfg.OnMessage != nil {
 			if m, ok := MessageOf(ev); ok && m.GuildID != 0 {
+				m.Replayed = replayed
 				g.cfg.OnMessage(m)
 			}
 		}
@@ -383,6 +447,7 @@ func (g *Gateway) event(gw gateway.Gateway, t gateway.EventType, seq int, ev gat
 		if g.cfg.OnMessage != nil {
 			for _, m := range DeletedOf(ev) {
 				if m.GuildID != 0 {
+					m.Replayed = replayed
 					g.cfg.OnMessage(m)
 				}
 			}
@@ -403,6 +468,8 @@ type Reaction struct {
 	Emoji string
 	// EmojiID is a custom emoji's ID; 0 for a unicode emoji.
 	EmojiID snowflake.ID
+	// Replayed: as Message.Replayed.
+	Replayed bool
 }
 
 // ReactionOf returns the reaction a MESSAGE_REACTION_ADD or _REMOVE

@@ -17,6 +17,7 @@ import (
 
 	"github.com/disgoorg/disgo/discord"
 	"github.com/disgoorg/disgo/gateway"
+	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 )
@@ -184,4 +185,122 @@ func testMoveReplays(t *testing.T, refuse bool) {
 	case <-ctx.Done():
 		t.Fatal("the interaction dropped during the move was never replayed to the next holder")
 	}
+}
+
+// TestDisgoGatewayShardCheckpointReplay: a shard's Session is a
+// checkpoint another process resumes when the holder is gone without a
+// handover: Discord replays every event after the checkpoint's sequence,
+// those the holder had handed on since included, and they reach the next
+// holder marked Replayed until RESUMED; the events after are not marked.
+func TestDisgoGatewayShardCheckpointReplay(t *testing.T) {
+	dc := discordtest.NewServer(discordtest.WithShardCount(1))
+	defer dc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g, err := dc.AddGuild(discordtest.Guild{Name: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := dc.AddChannel(discordtest.Channel{GuildID: g.ID, Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := dc.AddMember(discordtest.Member{GuildID: g.ID, Username: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func() snowflake.ID {
+		t.Helper()
+		m, err := dc.AddMessage(discordtest.Message{ChannelID: ch.ID, AuthorID: u.UserID, Content: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	holder := func() (*Gateway, chan Message) {
+		got := make(chan Message, 8)
+		gw := NewGateway(GatewayConfig{
+			Token: dc.Token(), URL: dc.GatewayURL(), Shards: 1, Manual: true,
+			Log:             slog.New(slog.NewTextHandler(io.Discard, nil)),
+			IdentifyLimiter: gateway.NewNoopIdentifyRateLimiter(),
+			OnMessage:       func(m Message) { got <- m },
+		})
+		return gw, got
+	}
+	next := func(got chan Message, want snowflake.ID, replayed bool) {
+		t.Helper()
+		select {
+		case m := <-got:
+			if m.MessageID != want || m.Replayed != replayed {
+				t.Fatalf("got message %d (replayed %v), want %d (replayed %v)", m.MessageID, m.Replayed, want, replayed)
+			}
+		case <-ctx.Done():
+			t.Fatalf("message %d never arrived", want)
+		}
+	}
+
+	a, aGot := holder()
+	defer a.Close(ctx)
+	if _, ok := a.Session(0); ok {
+		t.Fatal("a shard not opened has a session")
+	}
+	if err := a.OpenShard(ctx, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := post()
+	next(aGot, first, false)
+	cp, ok := a.Session(0)
+	live, _ := dc.Session(0)
+	if !ok || cp.SessionID != live.ID || cp.Sequence < 1 || cp.ResumeURL == "" {
+		t.Fatalf("checkpoint %+v, %v; Discord's session %+v", cp, ok, live)
+	}
+	// Handed on after the checkpoint, then the holder is gone, its
+	// session left (a crash, as Discord sees it).
+	second := post()
+	next(aGot, second, false)
+	a.Drop(0)
+	a.CloseShard(ctx, 0, true)
+	third := post()
+
+	b, bGot := holder()
+	defer b.Close(ctx)
+	if err := b.OpenShard(ctx, 0, &cp); err != nil {
+		t.Fatal(err)
+	}
+	next(bGot, second, true)
+	next(bGot, third, true)
+	if dc.Identifies(0) != 1 {
+		t.Errorf("%d identifies, want 1: the next holder resumes", dc.Identifies(0))
+	}
+	fourth := post()
+	next(bGot, fourth, false)
+	if s, ok := b.Session(0); !ok || s.SessionID != cp.SessionID || s.Sequence <= cp.Sequence {
+		t.Errorf("b's checkpoint %+v, %v, want the session resumed, past %d", s, ok, cp.Sequence)
+	}
+
+	// Past its lease (Serving false), the holder hands nothing on.
+	var serving atomic.Bool
+	b.mu.Lock()
+	b.cfg.Serving = func(int) bool { return serving.Load() }
+	b.mu.Unlock()
+	post()
+	sent, _ := dc.Session(0)
+	for {
+		if last := b.sm.Shard(0).LastSequenceReceived(); last != nil && *last >= sent.Seq {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the message never reached the holder: %v", ctx.Err())
+		case <-time.After(10 * time.Millisecond): // disgo reads the connection on its own goroutine
+		}
+	}
+	select {
+	case m := <-bGot:
+		t.Fatalf("a holder past its lease handed on message %d", m.MessageID)
+	default:
+	}
+	serving.Store(true)
+	last := post()
+	next(bGot, last, false)
 }

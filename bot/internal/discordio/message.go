@@ -28,6 +28,10 @@ type Message struct {
 	Shown       bool
 	Attachments int
 	Images      bool
+	// Replayed says Discord sent the event again as it replayed a session
+	// resumed from another process's checkpoint: that process may have
+	// worked on it already.
+	Replayed bool
 }
 
 // MessageKind says which event a Message comes from.
