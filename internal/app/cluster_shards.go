@@ -136,18 +136,8 @@ func (h *shardHost) checkpoint(ctx context.Context) {
 			delete(h.samples, shard)
 			continue
 		}
-		ss := append(h.samples[shard], cur)
-		if len(ss) > shardCheckpointLag+1 {
-			ss = ss[len(ss)-shardCheckpointLag-1:]
-		}
-		h.samples[shard] = ss
-		pick := cur
-		for _, s := range ss {
-			if s.SessionID == cur.SessionID {
-				pick = s
-				break
-			}
-		}
+		var pick bot.ShardSession
+		h.samples[shard], pick = lagged(h.samples[shard], cur)
 		if pick == h.stored[shard] {
 			continue
 		}
@@ -165,6 +155,22 @@ func (h *shardHost) checkpoint(ctx context.Context) {
 			h.stored[shard] = pick
 		}
 	}
+}
+
+// lagged adds cur to a shard's samples, oldest first, keeping the last
+// shardCheckpointLag+1, and returns them with the session to store: the
+// oldest sample of cur's session.
+func lagged(samples []bot.ShardSession, cur bot.ShardSession) ([]bot.ShardSession, bot.ShardSession) {
+	samples = append(samples, cur)
+	if n := len(samples) - shardCheckpointLag - 1; n > 0 {
+		samples = append(samples[:0], samples[n:]...)
+	}
+	for _, s := range samples {
+		if s.SessionID == cur.SessionID {
+			return samples, s
+		}
+	}
+	return samples, cur
 }
 
 // close stops the checkpoints.

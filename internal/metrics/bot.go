@@ -53,8 +53,10 @@ var (
 	// (its pictures went through a batch, counted in pinbot_pins_total),
 	// not_linked, canceled (taken off: queued pins canceled), none
 	// (taken off: nothing to cancel), throttled, failed, duplicate (the
-	// same event again), closing, busy (too many under way).
-	ReactionResults = []string{"ran", "not_linked", "canceled", "none", "throttled", "failed", "duplicate", "closing", "busy"}
+	// same event again), closing, busy (too many under way), not_served
+	// (its gateway shard is no longer this member's: its next holder gets
+	// it replayed).
+	ReactionResults = []string{"ran", "not_linked", "canceled", "none", "throttled", "failed", "duplicate", "closing", "busy", "not_served"}
 )
 
 // other is the label value of anything outside a label's list.
