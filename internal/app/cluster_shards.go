@@ -55,11 +55,13 @@ type shardHost struct {
 	bot     *bot.Bot
 	pending map[int]*bot.ShardSession // acquired before the bot was set
 
-	// ckMu orders the checkpoints and the sessions stored by release:
-	// a checkpoint never lands after a handover's session.
+	// ckMu guards the checkpoints' state; release waits for a checkpoint
+	// of its shard under way (ckBusy), so that none lands after the
+	// session a handover stores.
 	ckMu    sync.Mutex
 	samples map[int][]bot.ShardSession // each shard's last sessions seen, oldest first
 	stored  map[int]bot.ShardSession   // each shard's last checkpoint stored
+	ckBusy  map[int]chan struct{}      // each shard's checkpoint under way
 	stop    context.CancelFunc
 	stopped chan struct{}
 }
@@ -79,7 +81,7 @@ func newShardHost(ctx context.Context, cli *clientv3.Client, keys partition.Keys
 		count: count, sessions: cluster.NewShardSessions(cli, keys), cli: cli, keys: keys, member: member,
 		log:     log.With().Str("component", "shards").Logger(),
 		pending: make(map[int]*bot.ShardSession),
-		samples: make(map[int][]bot.ShardSession), stored: make(map[int]bot.ShardSession),
+		samples: make(map[int][]bot.ShardSession), stored: make(map[int]bot.ShardSession), ckBusy: make(map[int]chan struct{}),
 	}, nil
 }
 
@@ -119,7 +121,8 @@ func (h *shardHost) checkpoints(ctx context.Context) {
 
 // checkpoint stores, for each shard held whose session moved, the session
 // with the sequence handed on shardCheckpointLag checkpoints ago (or when
-// the session began, if later), fenced by the shard's tenure.
+// the session began, if later), fenced by the shard's tenure. No lock is
+// held while etcd answers: acquisitions and handovers do not wait for it.
 func (h *shardHost) checkpoint(ctx context.Context) {
 	h.mu.Lock()
 	b := h.bot
@@ -127,34 +130,63 @@ func (h *shardHost) checkpoint(ctx context.Context) {
 	if b == nil {
 		return
 	}
-	h.ckMu.Lock()
-	defer h.ckMu.Unlock()
 	for _, st := range b.Shards() {
 		shard := st.ID
 		cur, ok := b.ShardSession(shard)
+		h.ckMu.Lock()
 		if !ok {
 			delete(h.samples, shard)
+			h.ckMu.Unlock()
 			continue
 		}
 		var pick bot.ShardSession
 		h.samples[shard], pick = lagged(h.samples[shard], cur)
-		if pick == h.stored[shard] {
+		if pick == h.stored[shard] || h.ckBusy[shard] != nil {
+			h.ckMu.Unlock()
 			continue
 		}
+		busy := make(chan struct{})
+		h.ckBusy[shard] = busy
+		h.ckMu.Unlock()
+
 		rev, ok := h.tenureOf(shard)
-		if !ok {
-			continue
+		done := false
+		if ok {
+			cctx, cancel := context.WithTimeout(ctx, shardCheckpointEvery)
+			var err error
+			done, err = h.sessions.Checkpoint(cctx, shard, cluster.ShardSession{SessionID: pick.SessionID, Sequence: pick.Sequence, ResumeURL: pick.ResumeURL}, rev)
+			cancel()
+			if err != nil {
+				h.log.Warn().Err(err).Int("shard", shard).Msg("storing the gateway shard's session failed; retried at the next checkpoint")
+			}
 		}
-		cctx, cancel := context.WithTimeout(ctx, shardSessionTimeout)
-		done, err := h.sessions.Checkpoint(cctx, shard, cluster.ShardSession{SessionID: pick.SessionID, Sequence: pick.Sequence, ResumeURL: pick.ResumeURL}, rev)
-		cancel()
-		switch {
-		case err != nil:
-			h.log.Warn().Err(err).Int("shard", shard).Msg("storing the gateway shard's session failed; retried at the next checkpoint")
-		case done:
-			h.stored[shard] = pick
+		h.ckMu.Lock()
+		if h.ckBusy[shard] == busy {
+			// Not since acquired again or released.
+			delete(h.ckBusy, shard)
+			if done {
+				h.stored[shard] = pick
+			}
 		}
+		close(busy)
+		h.ckMu.Unlock()
 	}
+}
+
+// forget drops what the checkpoints know of shard, acquired or released,
+// and returns the channel closed once a checkpoint of it still under way
+// ends (nil if none).
+func (h *shardHost) forget(shard int) <-chan struct{} {
+	h.ckMu.Lock()
+	defer h.ckMu.Unlock()
+	busy := h.ckBusy[shard]
+	delete(h.ckBusy, shard)
+	delete(h.samples, shard)
+	delete(h.stored, shard)
+	if busy == nil {
+		return nil
+	}
+	return busy
 }
 
 // lagged adds cur to a shard's samples, oldest first, keeping the last
@@ -234,11 +266,8 @@ func (h *shardHost) acquired(shard int) error {
 	if ok {
 		sess = &bot.ShardSession{SessionID: stored.SessionID, Sequence: stored.Sequence, ResumeURL: stored.ResumeURL}
 	}
-	h.ckMu.Lock()
 	// Take deleted the stored session: the next checkpoint stores it.
-	delete(h.samples, shard)
-	delete(h.stored, shard)
-	h.ckMu.Unlock()
+	h.forget(shard)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.bot == nil {
@@ -279,10 +308,13 @@ func (h *shardHost) release(ctx context.Context, shard int) error {
 	case wasPending && pending != nil:
 		sess, ok = *pending, true
 	}
-	h.ckMu.Lock()
-	defer h.ckMu.Unlock()
-	delete(h.samples, shard)
-	delete(h.stored, shard)
+	if busy := h.forget(shard); busy != nil {
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if !ok {
 		return nil // the next holder resumes the last checkpoint, if any, or identifies
 	}
