@@ -345,29 +345,23 @@ func (b *Bot) autopinMessage(m discordio.Message) string {
 		return autopinRelink
 	}
 	var skip []string
-	switch {
-	case m.Kind == discordio.MessageUpdated:
+	if m.Kind == discordio.MessageUpdated || m.Replayed {
+		// An edit queues its new pictures only; a replayed message, what
+		// the shard's previous holder had not queued before it died.
 		if skip, err = b.alreadyThere(ctx, acct.ID, rule.Board, m.MessageID, imgs); err != nil {
-			inv.log.Error().Err(err).Str("account", acct.ID).Msg("auto-pin: reading the account's queued pins failed; edited message not queued")
+			inv.log.Error().Err(err).Str("account", acct.ID).Bool("replayed", m.Replayed).Msg("auto-pin: reading the account's queued pins failed; message not queued")
 			return autopinFailed
 		}
-		if len(skip) == len(imgs) {
+		switch {
+		case len(skip) == len(imgs) && m.Kind == discordio.MessageUpdated:
 			inv.log.Debug().Msg("auto-pin: edited message with no new picture")
 			return autopinUnchanged
-		}
-		if len(skip) == 0 && b.cfg.Now().Sub(m.MessageID.Time()) >= recentFor {
-			inv.log.Debug().Msg("auto-pin: edit of an old message none of whose pictures was taken; not queued")
-			return autopinOld
-		}
-	case m.Replayed:
-		// The shard's previous holder may have queued it before it died.
-		if skip, err = b.alreadyThere(ctx, acct.ID, rule.Board, m.MessageID, imgs); err != nil {
-			inv.log.Error().Err(err).Str("account", acct.ID).Msg("auto-pin: reading the account's queued pins failed; replayed message not queued")
-			return autopinFailed
-		}
-		if len(skip) == len(imgs) {
+		case len(skip) == len(imgs):
 			inv.log.Debug().Msg("auto-pin: replayed message already queued")
 			return autopinDuplicate
+		case len(skip) == 0 && m.Kind == discordio.MessageUpdated && b.cfg.Now().Sub(m.MessageID.Time()) >= recentFor:
+			inv.log.Debug().Msg("auto-pin: edit of an old message none of whose pictures was taken; not queued")
+			return autopinOld
 		}
 	}
 	if !b.servesGuild(m.GuildID) {

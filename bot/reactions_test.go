@@ -73,6 +73,19 @@ func (w *reactionWorld) react(m discordtest.Message, user snowflake.ID, emoji st
 	return e
 }
 
+// queuingUser adds a user who links account, with used pins of its
+// window taken, and queues pins when it is full.
+func (w *reactionWorld) queuingUser(name, account string, used int) snowflake.ID {
+	w.t.Helper()
+	u := w.addUser(name)
+	w.link(u, account, name+"_art")
+	if err := w.links.SetQueueWhenFull(w.ctx, u.String(), true); err != nil {
+		w.t.Fatal(err)
+	}
+	w.fill(account, used)
+	return u
+}
+
 // gatewayIntents are the intents the bot's gateway identifies with.
 func gatewayIntents(b *Bot) gateway.Intents {
 	var gc discordio.GatewayConfig
@@ -102,12 +115,7 @@ func mustContain(t *testing.T, what, s string, subs ...string) {
 // cancels it, and the pins made stay.
 func TestReactionPinsQueuesAndCancels(t *testing.T) {
 	w := newReactionWorld(t, worldOptions{jobs: true})
-	alice := w.addUser("alice")
-	w.link(alice, "a1", "alice_art")
-	if err := w.links.SetQueueWhenFull(w.ctx, alice.String(), true); err != nil {
-		t.Fatal(err)
-	}
-	w.fill("a1", 98)
+	alice := w.queuingUser("alice", "a1", 98)
 	m := w.addImages(w.channel.ID, 3, "three cats")
 
 	if e := w.react(m, alice, "📌", true); e.result != reactionRan {
@@ -651,12 +659,7 @@ func TestReactionMessageGone(t *testing.T) {
 // ran is worked on.
 func TestReactionReplayed(t *testing.T) {
 	w := newReactionWorld(t, worldOptions{jobs: true})
-	alice := w.addUser("alice")
-	w.link(alice, "a1", "alice_art")
-	if err := w.links.SetQueueWhenFull(w.ctx, alice.String(), true); err != nil {
-		t.Fatal(err)
-	}
-	w.fill("a1", 98)
+	alice := w.queuingUser("alice", "a1", 98)
 	m := w.addImages(w.channel.ID, 3, "three cats")
 	if e := w.react(m, alice, "📌", true); e.result != reactionRan {
 		t.Fatalf("reaction result %q, want %q", e.result, reactionRan)

@@ -109,11 +109,9 @@ func TestDisgoGatewayShardMoveReplaysDropped(t *testing.T) {
 	t.Run("refused by Admit", func(t *testing.T) { testMoveReplays(t, true) })
 }
 
-func testMoveReplays(t *testing.T, refuse bool) {
-	dc := discordtest.NewServer(discordtest.WithShardCount(1))
-	defer dc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+// guildWithMember adds a guild with a channel and a member to dc.
+func guildWithMember(t *testing.T, dc *discordtest.Server) (discordtest.Channel, discordtest.Member) {
+	t.Helper()
 	g, err := dc.AddGuild(discordtest.Guild{Name: "g"})
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +124,15 @@ func testMoveReplays(t *testing.T, refuse bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ch, m
+}
+
+func testMoveReplays(t *testing.T, refuse bool) {
+	dc := discordtest.NewServer(discordtest.WithShardCount(1))
+	defer dc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ch, m := guildWithMember(t, dc)
 	got := make(chan discord.Interaction, 4)
 	var closing atomic.Bool
 	holder := func() *Gateway {
@@ -197,18 +204,7 @@ func TestDisgoGatewayShardCheckpointReplay(t *testing.T) {
 	defer dc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := dc.AddGuild(discordtest.Guild{Name: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := dc.AddChannel(discordtest.Channel{GuildID: g.ID, Name: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := dc.AddMember(discordtest.Member{GuildID: g.ID, Username: "u"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, u := guildWithMember(t, dc)
 	post := func() snowflake.ID {
 		t.Helper()
 		m, err := dc.AddMessage(discordtest.Message{ChannelID: ch.ID, AuthorID: u.UserID, Content: "hi"})
