@@ -65,6 +65,13 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 // Config.Observer.
 func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine, *badgerstore.Store) {
 	b.Helper()
+	return openBenchEngineWith(b, durable, func(cfg *Config) { cfg.Observer = obs })
+}
+
+// openBenchEngineWith is openBenchEngine with the configuration changed
+// by mutate.
+func openBenchEngineWith(b *testing.B, durable bool, mutate func(*Config)) (*Engine, *badgerstore.Store) {
+	b.Helper()
 	benchTune.Do(func() {
 		if _, err := gctune.Apply(gctune.ProcessEnv(), "PINBOT_MEMORY_LIMIT", os.Getenv("PINBOT_MEMORY_LIMIT")); err != nil {
 			b.Fatal(err)
@@ -84,7 +91,7 @@ func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine,
 	}
 	cfg := DefaultConfig()
 	cfg.Recover = false
-	cfg.Observer = obs
+	mutate(&cfg)
 	eng, err := New(cfg, store, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
@@ -94,6 +101,43 @@ func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine,
 		_ = store.Close()
 	})
 	return eng, store
+}
+
+// openParkingBenchEngine is openBenchEngine (relaxed) on a manual clock,
+// starting at the wall clock's time, with a count of the accounts parked.
+func openParkingBenchEngine(b *testing.B) (*Engine, *ManualClock, *atomic.Int64) {
+	b.Helper()
+	clock := NewManualClock(time.Now())
+	eng, _ := openBenchEngineWith(b, false, func(cfg *Config) { cfg.Clock = clock })
+	parked := new(atomic.Int64)
+	eng.onParked = func(string) { parked.Add(1) }
+	return eng, clock, parked
+}
+
+// parkAll parks the n resident accounts of eng as the engine would once
+// they are idle: the clock moves on by ParkAfter, and idle sweeps run
+// (the engine's own run too, on their ticker) until every account has
+// parked (the first sweep after the accounts' use asks none, the next
+// snapshots them, the one after parks them).
+func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64, n int) {
+	b.Helper()
+	clock.Advance(eng.cfg.ParkAfter)
+	last, still := int64(-1), 0
+	for parked.Load() < int64(n) {
+		if p := parked.Load(); p != last {
+			last, still = p, 0
+		} else if still++; still > 30 {
+			b.Fatalf("%d of %d accounts parked", p, n)
+		}
+		eng.reg.sweepIdle()
+		if err := eng.journal.Flush(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// What the stopped actors leave in sync.Pool victim caches goes
+	// after two collections.
+	runtime.GC()
+	runtime.GC()
 }
 
 // eachAccount calls fn for accounts 0..n-1 from benchCallers goroutines.
@@ -449,8 +493,10 @@ func printStalls(start time.Time, sched []time.Duration, rate float64) {
 }
 
 // BenchmarkResidentMemory measures the heap held per resident account
-// actor with a few pins each (PINBOT_BENCH_PINS, default 3) over
-// PINBOT_BENCH_ACCOUNTS accounts (default 100,000). The heap growth it
+// with a few pins each (PINBOT_BENCH_PINS, default 3) over
+// PINBOT_BENCH_ACCOUNTS accounts (default 100,000), once they are idle
+// and parked (parkAll), as the accounts of a running bot are between
+// their uses. The heap growth it
 // reports also holds Badger's memtables and table-building buffers, which
 // grow with the volume written. For the engine's own share, set
 // PINBOT_BENCH_HEAPPROFILE to a file and run with -test.memprofilerate=1:
@@ -471,7 +517,7 @@ func BenchmarkResidentMemory(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		eng, _ := openBenchEngine(b, false)
+		eng, clock, parked := openParkingBenchEngine(b)
 		ctx := context.Background()
 		before := heapInUse()
 		b.StartTimer()
@@ -491,6 +537,7 @@ func BenchmarkResidentMemory(b *testing.B) {
 			}
 		})
 		b.StopTimer()
+		parkAll(b, eng, clock, parked, n)
 		if got := eng.Resident(); got != n {
 			b.Fatalf("resident %d want %d", got, n)
 		}
@@ -602,7 +649,8 @@ func dirSize(b *testing.B, dir string) int64 {
 
 // BenchmarkCollectorMark measures what one collection costs with
 // PINBOT_BENCH_ACCOUNTS accounts resident (default 10,000), each with one
-// pin: it fills them (relaxed store), then forces collections and reports,
+// pin: it fills them (relaxed store), lets them park (parkAll), then
+// forces collections and reports,
 // per cycle, the wall time of runtime.GC, the collector's mark CPU, the
 // heap objects and the scannable heap it walks, and the heap objects per
 // account (the growth over the empty engine's). Compare runs at 10,000,
@@ -615,7 +663,7 @@ func BenchmarkCollectorMark(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	eng, _ := openBenchEngine(b, false)
+	eng, clock, parked := openParkingBenchEngine(b)
 	ctx := context.Background()
 	runtime.GC()
 	base := readMark()
@@ -629,6 +677,7 @@ func BenchmarkCollectorMark(b *testing.B) {
 			b.Error(err)
 		}
 	})
+	parkAll(b, eng, clock, parked, n)
 	if got := eng.Resident(); got != n {
 		b.Fatalf("resident %d want %d", got, n)
 	}
