@@ -579,3 +579,30 @@ func TestParkFence(t *testing.T) {
 		t.Fatalf("fence after a round trip %q", p.fence)
 	}
 }
+
+// TestRegistryShrinks: a shard's map, emptied by parking below a quarter
+// of its peak, is made again at its size by the next sweep, keeping its
+// entries.
+func TestRegistryShrinks(t *testing.T) {
+	f := newFixture(t, parkingConfig)
+	f.fill("a", 1)
+	f.fill("b", 1)
+	sh := f.eng.reg.shard("a")
+	sh.mu.Lock()
+	sh.peak = 4 * shrinkFrom
+	before := sh.m
+	sh.mu.Unlock()
+	f.eng.reg.sweepIdle()
+	sh.mu.RLock()
+	peak, after := sh.peak, sh.m
+	sh.mu.RUnlock()
+	if peak != len(after) || reflect.ValueOf(after).UnsafePointer() == reflect.ValueOf(before).UnsafePointer() {
+		t.Fatalf("peak %d with %d entries: not remade", peak, len(after))
+	}
+	if f.status("a").Used != 1 || f.status("b").Used != 1 {
+		t.Fatal("entries lost")
+	}
+	if f.eng.Resident() != 2 {
+		t.Fatalf("resident %d", f.eng.Resident())
+	}
+}

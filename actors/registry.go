@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -48,6 +49,9 @@ type registry struct {
 type regShard struct {
 	mu sync.RWMutex
 	m  map[string]*regEntry
+	// peak is the most entries m held since it was made: a map keeps
+	// the room of its peak, which every collection walks (see shrink).
+	peak int
 	// parked holds the shard's parked accounts (see slab): an account is
 	// in m or in parked, never both.
 	parked slab
@@ -275,6 +279,7 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		// A parked account's actor takes its state back (see takeResume).
 		ne.resume = sh.parked.take(account, h)
 		sh.m[account] = ne
+		sh.peak = max(sh.peak, len(sh.m))
 		sh.mu.Unlock()
 
 		pid, err := r.eng.spawn(name, &ne.mailbox)
@@ -443,6 +448,7 @@ func (r *registry) sweepIdle() int {
 		sh := &r.shards[i]
 		idle = idle[:0]
 		r.evictParked(sh, now, timeout)
+		r.shrink(sh)
 		sh.mu.RLock()
 		for _, e := range sh.m {
 			if e.pid != nil && !e.passivating && e.used.Load() < cur {
@@ -475,6 +481,28 @@ func (r *registry) evictParked(sh *regShard, now, timeout int64) {
 		if sl := &sh.parked.slots[i]; sl.live && now-sl.lastUsed >= timeout {
 			sh.parked.remove(i)
 		}
+	}
+}
+
+// shrinkFrom is the smallest peak a shard's map is shrunk from.
+const shrinkFrom = 1024
+
+// shrink remakes sh's map when it holds under a quarter of its peak, as
+// once the accounts in use at the peak have parked: the room left would
+// cost every collection a walk of it.
+func (r *registry) shrink(sh *regShard) {
+	sh.mu.RLock()
+	need := sh.peak >= shrinkFrom && len(sh.m) < sh.peak/4
+	sh.mu.RUnlock()
+	if !need {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.peak >= shrinkFrom && len(sh.m) < sh.peak/4 {
+		m := make(map[string]*regEntry, len(sh.m)) // not maps.Clone: it keeps the room
+		maps.Copy(m, sh.m)
+		sh.m, sh.peak = m, len(m)
 	}
 }
 
