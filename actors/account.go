@@ -91,6 +91,9 @@ type incarnation struct {
 	// stored in a snapshot (loaded as one, or written to park); set by
 	// the journal's callback, hence atomic.
 	durableSeq atomic.Uint64
+	// parkFailed is set when the snapshot written to park failed: the
+	// next idle sweep writes it again.
+	parkFailed atomic.Bool
 }
 
 // markDurable records that a snapshot up to seq is stored.

@@ -11,14 +11,14 @@ import (
 // to write at Close, at a checkpoint or when evicted, and can be dropped
 // without a write. When the state is not stored yet, tryPark snapshots
 // it, and a later sweep parks the account once that write is durable
-// and nothing changed since.
+// and nothing changed since (or writes it again if it failed).
 func (a *accountActor) tryPark(c actor.Context, now int64) {
 	if a.stopping || !a.canPark() {
 		return
 	}
 	if !a.durable() {
-		if a.parkWrite == a.seq && a.snapSeq == a.seq {
-			return // its snapshot is on its way (or failed: the next change retries)
+		if a.parkWrite == a.seq && a.snapSeq == a.seq && !a.inc.parkFailed.Swap(false) {
+			return // its snapshot is on its way
 		}
 		w := persistence.AccountWrite{Account: a.account, ExpiresAt: a.expiry(now)}
 		a.attachSnapshot(&w, now)
@@ -28,6 +28,8 @@ func (a *accountActor) tryPark(c actor.Context, now int64) {
 		a.journalWrite(w, now, func(err error) {
 			if err == nil {
 				inc.markDurable(seq)
+			} else {
+				inc.parkFailed.Store(true)
 			}
 		})
 		return
