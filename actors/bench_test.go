@@ -115,8 +115,9 @@ func openParkingBenchEngine(b *testing.B) (*Engine, *ManualClock, *atomic.Int64)
 }
 
 // parkAll parks the n resident accounts of eng as the engine would once
-// they are idle: the clock moves on by ParkAfter, and idle sweeps run
-// (the engine's own run too, on their ticker) until every account has
+// they are idle: idle sweeps run (the engine's own run too, on their
+// ticker), the clock moving on by ParkAfter before each, until every
+// account has
 // parked (the first sweep after the accounts' use asks none, the next
 // snapshots them, the one after parks them).
 func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64, n int) {
@@ -133,6 +134,9 @@ func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64
 		if err := eng.journal.Flush(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		// Time goes on: an account a checkpoint used meanwhile parks
+		// ParkAfter later.
+		clock.Advance(eng.cfg.ParkAfter)
 	}
 	// What the stopped actors leave in sync.Pool victim caches goes
 	// after two collections.

@@ -327,6 +327,12 @@ func (e *Engine) checkpoint(ctx context.Context, cp Checkpointer, spread time.Du
 				return n, err
 			}
 		}
+		if e.reg.isParked(account) {
+			// Its snapshot holds everything already (the store's list
+			// was taken before it landed): waking it would only keep
+			// it from staying parked.
+			continue
+		}
 		if _, err := e.call(ctx, account, request{op: opCompact}); err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 				return n, err

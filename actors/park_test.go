@@ -604,3 +604,21 @@ func TestRegistryShrinks(t *testing.T) {
 		t.Fatalf("resident %d", f.eng.Resident())
 	}
 }
+
+// TestParkCheckpointSkips: a checkpoint leaves parked accounts parked:
+// their state is stored whole.
+func TestParkCheckpointSkips(t *testing.T) {
+	f := newFixture(t, parkingConfig)
+	f.fill("a", 2)
+	f.fill("b", 2)
+	f.clock.Advance(time.Hour)
+	f.park("a")
+	f.status("b") // unparked (or never parked)
+	n, err := f.eng.Checkpoint(f.ctx, staleList{"a", "b"})
+	if err != nil || n != 1 {
+		t.Fatalf("checkpoint: %d, %v", n, err)
+	}
+	if f.eng.reg.peekParked("a") == nil {
+		t.Fatal("checkpoint unparked a")
+	}
+}

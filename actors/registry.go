@@ -390,6 +390,14 @@ func (r *registry) takeResume(account string) *parked {
 	return p
 }
 
+// isParked reports whether account is parked.
+func (r *registry) isParked(account string) bool {
+	sh, h := r.locate(account)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return sh.parked.find(account, h) >= 0
+}
+
 // peekParked returns a copy of account's parked state, or nil when it is
 // not parked.
 func (r *registry) peekParked(account string) *parked {
