@@ -44,6 +44,10 @@ type registry struct {
 	// epoch counts idle sweeps; an entry records the epoch of its last
 	// message, so a sweep finds the actors unused since the one before.
 	epoch atomic.Uint64
+	// nextEvict is the engine time from which a sweep looks for parked
+	// accounts to evict: every quarter of IdleTimeout, as before parking,
+	// not at every sweep (those come every half of ParkAfter).
+	nextEvict atomic.Int64
 }
 
 type regShard struct {
@@ -446,16 +450,26 @@ func (r *registry) forgetLocked(sh *regShard, match func(account string) bool) i
 
 // sweepIdle asks every actor that received nothing since the previous
 // sweep whether it has been idle for Config.IdleTimeout (by the engine
-// clock); those that have passivate. It returns how many it asked.
+// clock); those that have passivate, and those idle for Config.ParkAfter
+// park. Every quarter of IdleTimeout it also evicts the parked accounts
+// unused for IdleTimeout, and it remakes the shard maps that parking
+// left under a quarter of their peak (shrink). It returns how many
+// actors it asked.
 func (r *registry) sweepIdle() int {
 	cur := r.epoch.Add(1) - 1
 	asked := 0
 	var idle []*regEntry
 	now, timeout := r.eng.clock.Now(), r.eng.cfg.IdleTimeout.Milliseconds()
+	evict := now >= r.nextEvict.Load()
+	if evict {
+		r.nextEvict.Store(now + max(timeout/4, 1))
+	}
 	for i := range r.shards {
 		sh := &r.shards[i]
 		idle = idle[:0]
-		r.evictParked(sh, now, timeout)
+		if evict {
+			r.evictParked(sh, now, timeout)
+		}
 		r.shrink(sh)
 		sh.mu.RLock()
 		for _, e := range sh.m {
