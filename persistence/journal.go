@@ -274,6 +274,11 @@ func (j *Journal) run() {
 			runtime.Gosched()
 			clear(take)
 			spare = take[:0]
+			if cap(spare) > 4*j.maxBatch {
+				// A burst left it; kept, the collector would walk it
+				// at every cycle.
+				spare = nil
+			}
 		}
 	}
 }
