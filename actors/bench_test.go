@@ -114,17 +114,17 @@ func openParkingBenchEngine(b *testing.B) (*Engine, *ManualClock, *atomic.Int64)
 	return eng, clock, parked
 }
 
-// parkAll parks the n resident accounts of eng as the engine would once
+// parkAll parks every resident account of eng, as the engine would once
 // they are idle: idle sweeps run (the engine's own run too, on their
-// ticker), the clock moving on by ParkAfter before each, until every
-// account has
-// parked (the first sweep after the accounts' use asks none, the next
-// snapshots them, the one after parks them).
+// ticker), the clock moving on by ParkAfter each time, until no account
+// has an actor and at least n have parked (the first sweep after the
+// accounts' use asks none, the next snapshots them, the one after parks
+// them).
 func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64, n int) {
 	b.Helper()
 	clock.Advance(eng.cfg.ParkAfter)
 	last, still := int64(-1), 0
-	for parked.Load() < int64(n) {
+	for parked.Load() < int64(n) || liveActors(eng) > 0 {
 		if p := parked.Load(); p != last {
 			last, still = p, 0
 		} else if still++; still > 30 {
@@ -138,17 +138,35 @@ func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64
 		// ParkAfter later.
 		clock.Advance(eng.cfg.ParkAfter)
 	}
+	// The next sweep remakes the registry's maps at their new size.
+	eng.reg.sweepIdle()
 	// What the stopped actors leave in sync.Pool victim caches goes
 	// after two collections.
 	runtime.GC()
 	runtime.GC()
 }
 
+// liveActors returns how many accounts of eng have an actor.
+func liveActors(eng *Engine) int {
+	n := 0
+	for i := range eng.reg.shards {
+		sh := &eng.reg.shards[i]
+		sh.mu.RLock()
+		n += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return n
+}
+
 // eachAccount calls fn for accounts 0..n-1 from benchCallers goroutines.
-func eachAccount(n int, fn func(account string)) {
+func eachAccount(n int, fn func(account string)) { eachAccountIn(0, n, fn) }
+
+// eachAccountIn calls fn for accounts lo..hi-1 from benchCallers
+// goroutines.
+func eachAccountIn(lo, hi int, fn func(account string)) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, benchCallers)
-	for a := 0; a < n; a++ {
+	for a := lo; a < hi; a++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -653,8 +671,10 @@ func dirSize(b *testing.B, dir string) int64 {
 
 // BenchmarkCollectorMark measures what one collection costs with
 // PINBOT_BENCH_ACCOUNTS accounts resident (default 10,000), each with one
-// pin: it fills them (relaxed store), lets them park (parkAll), then
-// forces collections and reports,
+// pin: it fills them (relaxed store), PINBOT_BENCH_WAVE accounts at a
+// time (default all: the most actors alive at once, whose room
+// protoactor's process registry keeps), each wave let park (parkAll)
+// before the next, then forces collections and reports,
 // per cycle, the wall time of runtime.GC, the collector's mark CPU, the
 // heap objects and the scannable heap it walks, and the heap objects per
 // account (the growth over the empty engine's). Compare runs at 10,000,
@@ -667,21 +687,30 @@ func BenchmarkCollectorMark(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	wave := n
+	if v := os.Getenv("PINBOT_BENCH_WAVE"); v != "" {
+		if _, err := fmt.Sscan(v, &wave); err != nil || wave < 1 {
+			b.Fatalf("PINBOT_BENCH_WAVE=%q: want a positive number", v)
+		}
+	}
 	eng, clock, parked := openParkingBenchEngine(b)
 	ctx := context.Background()
 	runtime.GC()
 	base := readMark()
-	eachAccount(n, func(acc string) {
-		g, err := eng.Reserve(ctx, acc, 1)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		if _, err := eng.Commit(ctx, g.Reservations()[0], eng.Now()); err != nil {
-			b.Error(err)
-		}
-	})
-	parkAll(b, eng, clock, parked, n)
+	for lo := 0; lo < n; lo += wave {
+		hi := min(lo+wave, n)
+		eachAccountIn(lo, hi, func(acc string) {
+			g, err := eng.Reserve(ctx, acc, 1)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := eng.Commit(ctx, g.Reservations()[0], eng.Now()); err != nil {
+				b.Error(err)
+			}
+		})
+		parkAll(b, eng, clock, parked, hi)
+	}
 	if got := eng.Resident(); got != n {
 		b.Fatalf("resident %d want %d", got, n)
 	}
