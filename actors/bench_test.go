@@ -104,14 +104,17 @@ func openBenchEngineWith(b *testing.B, durable bool, mutate func(*Config)) (*Eng
 }
 
 // openParkingBenchEngine is openBenchEngine (relaxed) on a manual clock,
-// starting at the wall clock's time, without checkpoints, with a count
-// of the accounts parked.
+// starting at the wall clock's time, without checkpoints nor eviction,
+// with a count of the accounts parked.
 func openParkingBenchEngine(b *testing.B) (*Engine, *ManualClock, *atomic.Int64) {
 	b.Helper()
 	clock := NewManualClock(time.Now())
 	// No checkpoints: one that wakes an account while it decides to park
-	// makes it stop for good instead, which the counts would miss.
-	eng, _ := openBenchEngineWith(b, false, func(cfg *Config) { cfg.Clock, cfg.CheckpointEvery = clock, 0 })
+	// makes it stop for good instead, which the counts would miss. No
+	// eviction either: the clock moves on by ParkAfter at every sweep.
+	eng, _ := openBenchEngineWith(b, false, func(cfg *Config) {
+		cfg.Clock, cfg.CheckpointEvery, cfg.IdleTimeout = clock, 0, 365*24*time.Hour
+	})
 	parked := new(atomic.Int64)
 	eng.onParked = func(string) { parked.Add(1) }
 	return eng, clock, parked
