@@ -87,6 +87,31 @@ type incarnation struct {
 	// state, or written by a successful Hold); set by the journal's
 	// callback, hence atomic.
 	durableHold atomic.Int64
+	// durableSeq is the journal sequence up to which the state is known
+	// stored in a snapshot (loaded as one, or written to park); set by
+	// the journal's callback, hence atomic.
+	durableSeq atomic.Uint64
+	// parkFailed is set when the snapshot written to park failed: the
+	// next idle sweep writes it again.
+	parkFailed atomic.Bool
+}
+
+// markDurable records that a snapshot up to seq is stored.
+func (inc *incarnation) markDurable(seq uint64) {
+	for {
+		old := inc.durableSeq.Load()
+		if seq <= old || inc.durableSeq.CompareAndSwap(old, seq) {
+			return
+		}
+	}
+}
+
+// settled reports whether no grant of this incarnation waits to be
+// rolled back.
+func (inc *incarnation) settled() bool {
+	inc.mu.Lock()
+	defer inc.mu.Unlock()
+	return len(inc.failed) == 0
 }
 
 // add records a grant to roll back.
@@ -184,6 +209,12 @@ type accountActor struct {
 	nextJob uint64            // next job ID
 	retryAt int64             // no job starts before this instant (a failed start)
 
+	// parkWrite is the journal sequence of the snapshot this incarnation
+	// wrote to park (see tryPark), 0 if none; parked is the state handed
+	// to the registry at the stop of an actor that parks.
+	parkWrite uint64
+	parked    *parked
+
 	// The flags, together: apart, each would take a word of padding in
 	// an object every resident account has.
 	timed    bool // the account has an entry in the engine's job timer
@@ -191,6 +222,7 @@ type accountActor struct {
 	replied  bool // the request being handled has been (or will be) answered
 	appended bool // this incarnation wrote to the journal
 	stopping bool
+	parking  bool // stopping to park (see tryPark)
 }
 
 // logger returns the engine's logger tagged with the account. It is built
@@ -236,10 +268,14 @@ func (a *accountActor) Receive(c actor.Context) {
 	case *actor.Stopping:
 		a.stop(c)
 	case *actor.Stopped:
-		a.eng.reg.remove(a.account, c.Self())
-		if a.eng.onStopped != nil {
+		if a.eng.reg.remove(a.account, c.Self(), a.parked) {
+			if a.eng.onParked != nil {
+				a.eng.onParked(a.account)
+			}
+		} else if a.eng.onStopped != nil {
 			a.eng.onStopped(a.account)
 		}
+		a.parked = nil
 	}
 }
 
@@ -279,6 +315,10 @@ func (a *accountActor) answerStatus(m *request, now int64) {
 
 func (a *accountActor) start(c actor.Context) {
 	a.account = strings.TrimPrefix(c.Self().Id, actorNamePrefix)
+	if p := a.eng.reg.takeResume(a.account); p != nil {
+		a.resume(p)
+		return
+	}
 	if !a.load() {
 		a.passivate(c) // the next incarnation tries loading again
 	}
@@ -337,6 +377,9 @@ func (a *accountActor) load() bool {
 	a.led = led
 	a.inc = &a.incv
 	a.inc.durableHold.Store(led.hold)
+	if a.sinceSnap == 0 {
+		a.inc.durableSeq.Store(a.seq) // the stored snapshot is all of it
+	}
 	if a.eng.obs != nil {
 		a.eng.obs.Loaded(time.Since(start))
 	}
@@ -353,8 +396,12 @@ func (a *accountActor) handle(c actor.Context, m *request) {
 	}
 	if m.op == opIdle {
 		// Not a use of the account: no reply, lastUsed unchanged.
-		if a.loadErr != nil || a.eng.clock.Now()-a.lastUsed >= a.eng.cfg.IdleTimeout.Milliseconds() {
+		now := a.eng.clock.Now()
+		switch idle := now - a.lastUsed; {
+		case a.loadErr != nil || idle >= a.eng.cfg.IdleTimeout.Milliseconds():
 			a.passivate(c)
+		case a.eng.cfg.ParkAfter > 0 && idle >= a.eng.cfg.ParkAfter.Milliseconds():
+			a.tryPark(c, now)
 		}
 		return
 	}
@@ -652,6 +699,12 @@ func (a *accountActor) stop(c actor.Context) {
 	a.stopping = true
 	a.eng.reg.beginPassivate(a.account, c.Self())
 	if a.led == nil || a.loadErr != nil || a.dropped {
+		return
+	}
+	if a.parking && a.canPark() && a.durable() {
+		// Nothing was served since the decision that changed the state:
+		// the registry keeps it (see registry.remove).
+		a.parked = a.parkState()
 		return
 	}
 	if a.appended {

@@ -65,6 +65,13 @@ func openBenchEngine(b *testing.B, durable bool) (*Engine, *badgerstore.Store) {
 // Config.Observer.
 func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine, *badgerstore.Store) {
 	b.Helper()
+	return openBenchEngineWith(b, durable, func(cfg *Config) { cfg.Observer = obs })
+}
+
+// openBenchEngineWith is openBenchEngine with the configuration changed
+// by mutate.
+func openBenchEngineWith(b *testing.B, durable bool, mutate func(*Config)) (*Engine, *badgerstore.Store) {
+	b.Helper()
 	benchTune.Do(func() {
 		if _, err := gctune.Apply(gctune.ProcessEnv(), "PINBOT_MEMORY_LIMIT", os.Getenv("PINBOT_MEMORY_LIMIT")); err != nil {
 			b.Fatal(err)
@@ -84,7 +91,7 @@ func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine,
 	}
 	cfg := DefaultConfig()
 	cfg.Recover = false
-	cfg.Observer = obs
+	mutate(&cfg)
 	eng, err := New(cfg, store, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
@@ -96,11 +103,78 @@ func openObservedBenchEngine(b *testing.B, durable bool, obs Observer) (*Engine,
 	return eng, store
 }
 
+// openParkingBenchEngine is openBenchEngine (relaxed) on a manual clock,
+// starting at the wall clock's time, without checkpoints nor eviction,
+// with a count of the accounts parked.
+func openParkingBenchEngine(b *testing.B) (*Engine, *ManualClock, *atomic.Int64) {
+	b.Helper()
+	clock := NewManualClock(time.Now())
+	// No checkpoints: one that wakes an account while it decides to park
+	// makes it stop for good instead, which the counts would miss. No
+	// eviction either: the clock moves on by ParkAfter at every sweep.
+	eng, _ := openBenchEngineWith(b, false, func(cfg *Config) {
+		cfg.Clock, cfg.CheckpointEvery, cfg.IdleTimeout = clock, 0, 365*24*time.Hour
+	})
+	parked := new(atomic.Int64)
+	eng.onParked = func(string) { parked.Add(1) }
+	return eng, clock, parked
+}
+
+// parkAll parks every resident account of eng, as the engine would once
+// they are idle: idle sweeps run (the engine's own run too, on their
+// ticker), the clock moving on by ParkAfter each time, until no account
+// has an actor and at least n have parked (the first sweep after the
+// accounts' use asks none, the next snapshots them, the one after parks
+// them).
+func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64, n int) {
+	b.Helper()
+	clock.Advance(eng.cfg.ParkAfter)
+	// The stops run on goroutines of their own, which a busy machine may
+	// leave waiting a while: only half a minute without one is a failure.
+	last, since := int64(-1), time.Now()
+	for parked.Load() < int64(n) || liveActors(eng) > 0 {
+		if p := parked.Load(); p != last {
+			last, since = p, time.Now()
+		} else if time.Since(since) > 30*time.Second {
+			b.Fatalf("%d of %d accounts parked, %d with an actor", p, n, liveActors(eng))
+		}
+		eng.reg.sweepIdle()
+		if err := eng.journal.Flush(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		// Time goes on: an account a checkpoint used meanwhile parks
+		// ParkAfter later.
+		clock.Advance(eng.cfg.ParkAfter)
+	}
+	// The next sweep remakes the registry's maps at their new size.
+	eng.reg.sweepIdle()
+	// What the stopped actors leave in sync.Pool victim caches goes
+	// after two collections.
+	runtime.GC()
+	runtime.GC()
+}
+
+// liveActors returns how many accounts of eng have an actor.
+func liveActors(eng *Engine) int {
+	n := 0
+	for i := range eng.reg.shards {
+		sh := &eng.reg.shards[i]
+		sh.mu.RLock()
+		n += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return n
+}
+
 // eachAccount calls fn for accounts 0..n-1 from benchCallers goroutines.
-func eachAccount(n int, fn func(account string)) {
+func eachAccount(n int, fn func(account string)) { eachAccountIn(0, n, fn) }
+
+// eachAccountIn calls fn for accounts lo..hi-1 from benchCallers
+// goroutines.
+func eachAccountIn(lo, hi int, fn func(account string)) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, benchCallers)
-	for a := 0; a < n; a++ {
+	for a := lo; a < hi; a++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -449,8 +523,10 @@ func printStalls(start time.Time, sched []time.Duration, rate float64) {
 }
 
 // BenchmarkResidentMemory measures the heap held per resident account
-// actor with a few pins each (PINBOT_BENCH_PINS, default 3) over
-// PINBOT_BENCH_ACCOUNTS accounts (default 100,000). The heap growth it
+// with a few pins each (PINBOT_BENCH_PINS, default 3) over
+// PINBOT_BENCH_ACCOUNTS accounts (default 100,000), once they are idle
+// and parked (parkAll), as the accounts of a running bot are between
+// their uses. The heap growth it
 // reports also holds Badger's memtables and table-building buffers, which
 // grow with the volume written. For the engine's own share, set
 // PINBOT_BENCH_HEAPPROFILE to a file and run with -test.memprofilerate=1:
@@ -471,7 +547,7 @@ func BenchmarkResidentMemory(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		eng, _ := openBenchEngine(b, false)
+		eng, clock, parked := openParkingBenchEngine(b)
 		ctx := context.Background()
 		before := heapInUse()
 		b.StartTimer()
@@ -491,6 +567,7 @@ func BenchmarkResidentMemory(b *testing.B) {
 			}
 		})
 		b.StopTimer()
+		parkAll(b, eng, clock, parked, n)
 		if got := eng.Resident(); got != n {
 			b.Fatalf("resident %d want %d", got, n)
 		}
@@ -602,7 +679,10 @@ func dirSize(b *testing.B, dir string) int64 {
 
 // BenchmarkCollectorMark measures what one collection costs with
 // PINBOT_BENCH_ACCOUNTS accounts resident (default 10,000), each with one
-// pin: it fills them (relaxed store), then forces collections and reports,
+// pin: it fills them (relaxed store), PINBOT_BENCH_WAVE accounts at a
+// time (default all: the most actors alive at once, whose room
+// protoactor's process registry keeps), each wave let park (parkAll)
+// before the next, then forces collections and reports,
 // per cycle, the wall time of runtime.GC, the collector's mark CPU, the
 // heap objects and the scannable heap it walks, and the heap objects per
 // account (the growth over the empty engine's). Compare runs at 10,000,
@@ -615,20 +695,30 @@ func BenchmarkCollectorMark(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	eng, _ := openBenchEngine(b, false)
+	wave := n
+	if v := os.Getenv("PINBOT_BENCH_WAVE"); v != "" {
+		if _, err := fmt.Sscan(v, &wave); err != nil || wave < 1 {
+			b.Fatalf("PINBOT_BENCH_WAVE=%q: want a positive number", v)
+		}
+	}
+	eng, clock, parked := openParkingBenchEngine(b)
 	ctx := context.Background()
 	runtime.GC()
 	base := readMark()
-	eachAccount(n, func(acc string) {
-		g, err := eng.Reserve(ctx, acc, 1)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		if _, err := eng.Commit(ctx, g.Reservations()[0], eng.Now()); err != nil {
-			b.Error(err)
-		}
-	})
+	for lo := 0; lo < n; lo += wave {
+		hi := min(lo+wave, n)
+		eachAccountIn(lo, hi, func(acc string) {
+			g, err := eng.Reserve(ctx, acc, 1)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := eng.Commit(ctx, g.Reservations()[0], eng.Now()); err != nil {
+				b.Error(err)
+			}
+		})
+		parkAll(b, eng, clock, parked, hi)
+	}
 	if got := eng.Resident(); got != n {
 		b.Fatalf("resident %d want %d", got, n)
 	}

@@ -19,6 +19,13 @@ type Config struct {
 	// IdleTimeout is how long an account actor stays in memory without a
 	// request before it snapshots its state and stops.
 	IdleTimeout time.Duration
+	// ParkAfter is how long an account actor stays without a request
+	// before it parks: once its state is stored, the actor hands the
+	// state to the registry, in memory the collector does not walk, and
+	// stops; the next request spawns an actor from that state, without
+	// reading the store (see docs/design.md, "Memory and the collector").
+	// The account stays resident until IdleTimeout. 0 never parks.
+	ParkAfter time.Duration
 	// SnapshotEvery is how many journal events an account accumulates before
 	// its state is snapshotted and those events are deleted.
 	SnapshotEvery int
@@ -104,6 +111,7 @@ func DefaultConfig() Config {
 		Window:        DefaultWindow,
 		Lease:         5 * time.Minute,
 		IdleTimeout:   10 * time.Minute,
+		ParkAfter:     2 * time.Second,
 		SnapshotEvery: 16,
 		TTLMargin:     24 * time.Hour,
 		Recover:       true,
@@ -130,6 +138,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("actors: Config.Lease %v shorter than 1ms", c.Lease)
 	case c.IdleTimeout < time.Millisecond:
 		return fmt.Errorf("actors: Config.IdleTimeout %v shorter than 1ms", c.IdleTimeout)
+	case c.ParkAfter < 0:
+		return fmt.Errorf("actors: Config.ParkAfter %v is negative", c.ParkAfter)
 	case c.SnapshotEvery < 1:
 		return fmt.Errorf("actors: Config.SnapshotEvery %d must be at least 1", c.SnapshotEvery)
 	case c.TTLMargin < 0:

@@ -30,7 +30,11 @@
 // for the account is served in turn, without a lock. The registry, a
 // sharded map, spawns the actor on first use (it loads the account from the
 // store) and passivates it after Config.IdleTimeout without a request,
-// once its snapshot is durable ("Actors"). Engine is the API in front of
+// once its snapshot is durable ("Actors"). In between, after
+// Config.ParkAfter without a request, an account whose state is stored
+// parks: its actor stops and leaves the state, in memory the collector
+// does not walk, for the next actor to start from (see slab; "Memory and
+// the collector"). Engine is the API in front of
 // them; it is safe for simultaneous use by multiple goroutines.
 //
 // # The queue

@@ -130,8 +130,10 @@ type Engine struct {
 	// rules are the rules in force at start (see rules.go).
 	rules *ruleSet
 
-	// onStopped, when set (tests), is called after an account actor stopped.
+	// onStopped, when set (tests), is called after an account actor
+	// stopped, unless it parked; onParked after one parked.
 	onStopped func(account string)
+	onParked  func(account string)
 
 	// spawnMailbox hands the mailbox held in the registry entry being
 	// spawned to protoactor's mailbox producer (produceMailbox), so that
@@ -234,12 +236,17 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) (*Engine, erro
 
 // sweeps passivates idle actors, sweeping every quarter of IdleTimeout, so
 // an actor stops between IdleTimeout and 1.25 IdleTimeout after its last
-// request (by the engine clock, read by the actor). One engine-wide sweep
+// request (by the engine clock, read by the actor), and parks them
+// after ParkAfter, sweeping every half of it then. One engine-wide sweep
 // replaces a timer per actor, which protoactor resets on every message.
 // The ticker paces housekeeping only; the decision reads the engine clock.
 func (e *Engine) sweeps(ctx context.Context) {
 	defer close(e.sweepDone)
-	t := time.NewTicker(max(e.cfg.IdleTimeout/4, time.Millisecond))
+	every := e.cfg.IdleTimeout / 4
+	if e.cfg.ParkAfter > 0 {
+		every = min(every, e.cfg.ParkAfter/2)
+	}
+	t := time.NewTicker(max(every, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -319,6 +326,12 @@ func (e *Engine) checkpoint(ctx context.Context, cp Checkpointer, spread time.Du
 			if err := e.pause(ctx, checkpointRound); err != nil {
 				return n, err
 			}
+		}
+		if e.reg.isParked(account) {
+			// Its snapshot holds everything already (the store's list
+			// was taken before it landed): waking it would only keep
+			// it from staying parked.
+			continue
 		}
 		if _, err := e.call(ctx, account, request{op: opCompact}); err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
@@ -677,7 +690,8 @@ func (e *Engine) Probe(ctx context.Context) error {
 	}
 }
 
-// Resident returns how many account actors are in memory.
+// Resident returns how many accounts are in memory, with an actor or
+// parked.
 func (e *Engine) Resident() int { return e.reg.resident() }
 
 // Recover replays, one at a time, every stored account whose journal holds
@@ -792,6 +806,8 @@ func accountPropsOptions(mailbox actor.MailboxProducer) []actor.PropsOption {
 // it asked to.
 func (e *Engine) Drop(match func(account string) bool) int {
 	e.jobs.drop(match)
+	// Parked accounts go at once: their state is stored.
+	parked := e.reg.forget(match)
 	accounts := e.reg.residentWhere(match)
 	for _, account := range accounts {
 		req := requestPool.Get().(*request)
@@ -801,7 +817,7 @@ func (e *Engine) Drop(match func(account string) bool) int {
 			requestPool.Put(req)
 		}
 	}
-	return len(accounts)
+	return parked + len(accounts)
 }
 
 // Passivate stops serving the accounts for which match returns true, for

@@ -29,7 +29,9 @@ type engineFixture struct {
 	eng   *Engine
 	ctx   context.Context
 	stops chan string
-	logTo io.Writer // the engine's log; nil: none
+	// parked receives each account that parked (Engine.onParked).
+	parked chan string
+	logTo  io.Writer // the engine's log; nil: none
 }
 
 func testConfig(clock Clock) Config {
@@ -68,6 +70,9 @@ func (f *engineFixture) start(mutate ...func(*Config)) {
 	stops := make(chan string, 1024)
 	f.stops = stops
 	eng.onStopped = func(a string) { stops <- a }
+	parked := make(chan string, 1024)
+	f.parked = parked
+	eng.onParked = func(a string) { parked <- a }
 	f.eng = eng
 	f.t.Cleanup(func() { _ = eng.Close(context.Background()) })
 }

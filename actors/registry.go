@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -27,6 +28,15 @@ const registryShards = 64
 // before sending; passivation marks the entry under the write lock, waits
 // for inflight to drain, and only then sends the poison pill, which thus
 // queues behind every message a sender saw the entry open for.
+//
+// A resident account is either in its shard's map, with an actor, or
+// parked in its shard's slab, without one (see slab): an actor parks
+// through the same passivation, and its removal from the map puts the
+// account in the slab under the same lock; a send that finds neither an
+// entry nor an actor takes the parked state out of the slab under the
+// lock it creates the entry with, and the spawned actor starts from it.
+// So no sender sees the account twice or nowhere, and a message waiting
+// for a parking actor to go reaches the next one.
 type registry struct {
 	eng    *Engine
 	seed   maphash.Seed
@@ -34,11 +44,21 @@ type registry struct {
 	// epoch counts idle sweeps; an entry records the epoch of its last
 	// message, so a sweep finds the actors unused since the one before.
 	epoch atomic.Uint64
+	// nextEvict is the engine time from which a sweep looks for parked
+	// accounts to evict: every quarter of IdleTimeout, as before parking,
+	// not at every sweep (those come every half of ParkAfter).
+	nextEvict atomic.Int64
 }
 
 type regShard struct {
 	mu sync.RWMutex
 	m  map[string]*regEntry
+	// peak is the most entries m held since it was made: a map keeps
+	// the room of its peak, which every collection walks (see shrink).
+	peak int
+	// parked holds the shard's parked accounts (see slab): an account is
+	// in m or in parked, never both.
+	parked slab
 }
 
 // closedChan is closed from the start: the started channel of every
@@ -70,12 +90,19 @@ type regEntry struct {
 	// passivating (guarded by the shard lock) stops new messages to pid;
 	// closing mirrors it for senders that finish without the lock.
 	passivating bool
-	closing     atomic.Bool
-	drained     chan struct{} // capacity 1: inflight reached zero while closing
-	done        chan struct{} // made when passivating; closed once the actor has stopped and flushed
+	// noPark (guarded by the shard lock) keeps the actor from parking
+	// when it stops: it is being stopped for good (Close, Passivate,
+	// Drop).
+	noPark  bool
+	closing atomic.Bool
+	drained chan struct{} // capacity 1: inflight reached zero while closing
+	done    chan struct{} // made when passivating; closed once the actor has stopped and flushed
 	// mailbox is the actor's (see Engine.spawnNamed): held inside the
 	// entry, not as an object of its own.
 	mailbox accountMailbox
+	// resume is the parked state the actor being spawned takes back
+	// (guarded by the shard lock; nil once taken, or when there is none).
+	resume *parked
 	// name holds the actor's name (actorNamePrefix and the account ID)
 	// when it fits, which an account ID of Pinterest does: the map's key,
 	// the actor's name and its PID's ID are then one string held inside
@@ -145,11 +172,19 @@ func (r *registry) init(e *Engine) {
 	r.seed = maphash.MakeSeed()
 	for i := range r.shards {
 		r.shards[i].m = make(map[string]*regEntry)
+		r.shards[i].parked.init()
 	}
 }
 
 func (r *registry) shard(account string) *regShard {
-	return &r.shards[maphash.String(r.seed, account)%registryShards]
+	sh, _ := r.locate(account)
+	return sh
+}
+
+// locate returns account's shard and hash.
+func (r *registry) locate(account string) (*regShard, uint64) {
+	h := maphash.String(r.seed, account)
+	return &r.shards[h%registryShards], h
 }
 
 // sendResident delivers msg to account's actor if it is running and not
@@ -194,7 +229,7 @@ func (r *registry) deliver(pid *actor.PID, proc *actor.ActorProcess, msg any) {
 // lock: a slow load holds up only the requests for that account, which wait
 // for the entry to start, not the other accounts of its shard.
 func (r *registry) send(ctx context.Context, account string, msg any) error {
-	sh := r.shard(account)
+	sh, h := r.locate(account)
 	for {
 		sh.mu.RLock()
 		e := sh.m[account]
@@ -245,7 +280,10 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		ne := &regEntry{started: make(chan struct{})}
 		name := ne.setName(account)
 		account = name[len(actorNamePrefix):]
+		// A parked account's actor takes its state back (see takeResume).
+		ne.resume = sh.parked.take(account, h)
 		sh.m[account] = ne
+		sh.peak = max(sh.peak, len(sh.m))
 		sh.mu.Unlock()
 
 		pid, err := r.eng.spawn(name, &ne.mailbox)
@@ -259,6 +297,11 @@ func (r *registry) send(ctx context.Context, account string, msg any) error {
 		sh.mu.Lock()
 		if err != nil {
 			delete(sh.m, account)
+			if ne.resume != nil {
+				// Not taken: the account stays parked.
+				sh.parked.put(account, h, ne.resume)
+				ne.resume = nil
+			}
 			if ne.passivating {
 				close(ne.done) // Close is waiting for it
 			}
@@ -314,28 +357,120 @@ func (r *registry) passivate(account string, pid *actor.PID) {
 }
 
 // remove forgets pid, the actor of account, once it has stopped, and wakes
-// the requests waiting to reach the account's next incarnation.
-func (r *registry) remove(account string, pid *actor.PID) {
+// the requests waiting to reach the account's next incarnation. When p is
+// not nil, the account parks with the state p, unless it is being stopped
+// for good; remove reports whether it parked. Either way the account is
+// in the map or parked at every instant another holder of the lock sees.
+func (r *registry) remove(account string, pid *actor.PID, p *parked) bool {
+	sh, h := r.locate(account)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[account]
+	if e == nil || e.pid == nil || !e.pid.Equal(pid) {
+		return false
+	}
+	delete(sh.m, account)
+	park := p != nil && !e.noPark
+	if park {
+		sh.parked.put(account, h, p)
+	}
+	e.startPassivating()
+	close(e.done)
+	return park
+}
+
+// takeResume returns the parked state that the actor of account, being
+// spawned, takes back, or nil (see send).
+func (r *registry) takeResume(account string) *parked {
 	sh := r.shard(account)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := sh.m[account]; e != nil && e.pid != nil && e.pid.Equal(pid) {
-		delete(sh.m, account)
-		e.startPassivating()
-		close(e.done)
+	e := sh.m[account]
+	if e == nil || e.pid != nil {
+		return nil
 	}
+	p := e.resume
+	e.resume = nil
+	return p
+}
+
+// isParked reports whether account is parked.
+func (r *registry) isParked(account string) bool {
+	sh, h := r.locate(account)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return sh.parked.find(account, h) >= 0
+}
+
+// peekParked returns a copy of account's parked state, or nil when it is
+// not parked.
+func (r *registry) peekParked(account string) *parked {
+	sh, h := r.locate(account)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if i := sh.parked.find(account, h); i >= 0 {
+		return sh.parked.get(i)
+	}
+	return nil
+}
+
+// forget drops the parked accounts for which match returns true (their
+// state is stored) and keeps the resident actors of those accounts from
+// parking; it returns how many parked accounts it dropped.
+func (r *registry) forget(match func(account string) bool) int {
+	n := 0
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		n += r.forgetLocked(sh, match)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// forgetLocked is forget for one shard, whose lock the caller holds.
+func (r *registry) forgetLocked(sh *regShard, match func(account string) bool) int {
+	for account, e := range sh.m {
+		if match == nil || match(account) {
+			e.noPark = true
+		}
+	}
+	n := 0
+	for i := 0; i < len(sh.parked.slots) && sh.parked.n > 0; i++ {
+		if !sh.parked.slots[i].live {
+			continue
+		}
+		if match == nil || match(sh.parked.name(i)) {
+			sh.parked.remove(i)
+			n++
+		}
+	}
+	return n
 }
 
 // sweepIdle asks every actor that received nothing since the previous
 // sweep whether it has been idle for Config.IdleTimeout (by the engine
-// clock); those that have passivate. It returns how many it asked.
+// clock); those that have passivate, and those idle for Config.ParkAfter
+// park. Every quarter of IdleTimeout it also evicts the parked accounts
+// unused for IdleTimeout, and it remakes the shard maps that parking
+// left under a quarter of their peak (shrink). It returns how many
+// actors it asked.
 func (r *registry) sweepIdle() int {
 	cur := r.epoch.Add(1) - 1
 	asked := 0
 	var idle []*regEntry
+	now, timeout := r.eng.clock.Now(), r.eng.cfg.IdleTimeout.Milliseconds()
+	evict := now >= r.nextEvict.Load()
+	if evict {
+		r.nextEvict.Store(now + max(timeout/4, 1))
+	}
 	for i := range r.shards {
 		sh := &r.shards[i]
 		idle = idle[:0]
+		if evict {
+			r.evictParked(sh, now, timeout)
+		}
+		r.shrink(sh)
 		sh.mu.RLock()
 		for _, e := range sh.m {
 			if e.pid != nil && !e.passivating && e.used.Load() < cur {
@@ -353,16 +488,59 @@ func (r *registry) sweepIdle() int {
 	return asked
 }
 
+// evictParked forgets the parked accounts of sh unused for timeout at
+// now: their state is stored, as a passivated account's.
+func (r *registry) evictParked(sh *regShard, now, timeout int64) {
+	sh.mu.RLock()
+	has := sh.parked.n > 0
+	sh.mu.RUnlock()
+	if !has {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for i := 0; i < len(sh.parked.slots) && sh.parked.n > 0; i++ {
+		if sl := &sh.parked.slots[i]; sl.live && now-sl.lastUsed >= timeout {
+			sh.parked.remove(i)
+		}
+	}
+}
+
+// shrinkFrom is the smallest peak a shard's map is shrunk from.
+const shrinkFrom = 1024
+
+// shrink remakes sh's map when it holds under a quarter of its peak, as
+// once the accounts in use at the peak have parked: the room left would
+// cost every collection a walk of it.
+func (r *registry) shrink(sh *regShard) {
+	sh.mu.RLock()
+	need := sh.peak >= shrinkFrom && len(sh.m) < sh.peak/4
+	sh.mu.RUnlock()
+	if !need {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.peak >= shrinkFrom && len(sh.m) < sh.peak/4 {
+		m := make(map[string]*regEntry, len(sh.m)) // not maps.Clone: it keeps the room
+		maps.Copy(m, sh.m)
+		sh.m, sh.peak = m, len(m)
+	}
+}
+
 // stopAll passivates every resident actor and returns what to wait for.
 func (r *registry) stopAll() []chan struct{} { return r.stopWhere(nil) }
 
 // stopWhere passivates the resident actors of the accounts for which
 // match (nil: every account) returns true and returns what to wait for.
+// Those accounts' parked states, which are stored, are dropped, and their
+// actors do not park.
 func (r *registry) stopWhere(match func(account string) bool) []chan struct{} {
 	var waits []chan struct{}
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
+		r.forgetLocked(sh, match)
 		for account, e := range sh.m {
 			if match != nil && !match(account) {
 				continue
@@ -377,20 +555,21 @@ func (r *registry) stopWhere(match func(account string) bool) []chan struct{} {
 	return waits
 }
 
-// resident returns how many account actors are in memory.
+// resident returns how many accounts are in memory: with an actor or
+// parked.
 func (r *registry) resident() int {
 	n := 0
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.RLock()
-		n += len(sh.m)
+		n += len(sh.m) + sh.parked.n
 		sh.mu.RUnlock()
 	}
 	return n
 }
 
-// residentWhere returns the accounts of the resident actors for which
-// match returns true.
+// residentWhere returns the resident accounts (with an actor or parked)
+// for which match returns true.
 func (r *registry) residentWhere(match func(account string) bool) []string {
 	var out []string
 	for i := range r.shards {
@@ -399,6 +578,13 @@ func (r *registry) residentWhere(match func(account string) bool) []string {
 		for account := range sh.m {
 			if match(account) {
 				out = append(out, account)
+			}
+		}
+		for j := range sh.parked.slots {
+			if sh.parked.slots[j].live {
+				if account := sh.parked.name(j); match(account) {
+					out = append(out, account)
+				}
 			}
 		}
 		sh.mu.RUnlock()

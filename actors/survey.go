@@ -314,6 +314,13 @@ func (e *Engine) surveyOne(ctx context.Context, account string, now int64, tl *t
 			return Status{}, ctx.Err()
 		}
 	}
+	if p := e.reg.peekParked(account); p != nil {
+		a := &accountActor{eng: e, account: account}
+		a.resume(p)
+		a.led.expire(now)
+		tl.add(a.led.win.Times(nil, now))
+		return a.status(now), nil
+	}
 	return e.storedStatus(ctx, account, now, tl)
 }
 
@@ -371,6 +378,16 @@ func (r *registry) names(n int) ([]string, bool) {
 				return out, false
 			}
 			out = append(out, account)
+		}
+		for j := range sh.parked.slots {
+			if !sh.parked.slots[j].live {
+				continue
+			}
+			if len(out) >= n {
+				sh.mu.RUnlock()
+				return out, false
+			}
+			out = append(out, sh.parked.name(j))
 		}
 		sh.mu.RUnlock()
 	}

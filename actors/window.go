@@ -273,3 +273,38 @@ func (w *Window) Newest() int64 {
 	}
 	return w.at(w.n - 1)
 }
+
+// offsets appends the entries, oldest first, as offsets from the window's
+// base (see Window), to dst: with the base, limit and width, the whole
+// window (see restoreOffsets).
+func (w *Window) offsets(dst []uint32) []uint32 {
+	for i := 0; i < w.n; i++ {
+		j := w.head + i
+		if j >= len(w.ts) {
+			j -= len(w.ts)
+		}
+		dst = append(dst, w.ts[j])
+	}
+	return dst
+}
+
+// restoreOffsets makes w, initialized with its width, hold the entries
+// offs (offsets from base, oldest first, as offsets returned them) under
+// limit, which is at least len(offs).
+func (w *Window) restoreOffsets(base int64, limit int, offs []uint32) {
+	w.base, w.limit = base, limit
+	w.head, w.n = 0, len(offs)
+	switch {
+	case len(offs) == 0:
+		w.ts = nil
+	case len(offs) <= smallRing:
+		w.ts = w.small[:min(smallRing, limit)]
+	default:
+		size := smallRing
+		for size < len(offs) {
+			size *= 2
+		}
+		w.ts = make([]uint32, min(size, limit))
+	}
+	copy(w.ts, offs)
+}

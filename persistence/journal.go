@@ -255,7 +255,12 @@ func (j *Journal) run() {
 			} else {
 				take = make([]pendingWrite, j.maxBatch)
 				copy(take, j.queue)
-				j.queue = append(j.queue[:0], j.queue[j.maxBatch:]...)
+				// Move the rest to the front and clear the slots it left:
+				// they would keep the writes taken (and what their
+				// callbacks refer to) from the collector.
+				rest := copy(j.queue, j.queue[j.maxBatch:])
+				clear(j.queue[rest:])
+				j.queue = j.queue[:rest]
 			}
 			j.mu.Unlock()
 			j.write(take)
@@ -269,6 +274,11 @@ func (j *Journal) run() {
 			runtime.Gosched()
 			clear(take)
 			spare = take[:0]
+			if cap(spare) > 4*j.maxBatch {
+				// A burst left it; kept, the collector would walk it
+				// at every cycle.
+				spare = nil
+			}
 		}
 	}
 }

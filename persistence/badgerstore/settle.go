@@ -30,6 +30,9 @@ func (s *Store) settleLocked() {
 	}
 	s.wal.apply(s.pending)
 	s.committed(s.pendingTs)
+	// Emptied now, not at the next Write: until then it would keep the
+	// writes' account names, and what they belong to, from the collector.
+	s.pending.reset(s.pending.next)
 	s.pending = nil
 }
 
