@@ -111,7 +111,7 @@ func DefaultConfig() Config {
 		Window:        DefaultWindow,
 		Lease:         5 * time.Minute,
 		IdleTimeout:   10 * time.Minute,
-		ParkAfter:     2 * time.Second,
+		ParkAfter:     time.Minute,
 		SnapshotEvery: 16,
 		TTLMargin:     24 * time.Hour,
 		Recover:       true,
