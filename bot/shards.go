@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/disgoorg/disgo/sharding"
 	"github.com/disgoorg/snowflake/v2"
 
 	"github.com/pinbot/pinbot/bot/internal/discordio"
@@ -270,7 +271,7 @@ func (b *Bot) servesGuild(guild snowflake.ID) bool {
 	if b.cfg.ShardServing == nil || b.cfg.Shards <= 0 {
 		return true
 	}
-	return b.cfg.ShardServing(int((uint64(guild) >> 22) % uint64(b.cfg.Shards)))
+	return b.cfg.ShardServing(sharding.ShardIDByGuild(guild, b.cfg.Shards))
 }
 
 // goneLocked returns a channel the caller closes once shard's connection

@@ -183,9 +183,6 @@ func (h *shardHost) forget(shard int) <-chan struct{} {
 	delete(h.ckBusy, shard)
 	delete(h.samples, shard)
 	delete(h.stored, shard)
-	if busy == nil {
-		return nil
-	}
 	return busy
 }
 

@@ -361,11 +361,14 @@ func (g *Gateway) handOn(gw gateway.Gateway, t gateway.EventType, seq int, ev ga
 	if seq > 0 {
 		g.handled[id] = seq
 	}
-	if t == gateway.EventTypeReady || t == gateway.EventTypeResumed {
+	switch t {
+	case gateway.EventTypeReady:
 		delete(g.replaying, id)
-	}
-	if r, ok := readyOf(ev); ok {
-		g.sessions[id] = ShardSession{SessionID: r.SessionID, ResumeURL: r.ResumeGatewayURL}
+		if r, ok := readyOf(ev); ok {
+			g.sessions[id] = ShardSession{SessionID: r.SessionID, ResumeURL: r.ResumeGatewayURL}
+		}
+	case gateway.EventTypeResumed:
+		delete(g.replaying, id)
 	}
 	return true, g.replaying[id]
 }
