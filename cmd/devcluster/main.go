@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +36,7 @@ import (
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
 	"github.com/pinbot/pinbot/bot/web/webtest"
 	"github.com/pinbot/pinbot/internal/etcdtest"
+	"github.com/pinbot/pinbot/internal/loopback"
 )
 
 const usage = `Commands:
@@ -221,10 +221,10 @@ func (c *cluster) prepare() error {
 	}
 	for i := range c.cfg.members {
 		m := &member{n: i + 1}
-		if m.addr, err = freeAddr(); err != nil {
+		if m.addr, err = loopback.Addr(); err != nil {
 			return err
 		}
-		if m.httpAddr, err = freeAddr(); err != nil {
+		if m.httpAddr, err = loopback.Addr(); err != nil {
 			return err
 		}
 		data := filepath.Join(c.cfg.dir, fmt.Sprintf("member%d", m.n))
@@ -588,15 +588,6 @@ func writeSecret(path string) (string, error) {
 		return "", err
 	}
 	return path, os.WriteFile(path, b, 0o600)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // runner is what etcdtest needs of a test, for a program: its Fatalf

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/pinbot/pinbot/bot/discordtest"
 	"github.com/pinbot/pinbot/bot/pinterest/pinteresttest"
+	"github.com/pinbot/pinbot/internal/loopback"
 )
 
 // child is a pinbot process running the bot, with its stderr (JSON log
@@ -175,15 +175,13 @@ func standInEnv(t *testing.T, dc *discordtest.Server, ps *pinteresttest.Server, 
 	}
 }
 
-// freeAddr returns a loopback address no one listens on now.
+// freeAddr returns a loopback address no one listens on now, which the
+// kernel does not hand out meanwhile (see package loopback): a pinbot
+// process binds it later, again at each restart.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.Addr()
 	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return addr

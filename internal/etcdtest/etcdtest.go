@@ -12,7 +12,6 @@ package etcdtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pinbot/pinbot/internal/loopback"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -300,14 +300,15 @@ func (c *Cluster) Close() {
 	wg.Wait()
 }
 
+// freeAddr is an address kept by a member across its restarts (see
+// package loopback).
 func freeAddr(t TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.Addr()
 	if err != nil {
 		t.Fatalf("etcdtest: free port: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // TB is what the package needs of its caller: testing.TB has it, and so
