@@ -160,10 +160,22 @@ func (e *Engine) Cancel(ctx context.Context, account string, ids []uint64) ([]Jo
 // released or left to lapse (see Outcome), and the job is kept as done
 // with o.Result. It returns once that is durable. It fails with
 // ErrUnknownJob when j is not running.
+//
+// When it fails with ErrNotOwner (the account is not served here now),
+// j is no longer the caller's: whichever engine serves the account next,
+// this one included, hands it out again as recovered. Any other error
+// leaves j the caller's, to finish again.
 func (e *Engine) Finish(ctx context.Context, j Job, o Outcome) (Status, error) {
 	resp, err := e.call(ctx, j.Account, request{op: opFinish, id: j.ID, job: &jobArgs{slot: j.Slot.ID, outcome: o}})
-	if err == nil || errors.Is(err, ErrUnknownJob) {
+	switch {
+	case err == nil || errors.Is(err, ErrUnknownJob):
 		e.inflight.Delete(jobKey{j.Account, j.ID, j.Slot.ID})
+	case errors.Is(err, ErrNotOwner):
+		e.inflight.Delete(jobKey{j.Account, j.ID, j.Slot.ID})
+		// Served here again since the refusal, its actor may have loaded
+		// the job while it was still held: wake it to hand it out. Not
+		// served, the wake is refused and the next Adopt hands it out.
+		e.jobs.set(j.Account, e.clock.Now())
 	}
 	return resp.status, err
 }

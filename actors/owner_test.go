@@ -356,3 +356,65 @@ func TestPassivateHandsOver(t *testing.T) {
 		t.Fatalf("stored state of the handed-over account: %+v, %v; want a snapshot of its 3 reservations", got, err)
 	}
 }
+
+// TestFinishNotOwnerHandsOutAgain: a job whose account stopped being
+// served while it ran, and whose Finish is refused with ErrNotOwner, is
+// no longer its caller's: once the engine serves the account again, the
+// job comes back recovered, once, with its slot (before, the engine kept
+// it as held by the caller that gave up, and it stayed running forever).
+func TestFinishNotOwnerHandsOutAgain(t *testing.T) {
+	ctx := context.Background()
+	clock := NewManualClock(monday)
+	o := &owners{fences: map[string]string{"a": "f1"}}
+	eng := startOwned(t, clock, persistencetest.NewMemStore(clock.Now), o)
+	handed := make(chan Job, 4)
+	if err := eng.ServeJobs(func(j Job) { handed <- j }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Enqueue(ctx, "a", [][]byte{[]byte("pin")}); err != nil {
+		t.Fatal(err)
+	}
+	first := <-handed
+	if first.Recovered {
+		t.Fatalf("first start %+v is recovered", first)
+	}
+
+	o.set("a", "") // the partition is lost while the job runs
+	eng.Drop(func(a string) bool { return a == "a" })
+	deadline := time.Now().Add(10 * time.Second)
+	for eng.Resident() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped account stays resident")
+		}
+		time.Sleep(time.Millisecond) // the actor stops on a goroutine of its own
+	}
+	if _, err := eng.Finish(ctx, first, Outcome{Retry: true}); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("Finish of a job whose account is not served: %v, want ErrNotOwner", err)
+	}
+
+	o.set("a", "f2") // acquired again
+	if _, err := eng.Adopt(func(fn func(string) error) error { return fn("a") }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case j := <-handed:
+		if !j.Recovered || j.ID != first.ID || j.Slot.ID != first.Slot.ID {
+			t.Fatalf("handed out %+v, want job %d with slot %d, recovered", j, first.ID, first.Slot.ID)
+		}
+		if _, err := eng.Finish(ctx, j, Outcome{Absent: true, Retry: true}); err != nil {
+			t.Fatalf("Finish of the recovered job: %v", err)
+		}
+		clock.Advance(time.Second)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job given up on was not handed out again")
+	}
+	select {
+	case j := <-handed:
+		// Proven absent, it goes back to the queue and starts anew.
+		if j.Recovered || j.ID != first.ID {
+			t.Fatalf("handed out %+v, want job %d started anew", j, first.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job proven absent did not start again")
+	}
+}

@@ -268,9 +268,9 @@ func (b *Bot) endJob(jctx context.Context, j actors.Job, o actors.Outcome, q que
 // electing a leader): a job whose outcome is never recorded stays running
 // in this engine, its slot held, its pin neither made nor reported until
 // a restart. It gives up once the job is not running (ended already), its
-// account is served elsewhere (whose engine hands it out again,
-// recovered), the engine closes, or the bot's work ends (the next start
-// hands it out again).
+// account is not served here (whichever engine serves it next, this one
+// included, hands it out again, recovered), the engine closes, or the
+// bot's work ends (the next start hands it out again).
 func (b *Bot) finishJob(jctx context.Context, j actors.Job, o actors.Outcome) {
 	eng := b.cfg.Engine
 	sleep := b.finishSleep
