@@ -104,7 +104,7 @@ func runBot(ctx context.Context, cfg botSettings, key []byte, dir layout, log ze
 
 	plog.Info().Str("http_addr", ln.Addr().String()).Str("redirect_url", cfg.redirectURL).
 		Bool("discord_sign_in", cfg.discordClientSecret != "").
-		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).
+		Int("shards", cfg.shards).Int("pin_limit", cfg.engine.Limit).Dur("pin_window", cfg.engine.Window).Dur("park_after", cfg.engine.ParkAfter).
 		Stringer("http_rate", rateText(cfg.httpRate)).Stringer("operator_rate", rateText(cfg.operatorRate)).Stringer("user_rate", rateText(cfg.userRate)).
 		Bool("admin_dashboard", len(cfg.adminToken) > 0).
 		Dur("reconcile_every", cfg.reconcileEvery).Bool("count_all_pins", cfg.countAllPins).Dur("remember_pins", cfg.rememberPins).

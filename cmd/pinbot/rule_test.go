@@ -156,3 +156,40 @@ func checkStoredRules(t *testing.T, dir string, want persistence.Rules) {
 		t.Errorf("stored rules %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// TestParkAfterSetting: --park-after, or PINBOT_PARK_AFTER, sets how long
+// an account stays idle before it parks; off never parks; a value out of
+// range is named with what is wanted.
+func TestParkAfterSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want time.Duration
+		err  string
+	}{
+		{want: time.Minute},
+		{env: map[string]string{"PINBOT_PARK_AFTER": "5s"}, want: 5 * time.Second},
+		{env: map[string]string{"PINBOT_PARK_AFTER": "5s"}, args: []string{"--park-after", "off"}, want: 0},
+		{args: []string{"--park-after", "5m"}, want: 5 * time.Minute},
+		{args: []string{"--park-after", "500ms"}, err: `invalid --park-after "500ms": want a duration from 1s to 5m0s`},
+		{env: map[string]string{"PINBOT_PARK_AFTER": "never"}, err: `invalid PINBOT_PARK_AFTER "never"`},
+		{args: []string{"--park-after", "1.0005s"}, err: `invalid --park-after "1.0005s": want a duration from 1s to 5m0s in whole milliseconds`},
+	}
+	for i, tt := range tests {
+		st := newSettings(func(k string) string { return tt.env[k] })
+		fs := mainFlags(&st)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		st.noteFlags(fs)
+		var errs configErrors
+		cfg := st.checkEngine(&errs)
+		switch {
+		case tt.err != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.err)):
+			t.Errorf("step %d: errors %v, want one containing %q", i, errs, tt.err)
+		case tt.err == "" && (len(errs) != 0 || cfg.ParkAfter != tt.want || cfg.Validate() != nil):
+			t.Errorf("step %d: ParkAfter %v (errors %v, %v), want %v", i, cfg.ParkAfter, errs, cfg.Validate(), tt.want)
+		}
+	}
+}

@@ -141,6 +141,10 @@ var (
 		defHelp: "3/4 of the memory available: the cgroup's limit, else the RAM; GOMEMLIMIT, when set, wins",
 		help:    "soft memory limit of the Go runtime, such as 2GiB, or off; pinbot also runs with GOGC=400 unless GOGC is set (docs/design.md, \"Memory and the collector\")",
 	}
+	parkAfterOption = option{
+		flag: "park-after", env: "PINBOT_PARK_AFTER", arg: "DURATION", def: "1m",
+		help: fmt.Sprintf("how long an account goes without a request before it parks: its state, once stored, moves to memory the Go collector does not walk, and its next request takes it back without reading the store, %v to %v, or off (docs/design.md, \"Memory and the collector\")", minParkAfter, maxParkAfter),
+	}
 	reconcileEveryOption = option{
 		flag: "reconcile-every", env: "PINBOT_RECONCILE_EVERY", arg: "DURATION", def: "15m",
 		help: fmt.Sprintf("interval between the rounds that compare the active accounts' counts with Pinterest's listing of their pins, %v to %v, or off", minReconcileEvery, maxReconcileEvery),
@@ -241,6 +245,13 @@ const (
 	minSendTime = pinterest.DefaultRequestTimeout + 10*time.Second
 )
 
+// Bounds of --park-after: an account idle for the engine's IdleTimeout
+// (10 minutes) is written out and leaves memory instead.
+const (
+	minParkAfter = time.Second
+	maxParkAfter = 5 * time.Minute
+)
+
 // Bounds of --pin-limit and --pin-window.
 const (
 	minPinLimit  = 1
@@ -301,7 +312,7 @@ type settings struct {
 	httpRate, trustedProxies, userRate    setting
 	operatorRate                          setting
 	adminTokenFile                        setting
-	memoryLimit                           setting
+	memoryLimit, parkAfter                setting
 	reconcileEvery, countAllPins          setting
 	rememberPins                          setting
 	reactions, pinEmoji                   setting
@@ -340,6 +351,7 @@ func newSettings(getenv func(string) string) settings {
 		discordClientSecret: setting{opt: &discordClientSecretOption},
 		discordOAuth:        setting{opt: &discordOAuthOption},
 		memoryLimit:         setting{opt: &memoryLimitOption},
+		parkAfter:           setting{opt: &parkAfterOption},
 		reconcileEvery:      setting{opt: &reconcileEveryOption},
 		countAllPins:        setting{opt: &countAllPinsOption},
 		rememberPins:        setting{opt: &rememberPinsOption},
@@ -377,7 +389,7 @@ func (st *settings) all() []*setting {
 		&st.shards, &st.continuousRefresh,
 		&st.pinLimit, &st.pinWindow,
 		&st.httpRate, &st.operatorRate, &st.trustedProxies, &st.userRate,
-		&st.adminTokenFile, &st.memoryLimit,
+		&st.adminTokenFile, &st.memoryLimit, &st.parkAfter,
 		&st.reconcileEvery, &st.countAllPins, &st.rememberPins,
 		&st.reactions, &st.pinEmoji, &st.autopin,
 		&st.lease, &st.slotMargin, &st.listingLag,
@@ -419,7 +431,7 @@ var allOptions = []*option{
 	&shardsOption, &continuousRefreshOption,
 	&pinLimitOption, &pinWindowOption,
 	&httpRateOption, &operatorRateOption, &trustedProxiesOption, &userRateOption,
-	&adminTokenFileOption, &memoryLimitOption,
+	&adminTokenFileOption, &memoryLimitOption, &parkAfterOption,
 	&reconcileEveryOption, &countAllPinsOption, &rememberPinsOption,
 	&reactionsOption, &pinEmojiOption, &autopinOption,
 	&leaseOption, &slotMarginOption, &listingLagOption,
@@ -516,6 +528,16 @@ func (st *settings) checkEngine(errs *configErrors) actors.Config {
 		errs.add(fmt.Errorf("invalid %s %s: want a whole number of milliseconds", st.pinWindow.name(), st.pinWindow.shown()))
 	default:
 		cfg.Window = w
+	}
+	cfg.ParkAfter = 0
+	if v := strings.TrimSpace(st.parkAfter.value); v != "off" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < minParkAfter || d > maxParkAfter || d%time.Millisecond != 0 {
+			errs.add(fmt.Errorf("invalid %s %s: want a duration from %v to %v in whole milliseconds, such as 1m, or off",
+				st.parkAfter.name(), st.parkAfter.shown(), minParkAfter, maxParkAfter))
+		} else {
+			cfg.ParkAfter = d
+		}
 	}
 	return cfg
 }
