@@ -206,8 +206,15 @@ type accountActor struct {
 	jobs    []persistence.Job // waiting and running, ascending by ID
 	done    []persistence.Job // done, kept for their owner to see, ascending by ID
 	waiting int               // how many of jobs are waiting
-	nextJob uint64            // next job ID
-	retryAt int64             // no job starts before this instant (a failed start)
+	// doneStored: the account's done jobs stored before it parked are
+	// in the store only, not in done, until loadDone reads them.
+	doneStored bool
+	// jobsUnstored: a write of jobs failed, so the store may hold them
+	// otherwise than in memory: this incarnation does not park (a load
+	// sets things right).
+	jobsUnstored bool
+	nextJob      uint64 // next job ID
+	retryAt      int64  // no job starts before this instant (a failed start)
 
 	// parkWrite is the journal sequence of the snapshot this incarnation
 	// wrote to park (see tryPark), 0 if none; parked is the state handed

@@ -290,6 +290,7 @@ func (a *accountActor) loadJobs() error {
 		return err
 	}
 	a.jobs, a.done, a.waiting = nil, nil, 0
+	a.doneStored, a.jobsUnstored = false, false
 	for _, j := range stored {
 		a.nextJob = max(a.nextJob, j.ID+1)
 		switch j.State {
@@ -335,8 +336,31 @@ func (a *accountActor) writeJobs(now int64, ev *persistence.Event, jobs []persis
 	done := make(chan error, 1)
 	a.journalWrite(w, now, func(err error) { done <- err })
 	if err := <-done; err != nil {
+		a.jobsUnstored = true
 		return fmt.Errorf("actors: account %q: %w: %w", a.account, ErrUnavailable, err)
 	}
+	return nil
+}
+
+// loadDone reads the done jobs a parked incarnation left in the store
+// (doneStored) in front of those done since. A failed read leaves them
+// to the next call.
+func (a *accountActor) loadDone() error {
+	if !a.doneStored {
+		return nil
+	}
+	stored, err := a.eng.store.Jobs(a.eng.ctx, a.account)
+	if err != nil {
+		return fmt.Errorf("actors: account %q: %w: %w", a.account, ErrUnavailable, err)
+	}
+	var done []persistence.Job
+	for _, j := range stored {
+		if j.State == JobDone && !slices.ContainsFunc(a.done, func(d persistence.Job) bool { return d.ID == j.ID }) {
+			done = append(done, j)
+		}
+	}
+	a.done = append(done, a.done...)
+	a.doneStored = false
 	return nil
 }
 
@@ -413,9 +437,23 @@ func (a *accountActor) startTimes(now int64) []int64 {
 	return out
 }
 
-// jobList returns the account's jobs as Jobs returns them.
-func (a *accountActor) jobList(now int64) []Job {
-	out := make([]Job, 0, len(a.jobs)+len(a.done))
+// jobList returns the account's jobs as Jobs returns them: its waiting
+// and running jobs, then its done ones.
+func (a *accountActor) jobList(now int64) ([]Job, error) {
+	if err := a.loadDone(); err != nil {
+		return nil, err
+	}
+	out := a.liveJobs(now, len(a.done))
+	for _, j := range a.done {
+		out = append(out, a.eng.publicJob(a.account, j))
+	}
+	return out, nil
+}
+
+// liveJobs returns the account's running jobs, then its waiting ones in
+// order, with room for extra more.
+func (a *accountActor) liveJobs(now int64, extra int) []Job {
+	out := make([]Job, 0, len(a.jobs)+extra)
 	due := a.startTimes(now)
 	k := 0
 	for _, j := range a.jobs {
@@ -431,9 +469,6 @@ func (a *accountActor) jobList(now int64) []Job {
 			out = append(out, pj)
 		}
 	}
-	for _, j := range a.done {
-		out = append(out, a.eng.publicJob(a.account, j))
-	}
 	return out
 }
 
@@ -443,7 +478,12 @@ func (a *accountActor) handleJobs(m *request, now int64) {
 	case opEnqueue:
 		a.enqueue(m, now)
 	case opJobs:
-		a.answer(m, response{status: a.status(now), jobs: &jobReply{jobs: a.jobList(now)}})
+		jobs, err := a.jobList(now)
+		if err != nil {
+			a.answer(m, response{status: a.status(now), err: err})
+			return
+		}
+		a.answer(m, response{status: a.status(now), jobs: &jobReply{jobs: jobs}})
 	case opCancel:
 		a.cancel(m, now)
 	case opFinish:
@@ -476,8 +516,8 @@ func (a *accountActor) enqueue(m *request, now int64) {
 	a.runDue(now)
 	first := added[0].ID
 	var out []Job
-	for _, j := range a.jobList(now) {
-		if j.ID >= first && j.State != JobDone {
+	for _, j := range a.liveJobs(now, 0) {
+		if j.ID >= first {
 			out = append(out, j)
 		}
 	}
@@ -560,9 +600,14 @@ func (a *accountActor) finish(m *request, now int64) {
 	j.State, j.Finished, j.Result = JobDone, now, slices.Clone(o.Result)
 	j.ExpiresAt = a.eng.wall() + a.eng.cfg.KeepDoneFor.Milliseconds()
 	a.jobs = slices.Delete(a.jobs, i, i+1)
+	if err := a.loadDone(); err != nil {
+		// The oldest stored ones stay over KeepDone until read (their
+		// lifetime, KeepDoneFor, still bounds them).
+		a.logger().Warn().Err(err).Msg("reading the done jobs failed")
+	}
 	a.done = append(a.done, j)
 	var drops []uint64
-	if over := len(a.done) - a.eng.cfg.KeepDone; over > 0 {
+	if over := len(a.done) - a.eng.cfg.KeepDone; over > 0 && !a.doneStored {
 		for _, d := range a.done[:over] {
 			drops = append(drops, d.ID)
 		}

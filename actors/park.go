@@ -39,14 +39,16 @@ func (a *accountActor) tryPark(c actor.Context, now int64) {
 }
 
 // canPark reports whether the actor's state fits a slab: a loaded ledger
-// with nothing pending or lapsed, no jobs, rules a slot can name.
+// with nothing pending or lapsed, no waiting or running jobs, done jobs
+// only as stored, rules a slot can name.
 func (a *accountActor) canPark() bool {
-	if a.led == nil || a.loadErr != nil || a.dropped {
+	if a.led == nil || a.loadErr != nil || a.dropped || a.jobsUnstored {
 		return false
 	}
 	l := a.led
 	return len(l.pending) == 0 && len(l.lapsed) == 0 &&
-		len(a.jobs) == 0 && len(a.done) == 0 && a.waiting == 0 && !a.timed &&
+		len(a.jobs) == 0 && a.waiting == 0 && !a.timed &&
+		(len(a.done) == 0 || a.eng.cfg.KeepDone > 0) &&
 		(l.rules == a.eng.rules || l.rules == a.eng.rules.sole) &&
 		l.win.n <= ringClassSize(ringClasses-1) &&
 		len(a.account)+len(a.fence) <= maxParkName
@@ -78,6 +80,7 @@ func (a *accountActor) parkState() *parked {
 			nextJob:     a.nextJob,
 			retryAt:     a.retryAt,
 			hasFence:    a.fence != nil,
+			hasDone:     len(a.done) > 0 || a.doneStored,
 		},
 		ring:  l.win.offsets(make([]uint32, 0, l.win.n)),
 		fence: a.fence,
@@ -106,6 +109,7 @@ func (a *accountActor) resume(p *parked) {
 	a.seq, a.snapSeq, a.sinceSnap = s.seq, s.snapSeq, int(s.sinceSnap)
 	a.served, a.lastUsed = int(s.served), s.lastUsed
 	a.nextJob, a.retryAt = s.nextJob, s.retryAt
+	a.doneStored = s.hasDone
 	a.fence = nil
 	if s.hasFence {
 		a.fence = p.fence

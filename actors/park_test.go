@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -620,5 +622,103 @@ func TestParkCheckpointSkips(t *testing.T) {
 	}
 	if f.eng.reg.peekParked("a") == nil {
 		t.Fatal("checkpoint unparked a")
+	}
+}
+
+// TestParkWithDoneJobs: an account whose queued jobs are all done parks;
+// brought back, it lists its done jobs from the store (one read, when a
+// listing asks, not at every request), keeps at most KeepDone of them as
+// more finish, and a failed read fails the listing without losing them.
+// An incarnation whose job write failed does not park.
+func TestParkWithDoneJobs(t *testing.T) {
+	f := newFixture(t, parkingConfig, func(c *Config) { c.KeepDone = 2 })
+	handed := make(chan Job, 8)
+	if err := f.eng.ServeJobs(func(j Job) { handed <- j }); err != nil {
+		t.Fatal(err)
+	}
+	runOne := func(payload string) uint64 {
+		t.Helper()
+		if _, err := f.eng.Enqueue(f.ctx, "a", [][]byte{[]byte(payload)}); err != nil {
+			t.Fatal(err)
+		}
+		j := <-handed
+		if _, err := f.eng.Finish(f.ctx, j, Outcome{Done: true, At: f.eng.Now(), Result: []byte("ok " + payload)}); err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	doneIDs := func() []uint64 {
+		t.Helper()
+		jobs, _, err := f.eng.Jobs(f.ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []uint64
+		for _, j := range jobs {
+			if j.State != JobDone {
+				t.Fatalf("job %d is %v, want done", j.ID, j.State)
+			}
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	first := runOne("1")
+	f.clock.Advance(time.Second)
+	second := runOne("2")
+	f.clock.Advance(time.Hour)
+	f.park("a")
+	if p := f.eng.reg.peekParked("a"); !p.slot.hasDone {
+		t.Fatal("parked without noting its stored done jobs")
+	}
+
+	// Back by a request that needs no job: the store is not read.
+	loads := f.store.Counts().Loads
+	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	f.store.FailLoad("a", persistencetest.ErrDiskFull)
+	if _, _, err := f.eng.Jobs(f.ctx, "a"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Jobs with the store unreadable: %v, want ErrUnavailable", err)
+	}
+	f.store.FailLoad("a", nil)
+	if got := doneIDs(); !slices.Equal(got, []uint64{first, second}) {
+		t.Fatalf("done jobs after parking %v, want %v", got, []uint64{first, second})
+	}
+	if got := f.store.Counts().Loads; got != loads {
+		t.Fatalf("%d loads of the account to unpark it", got-loads)
+	}
+
+	// Parked again, a third job's end drops the oldest stored one.
+	f.clock.Advance(time.Hour)
+	f.park("a")
+	f.clock.Advance(time.Second)
+	third := runOne("3")
+	if got := doneIDs(); !slices.Equal(got, []uint64{second, third}) {
+		t.Fatalf("done jobs %v, want %v (KeepDone 2)", got, []uint64{second, third})
+	}
+	stored, err := f.mem.Jobs(f.ctx, "a")
+	if err != nil || len(stored) != 2 || stored[0].ID != second {
+		t.Fatalf("stored jobs %+v, %v; want the last two", stored, err)
+	}
+
+	// A job whose end could not be written keeps the account live.
+	f.clock.Advance(time.Second)
+	if _, err := f.eng.Enqueue(f.ctx, "a", [][]byte{[]byte("4")}); err != nil {
+		t.Fatal(err)
+	}
+	j := <-handed
+	f.store.FailWrites(persistencetest.ErrDiskFull)
+	if _, err := f.eng.Finish(f.ctx, j, Outcome{Done: true, At: f.eng.Now()}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Finish with the disk full: %v", err)
+	}
+	f.store.ClearFaults()
+	f.clock.Advance(time.Hour)
+	for range 4 {
+		f.eng.reg.sweepIdle()
+		_ = f.eng.journal.Flush(f.ctx)
+	}
+	f.noneParked()
+	if f.eng.reg.peekParked("a") != nil {
+		t.Fatal("parked after a job's write failed")
 	}
 }

@@ -35,6 +35,7 @@ type parkSlot struct {
 	fenceLen uint16
 	live     bool
 	hasFence bool // the actor carried a fence (possibly empty)
+	hasDone  bool // done jobs are stored, not loaded (accountActor.doneStored)
 	ruleTag  uint8
 	class    uint8  // ring storage: 0 inline, else the pool class plus 1
 	ringN    uint32 // entries of the window's ring
