@@ -56,11 +56,21 @@ func (s *Store) Stale(keep int, fn func(account string) error) error {
 
 // purgeExpired drops the expired events of accounts from the WAL index, a
 // chunk at a time; the log segments left without a live event go at the
-// next checkpoint. Writes plan from the index without its lock, so each
-// chunk holds writeMu too.
+// next checkpoint. Writes plan from the index without its lock, so a
+// chunk purged holds writeMu too, and waits for the write in progress:
+// only the accounts found holding an expired event, by a scan under the
+// index's read lock, are purged: with every account active and none
+// expired, taking writeMu for all of them held up the journal's writes
+// at each checkpoint.
 func (s *Store) purgeExpired(accounts []string) {
 	now := wallSeconds()
+	var expired []string
 	for chunk := range slices.Chunk(accounts, scanChunk) {
+		s.rlockIndex()
+		expired = s.wal.expiredIn(expired, chunk, now)
+		s.walMu.RUnlock()
+	}
+	for chunk := range slices.Chunk(expired, scanChunk) {
 		s.writeMu.Lock()
 		s.walMu.Lock()
 		s.settleLocked()

@@ -177,6 +177,24 @@ func (x *walIndex) staleIn(out, accounts []string, limit uint64) []string {
 	return out
 }
 
+// expiredIn appends to out the accounts among accounts that hold an event
+// expired at nowSec, and returns it.
+func (x *walIndex) expiredIn(out, accounts []string, nowSec uint64) []string {
+	for _, a := range accounts {
+		t := x.tails[a]
+		if t == nil {
+			continue
+		}
+		for it := t.iter(); it.next(); {
+			if expiredAt(it.te.expiresAt(), nowSec) {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // expiredAt reports whether a key expiring at Unix second expiresAt (0:
 // never) has expired at second nowSec.
 func expiredAt(expiresAt, nowSec uint64) bool { return expiresAt != 0 && expiresAt <= nowSec }
