@@ -49,6 +49,15 @@ func (f *engineFixture) park(account string) {
 	}
 }
 
+// sweeps runs n idle sweeps, each followed by a flush of the journal,
+// whose errors the caller looks at otherwise.
+func (f *engineFixture) sweeps(n int) {
+	for range n {
+		f.eng.reg.sweepIdle()
+		_ = f.eng.journal.Flush(f.ctx)
+	}
+}
+
 // noneParked fails if an account parked.
 func (f *engineFixture) noneParked() {
 	f.t.Helper()
@@ -241,10 +250,7 @@ func TestParkSnapshotsFirst(t *testing.T) {
 	f.store.FailWrites(persistencetest.ErrDiskFull)
 	f.eng.reg.sweepIdle() // asked: snapshots, which fails
 	_ = f.eng.journal.Flush(f.ctx)
-	for range 3 {
-		f.eng.reg.sweepIdle()
-		_ = f.eng.journal.Flush(f.ctx)
-	}
+	f.sweeps(3)
 	f.noneParked()
 	if f.eng.reg.peekParked("a") != nil {
 		t.Fatal("parked without its state stored")
@@ -263,10 +269,7 @@ func TestParkNotWithPending(t *testing.T) {
 	f := newFixture(t, parkingConfig)
 	g := f.reserve("a", 1)
 	f.clock.Advance(time.Hour)
-	for range 4 {
-		f.eng.reg.sweepIdle()
-		_ = f.eng.journal.Flush(f.ctx)
-	}
+	f.sweeps(4)
 	f.noneParked()
 	if _, err := f.eng.Commit(f.ctx, g.Reservations()[0], f.eng.Now()); err != nil {
 		t.Fatal(err)
@@ -713,10 +716,7 @@ func TestParkWithDoneJobs(t *testing.T) {
 	}
 	f.store.ClearFaults()
 	f.clock.Advance(time.Hour)
-	for range 4 {
-		f.eng.reg.sweepIdle()
-		_ = f.eng.journal.Flush(f.ctx)
-	}
+	f.sweeps(4)
 	f.noneParked()
 	if f.eng.reg.peekParked("a") != nil {
 		t.Fatal("parked after a job's write failed")

@@ -43,14 +43,7 @@ func TestPinRuleSettings(t *testing.T) {
 		{args: []string{"--pin-window", "1.0005s"}, errs: []string{`invalid --pin-window "1.0005s": want a whole number of milliseconds`}},
 	}
 	for i, tt := range tests {
-		st := newSettings(func(k string) string { return tt.env[k] })
-		fs := mainFlags(&st)
-		if err := fs.Parse(tt.args); err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-		st.noteFlags(fs)
-		var errs configErrors
-		cfg := st.checkEngine(&errs)
+		cfg, errs := engineSettings(t, tt.env, tt.args)
 		if len(errs) != len(tt.errs) {
 			t.Errorf("step %d: errors %v, want %d", i, errs, len(tt.errs))
 			continue
@@ -177,14 +170,7 @@ func TestParkAfterSetting(t *testing.T) {
 		{args: []string{"--park-after", "1.0005s"}, err: `invalid --park-after "1.0005s": want a duration from 1s to 5m0s in whole milliseconds`},
 	}
 	for i, tt := range tests {
-		st := newSettings(func(k string) string { return tt.env[k] })
-		fs := mainFlags(&st)
-		if err := fs.Parse(tt.args); err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-		st.noteFlags(fs)
-		var errs configErrors
-		cfg := st.checkEngine(&errs)
+		cfg, errs := engineSettings(t, tt.env, tt.args)
 		switch {
 		case tt.err != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.err)):
 			t.Errorf("step %d: errors %v, want one containing %q", i, errs, tt.err)
@@ -192,4 +178,18 @@ func TestParkAfterSetting(t *testing.T) {
 			t.Errorf("step %d: ParkAfter %v (errors %v, %v), want %v", i, cfg.ParkAfter, errs, cfg.Validate(), tt.want)
 		}
 	}
+}
+
+// engineSettings is the engine's configuration as pinbot reads it from
+// env and args, and the problems found.
+func engineSettings(t *testing.T, env map[string]string, args []string) (actors.Config, configErrors) {
+	t.Helper()
+	st := newSettings(func(k string) string { return env[k] })
+	fs := mainFlags(&st)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	st.noteFlags(fs)
+	var errs configErrors
+	return st.checkEngine(&errs), errs
 }
