@@ -146,8 +146,14 @@ func parkAll(b *testing.B, eng *Engine, clock *ManualClock, parked *atomic.Int64
 		// ParkAfter later.
 		clock.Advance(eng.cfg.ParkAfter)
 	}
-	// The next sweep remakes the registry's maps at their new size.
+	// The next sweep remakes the registry's maps at their new size, and
+	// a checkpoint (the engine's runs every minute) the store's index.
 	eng.reg.sweepIdle()
+	if cp, ok := eng.store.(Checkpointer); ok {
+		if _, err := eng.Checkpoint(context.Background(), cp); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// What the stopped actors leave in sync.Pool victim caches goes
 	// after two collections.
 	runtime.GC()
@@ -572,18 +578,7 @@ func BenchmarkResidentMemory(b *testing.B) {
 			b.Fatalf("resident %d want %d", got, n)
 		}
 		b.ReportMetric(float64(heapInUse()-before)/float64(n), "B/account")
-		if path := os.Getenv("PINBOT_BENCH_HEAPPROFILE"); path != "" {
-			f, err := os.Create(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-				b.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		writeHeapProfile(b)
 		_ = eng.Close(ctx)
 	}
 }
@@ -686,7 +681,8 @@ func dirSize(b *testing.B, dir string) int64 {
 // per cycle, the wall time of runtime.GC, the collector's mark CPU, the
 // heap objects and the scannable heap it walks, and the heap objects per
 // account (the growth over the empty engine's). Compare runs at 10,000,
-// 100,000 and 1,000,000 accounts.
+// 100,000 and 1,000,000 accounts. PINBOT_BENCH_HEAPPROFILE names a file
+// for the heap profile as collections begin.
 func BenchmarkCollectorMark(b *testing.B) {
 	n := 10_000
 	if v := os.Getenv("PINBOT_BENCH_ACCOUNTS"); v != "" {
@@ -723,6 +719,7 @@ func BenchmarkCollectorMark(b *testing.B) {
 		b.Fatalf("resident %d want %d", got, n)
 	}
 	runtime.GC() // the fill's garbage
+	writeHeapProfile(b)
 	m0 := readMark()
 	t0 := time.Now()
 	b.StartTimer()
@@ -740,6 +737,25 @@ func BenchmarkCollectorMark(b *testing.B) {
 	b.ReportMetric(float64(m.scanHeap)/(1<<20), "scan-heap-MiB")
 	b.ReportMetric(float64(b.N), "gcs") // b.N reads as ns/op otherwise
 	b.ReportMetric(0, "ns/op")
+}
+
+// writeHeapProfile writes the heap profile to the file that
+// PINBOT_BENCH_HEAPPROFILE names, if it does.
+func writeHeapProfile(b *testing.B) {
+	path := os.Getenv("PINBOT_BENCH_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // markStats are the collector's counters that BenchmarkCollectorMark

@@ -18,12 +18,14 @@ import (
 // 100,000 active accounts (measured: the history of docs/benchmarks.md).
 const scanChunk = 1024
 
-// Stale, which the engine's checkpoints call (actors.Checkpointer), calls fn for each account with events
-// in the WAL records older than the newest keep live ones. It first drops
-// the events that have expired from the index and deletes the records they
-// leave empty. Both scans take the index's locks a chunk of accounts at
-// a time, so writes go on between chunks; an account that gets its first
-// events during the scan is left for the next one.
+// Stale, which the engine's checkpoints call (actors.Checkpointer), calls
+// fn for each account with events in the WAL records older than the
+// newest keep live ones. It first drops the events that have expired from
+// the index and deletes the records they leave empty, and remakes the
+// index's map when it holds under a quarter of the most accounts it held.
+// Both scans take the index's locks a chunk of accounts at a time, so
+// writes go on between chunks; an account that gets its first events
+// during the scan is left for the next one.
 func (s *Store) Stale(keep int, fn func(account string) error) error {
 	if !s.life.Enter() {
 		return persistence.ErrClosed
@@ -35,7 +37,17 @@ func (s *Store) Stale(keep int, fn func(account string) error) error {
 	s.purgeExpired(accounts)
 	s.rlockIndex()
 	limit, ok := s.wal.staleLimit(keep)
+	roomy := s.wal.roomy()
 	s.walMu.RUnlock()
+	if roomy {
+		// After a peak of active accounts, most of them snapshotted since.
+		s.writeMu.Lock()
+		s.walMu.Lock()
+		s.settleLocked()
+		s.wal.shrink()
+		s.walMu.Unlock()
+		s.writeMu.Unlock()
+	}
 	if !ok {
 		return nil
 	}

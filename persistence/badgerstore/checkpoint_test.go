@@ -130,3 +130,50 @@ func TestJournalCheckpointDeletesSegments(t *testing.T) {
 		checkLoaded(t, s, "pinned", persistence.Loaded{Snapshot: persistence.Snapshot{Seq: 1, NextID: 2}})
 	}
 }
+
+// TestStaleShrinksIndex: once snapshots cover the events of most of the
+// accounts the index held at its peak, a checkpoint remakes the index's
+// map at its present size (a Go map keeps its peak's room, which the
+// collector walks), and the accounts left keep their events.
+func TestStaleShrinksIndex(t *testing.T) {
+	s, err := Open("", Options{InMemory: true}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 2 * shrinkFloor
+	event := []persistence.Event{{Seq: 1, Kind: persistence.EventCommit, ID: 1, At: 1000}}
+	var all, covered []persistence.AccountWrite
+	for i := range n {
+		a := fmt.Sprintf("acct-%05d", i)
+		all = append(all, persistence.AccountWrite{Account: a, Events: event})
+		if i%8 != 0 {
+			covered = append(covered, persistence.AccountWrite{Account: a, Snapshot: &persistence.Snapshot{Seq: 1, NextID: 2}})
+		}
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: all})
+	stale := func() {
+		t.Helper()
+		if err := s.Stale(0, func(string) error { return nil }); err != nil {
+			t.Fatalf("Stale: %v", err)
+		}
+	}
+	stale()
+	if s.wal.peak != n {
+		t.Fatalf("peak %d after a checkpoint with every account's events live, want %d (not remade)", s.wal.peak, n)
+	}
+	mustWrite(t, s, &persistence.Batch{Accounts: covered})
+	stale()
+	s.rlockIndex()
+	left, peak := len(s.wal.tails), s.wal.peak
+	s.walMu.RUnlock()
+	if left != n/8 || peak != left {
+		t.Fatalf("%d accounts in the index at peak %d, want %d and the map remade at that size", left, peak, n/8)
+	}
+	if got := s.wal.get("acct-00008"); len(got) != 1 {
+		t.Fatalf("an account not covered has %d events after the remake, want 1", len(got))
+	}
+	if got := s.wal.get("acct-00001"); len(got) != 0 {
+		t.Fatalf("a covered account has %d events, want 0", len(got))
+	}
+}

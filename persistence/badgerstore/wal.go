@@ -60,6 +60,9 @@ type walIndex struct {
 	tails map[string]*tail
 	live  map[uint64]int
 	next  uint64 // seq of the next record
+	// peak is the most accounts tails held since it was made: a Go map
+	// keeps the room of its peak, which the collector walks (see shrink).
+	peak int
 
 	scratch []tailEvent // reused by the writers (apply, purge)
 }
@@ -83,6 +86,7 @@ func (x *walIndex) add(account string, te tailEvent) {
 	if t == nil {
 		t = &tail{}
 		x.tails[account] = t
+		x.peak = max(x.peak, len(x.tails))
 	}
 	t.push(te)
 }
@@ -175,6 +179,24 @@ func (x *walIndex) staleIn(out, accounts []string, limit uint64) []string {
 		}
 	}
 	return out
+}
+
+// shrinkFloor is the fewest accounts a tails map must have held before
+// shrink remakes it.
+const shrinkFloor = 4096
+
+// roomy reports whether tails holds under a quarter of its peak, of at
+// least shrinkFloor accounts.
+func (x *walIndex) roomy() bool {
+	return x.peak >= shrinkFloor && len(x.tails) < x.peak/4
+}
+
+// shrink remakes tails at its present size. The tails themselves are
+// kept: an update planned before holds pointers to them.
+func (x *walIndex) shrink() {
+	m := make(map[string]*tail, len(x.tails))
+	maps.Copy(m, x.tails)
+	x.tails, x.peak = m, len(m)
 }
 
 // expiredIn appends to out the accounts among accounts that hold an event
@@ -393,6 +415,7 @@ func (x *walIndex) apply(u *walUpdate) {
 		}
 		t.push(a.ev)
 	}
+	x.peak = max(x.peak, len(x.tails))
 	for acct, covered := range u.covers {
 		t := x.tails[acct]
 		if t == nil {
