@@ -285,8 +285,11 @@ func (b *Bot) finishJob(jctx context.Context, j actors.Job, o actors.Outcome) {
 		switch {
 		case err == nil:
 			return
-		case errors.Is(err, actors.ErrUnknownJob), errors.Is(err, actors.ErrNotOwner),
-			errors.Is(err, actors.ErrClosed), errors.Is(err, actors.ErrInvalidOutcome):
+		case errors.Is(err, actors.ErrNotOwner):
+			b.logger(jctx).Warn().Err(err).Str("account", j.Account).
+				Msg("a queued pin's outcome cannot be recorded here: the account is not served here now; whoever serves it next looks its pin up")
+			return
+		case errors.Is(err, actors.ErrUnknownJob), errors.Is(err, actors.ErrClosed), errors.Is(err, actors.ErrInvalidOutcome):
 			b.logger(jctx).Error().Err(err).Str("account", j.Account).Msg("recording a queued pin's outcome failed")
 			return
 		}
