@@ -694,6 +694,10 @@ func (e *Engine) Probe(ctx context.Context) error {
 // parked.
 func (e *Engine) Resident() int { return e.reg.resident() }
 
+// Parked returns how many of the resident accounts are parked: their
+// state held without an actor (see Config.ParkAfter).
+func (e *Engine) Parked() int { return e.reg.parkedCount() }
+
 // Recover replays, one at a time, every stored account whose journal holds
 // events not yet folded into a snapshot (left by a crash), writing a fresh
 // snapshot, and logs each account whose state is unreadable. Requests are

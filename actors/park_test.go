@@ -673,11 +673,17 @@ func TestParkWithDoneJobs(t *testing.T) {
 	if p := f.eng.reg.peekParked("a"); !p.slot.hasDone {
 		t.Fatal("parked without noting its stored done jobs")
 	}
+	if r, p := f.eng.Resident(), f.eng.Parked(); r != 1 || p != 1 {
+		t.Fatalf("%d resident, %d parked; want 1 and 1", r, p)
+	}
 
 	// Back by a request that needs no job: the store is not read.
 	loads := f.store.Counts().Loads
 	if _, err := f.eng.Status(f.ctx, "a"); err != nil {
 		t.Fatal(err)
+	}
+	if r, p := f.eng.Resident(), f.eng.Parked(); r != 1 || p != 0 {
+		t.Fatalf("%d resident, %d parked after a request; want 1 and 0", r, p)
 	}
 	f.store.FailLoad("a", persistencetest.ErrDiskFull)
 	if _, _, err := f.eng.Jobs(f.ctx, "a"); !errors.Is(err, ErrUnavailable) {

@@ -568,6 +568,18 @@ func (r *registry) resident() int {
 	return n
 }
 
+// parkedCount returns how many resident accounts are parked.
+func (r *registry) parkedCount() int {
+	n := 0
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.RLock()
+		n += sh.parked.n
+		sh.mu.RUnlock()
+	}
+	return n
+}
+
 // residentWhere returns the resident accounts (with an actor or parked)
 // for which match returns true.
 func (r *registry) residentWhere(match func(account string) bool) []string {

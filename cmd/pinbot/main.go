@@ -112,6 +112,7 @@ func botCommand(st settings, stderr io.Writer, getenv func(string) string) error
 	var errs configErrors
 	level := st.checkCommon(&errs)
 	engine := st.checkEngine(&errs)
+	st.checkParkAfter(&errs, &engine)
 	cfg := st.checkBot(&errs)
 	st.checkMemory(&errs)
 	cfg.engine = engine
@@ -151,6 +152,7 @@ func sandboxCommand(st settings, stdin io.Reader, stdout, stderr io.Writer, gete
 	level, engine, err := st.validateEngine()
 	var errs configErrors
 	errs.add(err)
+	st.checkParkAfter(&errs, &engine)
 	st.checkMemory(&errs)
 	httpAddr := st.sandboxHTTPAddr(&errs)
 	if err := errs.err(); err != nil {

@@ -191,5 +191,7 @@ func engineSettings(t *testing.T, env map[string]string, args []string) (actors.
 	}
 	st.noteFlags(fs)
 	var errs configErrors
-	return st.checkEngine(&errs), errs
+	cfg := st.checkEngine(&errs)
+	st.checkParkAfter(&errs, &cfg)
+	return cfg, errs
 }

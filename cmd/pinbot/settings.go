@@ -529,6 +529,12 @@ func (st *settings) checkEngine(errs *configErrors) actors.Config {
 	default:
 		cfg.Window = w
 	}
+	return cfg
+}
+
+// checkParkAfter reads --park-after into cfg, for the bot and the sandbox
+// (the other commands that run the engine keep its default).
+func (st *settings) checkParkAfter(errs *configErrors, cfg *actors.Config) {
 	cfg.ParkAfter = 0
 	if v := strings.TrimSpace(st.parkAfter.value); v != "off" {
 		d, err := time.ParseDuration(v)
@@ -539,7 +545,6 @@ func (st *settings) checkEngine(errs *configErrors) actors.Config {
 			cfg.ParkAfter = d
 		}
 	}
-	return cfg
 }
 
 // checkMemory adds a problem with the memory limit to errs.

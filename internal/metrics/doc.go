@@ -32,6 +32,7 @@
 //	pinbot_engine_releases_total                    counter
 //	pinbot_engine_lease_expiries_total              counter
 //	pinbot_engine_resident_accounts                 gauge
+//	pinbot_engine_parked_accounts                   gauge: of the resident ones
 //	pinbot_engine_queued_accounts                   gauge
 //	pinbot_journal_batch_writes                     histogram: account writes per batch
 //	pinbot_journal_commit_seconds                   histogram: Store.Write of a batch

@@ -32,7 +32,7 @@ type Metrics struct {
 	httpRefusals map[string]prometheus.Counter
 
 	// The sources of the gauges read at each scrape; nil reads as 0.
-	resident, queued, shards atomic.Pointer[func() int]
+	resident, parked, queued, shards atomic.Pointer[func() int]
 	breaker                  atomic.Pointer[func() string]
 	drift                    atomic.Pointer[func() DriftSummary]
 }
@@ -58,7 +58,8 @@ func New() *Metrics {
 			return 0
 		}))
 	}
-	gauge("pinbot_engine_resident_accounts", "Account actors in memory.", &m.resident)
+	gauge("pinbot_engine_resident_accounts", "Accounts in memory: with an actor, or parked.", &m.resident)
+	gauge("pinbot_engine_parked_accounts", "Accounts in memory parked: their state held without an actor, in memory the collector does not walk.", &m.parked)
 	gauge("pinbot_engine_queued_accounts", "Accounts with queued pins waiting for a slot.", &m.queued)
 	gauge("pinbot_gateway_shards_connected", "Discord gateway shards connected (READY or RESUMED and not dropped since).", &m.shards)
 	for _, st := range BreakerStates {
@@ -102,11 +103,12 @@ func (m *Metrics) Handler() http.Handler {
 // Engine returns the observer to set as actors.Config.Observer.
 func (m *Metrics) Engine() actors.Observer { return &m.engine }
 
-// WatchEngine has the gauges of resident and queued accounts read e at
-// each scrape.
+// WatchEngine has the gauges of resident, parked and queued accounts
+// read e at each scrape.
 func (m *Metrics) WatchEngine(e *actors.Engine) {
-	resident, queued := e.Resident, e.QueuedAccounts
+	resident, parked, queued := e.Resident, e.Parked, e.QueuedAccounts
 	m.resident.Store(&resident)
+	m.parked.Store(&parked)
 	m.queued.Store(&queued)
 }
 

@@ -32,7 +32,7 @@ func TestNamesFollowConventions(t *testing.T) {
 		}
 	}
 	s := metricstest.ScrapeHandler(t, m.Handler())
-	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "pinbot_gateway_shards_connected", "pinbot_engine_resident_accounts"} {
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "pinbot_gateway_shards_connected", "pinbot_engine_resident_accounts", "pinbot_engine_parked_accounts"} {
 		if _, ok := s.Lookup(name); !ok {
 			t.Errorf("%s is not served", name)
 		}
