@@ -123,8 +123,10 @@ etcd-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server >/dev/null; }
 
 # cmd/pinbench is a module of its own (its go-redis and gonum stay out of
-# pinbot's go.mod): vet and unit cover it beside the main module.
+# pinbot's go.mod): vet and unit cover it beside the main module. vet
+# first fails on any Go file gofmt would change.
 vet:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:" $$out >&2; exit 1; fi
 	$(GO) vet ./...
 	$(GO) -C cmd/pinbench vet ./...
 

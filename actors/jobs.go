@@ -167,11 +167,11 @@ func (e *Engine) Cancel(ctx context.Context, account string, ids []uint64) ([]Jo
 // leaves j the caller's, to finish again.
 func (e *Engine) Finish(ctx context.Context, j Job, o Outcome) (Status, error) {
 	resp, err := e.call(ctx, j.Account, request{op: opFinish, id: j.ID, job: &jobArgs{slot: j.Slot.ID, outcome: o}})
-	switch {
-	case err == nil || errors.Is(err, ErrUnknownJob):
+	notOwner := errors.Is(err, ErrNotOwner)
+	if err == nil || notOwner || errors.Is(err, ErrUnknownJob) {
 		e.inflight.Delete(jobKey{j.Account, j.ID, j.Slot.ID})
-	case errors.Is(err, ErrNotOwner):
-		e.inflight.Delete(jobKey{j.Account, j.ID, j.Slot.ID})
+	}
+	if notOwner {
 		// Served here again since the refusal, its actor may have loaded
 		// the job while it was still held: wake it to hand it out. Not
 		// served, the wake is refused and the next Adopt hands it out.

@@ -33,8 +33,8 @@ type Metrics struct {
 
 	// The sources of the gauges read at each scrape; nil reads as 0.
 	resident, parked, queued, shards atomic.Pointer[func() int]
-	breaker                  atomic.Pointer[func() string]
-	drift                    atomic.Pointer[func() DriftSummary]
+	breaker                          atomic.Pointer[func() string]
+	drift                            atomic.Pointer[func() DriftSummary]
 }
 
 // New returns a Metrics with every collector registered: pinbot's own,
